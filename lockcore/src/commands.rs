@@ -1,0 +1,507 @@
+//! The command table: every command's name, arity, flags and key positions, as data.
+//!
+//! Unknown command and arity are checked once, here, before any handler runs; COMMAND,
+//! COMMAND INFO/DOCS/COUNT/GETKEYS, the key checks of scripts and cluster-slot checks all
+//! read the same table. Each command family (strings.rs, keys.rs, ...) contributes a
+//! `COMMANDS` slice; commands the server itself implements (connection state, pub/sub,
+//! scripting, transactions) are listed with [`Exec::Server`].
+
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::db::Db;
+use crate::engine::{BlockRequest, ClientCtx, Engine};
+use crate::error;
+use crate::reply::Reply;
+
+/// A command's flags, as COMMAND INFO prints them.
+pub mod flag {
+    pub const WRITE: u32 = 1 << 0;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const SKIP_MONITOR: u32 = 1 << 9;
+    pub const SKIP_SLOWLOG: u32 = 1 << 10;
+    pub const FAST: u32 = 1 << 11;
+    pub const NO_AUTH: u32 = 1 << 12;
+    pub const MAY_REPLICATE: u32 = 1 << 13;
+    pub const NO_MULTI: u32 = 1 << 14;
+    pub const ALLOW_BUSY: u32 = 1 << 15;
+    pub const SENTINEL: u32 = 1 << 16;
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
+    pub const NO_ASYNC_LOADING: u32 = 1 << 18;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (NO_MULTI, "no_multi"),
+        (ALLOW_BUSY, "allow_busy"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
+    ];
+}
+
+/// Where a command's keys are in its arguments (argv[0] is the command name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    None,
+    /// Keys at `first..=last` (negative `last` counts from the end) every `step`.
+    Range {
+        first: i32,
+        last: i32,
+        step: i32,
+    },
+    /// The number of keys is at argument `numkeys_at`; keys follow it (EVAL, ZUNIONSTORE
+    /// has the destination first: `first` is where the keys begin relative to numkeys).
+    NumKeys {
+        numkeys_at: i32,
+        step: i32,
+    },
+    /// A destination key at `dest` and `numkeys` keys at `numkeys_at` (ZUNIONSTORE).
+    DestNumKeys {
+        dest: i32,
+        numkeys_at: i32,
+    },
+    /// Keys follow a token (`STREAMS`-like); not used yet.
+    Movable,
+}
+
+pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> Reply;
+
+/// Who runs a command.
+#[derive(Clone, Copy)]
+pub enum Exec {
+    /// A pure handler against the keyspace.
+    Engine(Handler),
+    /// The server: connection state, pub/sub, scripting, transactions, introspection.
+    Server,
+    /// A container whose subcommands are in `subcommands`.
+    Container,
+}
+
+impl std::fmt::Debug for Exec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exec::Engine(_) => f.write_str("Engine"),
+            Exec::Server => f.write_str("Server"),
+            Exec::Container => f.write_str("Container"),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct CommandSpec {
+    /// Lowercase name; for a subcommand, the subcommand alone ("setname").
+    pub name: &'static str,
+    /// For a subcommand, its container ("client"); empty otherwise.
+    pub parent: &'static str,
+    /// Redis arity: N means exactly N arguments (with the name), -N at least N.
+    pub arity: i32,
+    pub flags: u32,
+    pub keys: Keys,
+    /// ACL categories, without the '@'.
+    pub acl: &'static [&'static str],
+    pub group: &'static str,
+    pub since: &'static str,
+    pub summary: &'static str,
+    pub exec: Exec,
+    pub subcommands: &'static [CommandSpec],
+}
+
+impl CommandSpec {
+    /// "get", or "client|setname".
+    pub fn full_name(&self) -> String {
+        if self.parent.is_empty() {
+            self.name.to_string()
+        } else {
+            format!("{}|{}", self.parent, self.name)
+        }
+    }
+
+    pub fn has(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        (a >= 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
+    }
+
+    /// The key arguments of `argv`, per the key spec. Malformed numkeys yields no keys.
+    pub fn key_positions(&self, argv: &[Bytes]) -> Vec<usize> {
+        let n = argv.len() as i32;
+        match self.keys {
+            Keys::None | Keys::Movable => vec![],
+            Keys::Range { first, last, step } => {
+                let last = if last < 0 { n + last } else { last.min(n - 1) };
+                (first..=last)
+                    .step_by(step.max(1) as usize)
+                    .filter(|&i| i < n)
+                    .map(|i| i as usize)
+                    .collect()
+            }
+            Keys::NumKeys { numkeys_at, step } => {
+                let Some(nk) = argv
+                    .get(numkeys_at as usize)
+                    .and_then(|a| crate::num::parse_i64(a))
+                else {
+                    return vec![];
+                };
+                let first = numkeys_at + 1;
+                (0..nk.max(0) as i32)
+                    .map(|i| first + i * step.max(1))
+                    .take_while(|&i| i < n)
+                    .map(|i| i as usize)
+                    .collect()
+            }
+            Keys::DestNumKeys { dest, numkeys_at } => {
+                let mut v = vec![dest as usize];
+                if let Some(nk) = argv
+                    .get(numkeys_at as usize)
+                    .and_then(|a| crate::num::parse_i64(a))
+                {
+                    v.extend(
+                        (0..nk.max(0) as i32)
+                            .map(|i| numkeys_at + 1 + i)
+                            .take_while(|&i| i < n)
+                            .map(|i| i as usize),
+                    );
+                }
+                v
+            }
+        }
+    }
+
+    /// (first, last, step) as COMMAND INFO's legacy fields show them.
+    pub fn legacy_key_range(&self) -> (i64, i64, i64) {
+        match self.keys {
+            Keys::None => (0, 0, 0),
+            Keys::Range { first, last, step } => (first as i64, last as i64, step as i64),
+            Keys::NumKeys { .. } | Keys::Movable => (0, 0, 0),
+            Keys::DestNumKeys { dest, .. } => (dest as i64, dest as i64, 1),
+        }
+    }
+}
+
+/// A default spec to build table entries with `..BASE`.
+pub const BASE: CommandSpec = CommandSpec {
+    name: "",
+    parent: "",
+    arity: 1,
+    flags: 0,
+    keys: Keys::None,
+    acl: &[],
+    group: "generic",
+    since: "1.0.0",
+    summary: "",
+    exec: Exec::Server,
+    subcommands: &[],
+};
+
+/// Shorthand for the common key spec "one key at argument 1".
+pub const KEY1: Keys = Keys::Range {
+    first: 1,
+    last: 1,
+    step: 1,
+};
+
+/// What a handler gets: the engine, the calling client and a way to ask to block.
+pub struct Ctx<'a> {
+    pub eng: &'a mut Engine,
+    pub cl: &'a mut ClientCtx,
+    /// Set by a blocking command that cannot be served yet.
+    pub block: Option<BlockRequest>,
+}
+
+impl Ctx<'_> {
+    pub fn db(&mut self) -> &mut Db {
+        &mut self.eng.dbs[self.cl.db]
+    }
+    pub fn dbi(&self) -> usize {
+        self.cl.db
+    }
+    pub fn now(&self) -> i64 {
+        self.eng.now_ms()
+    }
+    /// The write epilogue for a key of the current db.
+    pub fn modified(&mut self, key: &Bytes, class: u32, event: &str) {
+        let db = self.cl.db;
+        self.eng.modified(db, key, class, event);
+    }
+    pub fn notify(&mut self, class: u32, event: &str, key: &Bytes) {
+        let db = self.cl.db;
+        self.eng.notify(class, event, db, key);
+    }
+    /// Looks a key up for reading: lazy expiry, hit/miss stats, LRU touch.
+    pub fn read(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
+        let db = self.cl.db;
+        let now = self.eng.now_ms();
+        let no_touch = self.cl.no_touch;
+        match self.eng.lookup(db, key) {
+            Some(_) => {
+                self.eng.stats.keyspace_hits += 1;
+                let e = self.eng.dbs[db].get_mut(key).unwrap();
+                if !no_touch {
+                    e.lru_ms = now;
+                }
+                Some(e)
+            }
+            None => {
+                self.eng.stats.keyspace_misses += 1;
+                None
+            }
+        }
+    }
+    /// Looks a key up for writing: lazy expiry, no stats.
+    pub fn write(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
+        let db = self.cl.db;
+        self.eng.lookup(db, key)
+    }
+    pub fn exists(&mut self, key: &[u8]) -> bool {
+        self.write(key).is_some()
+    }
+}
+
+// ---------------------------------------------------------------- the registry
+
+fn families() -> impl Iterator<Item = &'static CommandSpec> {
+    [
+        crate::strings::COMMANDS,
+        crate::keys::COMMANDS,
+        crate::hashes::COMMANDS,
+        crate::server_cmds::COMMANDS,
+        crate::pubsub::COMMANDS,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+fn registry() -> &'static HashMap<&'static str, &'static CommandSpec> {
+    static REG: OnceLock<HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
+    REG.get_or_init(|| {
+        let mut m = HashMap::new();
+        for c in families() {
+            let prev = m.insert(c.name, c);
+            assert!(prev.is_none(), "command {} registered twice", c.name);
+        }
+        m
+    })
+}
+
+/// Every top-level command.
+pub fn all() -> impl Iterator<Item = &'static CommandSpec> {
+    registry().values().copied()
+}
+
+/// Case-insensitive lookup of a top-level command.
+pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    let mut buf = [0u8; 32];
+    if name.len() > buf.len() {
+        return None;
+    }
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    registry().get(std::str::from_utf8(lower).ok()?).copied()
+}
+
+/// Looks up `argv[0]` (and, for containers, `argv[1]`) and checks arity, returning the spec
+/// to run or Redis' exact error.
+pub fn lookup_checked(argv: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
+    let Some(name) = argv.first() else {
+        return Err(Reply::err("ERR empty command"));
+    };
+    let Some(spec) = lookup(name) else {
+        return Err(error::unknown_command(argv));
+    };
+    if let Exec::Container = spec.exec {
+        if argv.len() < 2 {
+            return Err(error::wrong_arity(spec.name));
+        }
+        let sub = &argv[1];
+        let Some(s) = spec
+            .subcommands
+            .iter()
+            .find(|s| s.name.as_bytes().eq_ignore_ascii_case(sub))
+        else {
+            return Err(error::unknown_subcommand(spec.name, sub));
+        };
+        if !s.arity_ok(argv.len()) {
+            return Err(error::wrong_arity(&s.full_name()));
+        }
+        return Ok(s);
+    }
+    if !spec.arity_ok(argv.len()) {
+        return Err(error::wrong_arity(spec.name));
+    }
+    Ok(spec)
+}
+
+// ---------------------------------------------------------------- COMMAND replies
+
+/// One command's entry in COMMAND / COMMAND INFO (Redis 7 layout).
+pub fn info_reply(c: &CommandSpec) -> Reply {
+    let (first, last, step) = c.legacy_key_range();
+    let flags = flag::NAMES
+        .iter()
+        .filter(|(f, _)| c.flags & f != 0)
+        .map(|(_, n)| Reply::Simple((*n).into()))
+        .chain(
+            matches!(c.keys, Keys::NumKeys { .. } | Keys::Movable)
+                .then(|| Reply::simple("movablekeys")),
+        )
+        .collect();
+    let acl = c
+        .acl
+        .iter()
+        .map(|a| Reply::Simple(format!("@{a}").into()))
+        .collect();
+    Reply::Array(vec![
+        Reply::bulk_str(&c.full_name()),
+        Reply::Int(c.arity as i64),
+        Reply::Set(flags),
+        Reply::Int(first),
+        Reply::Int(last),
+        Reply::Int(step),
+        Reply::Set(acl),
+        Reply::Array(vec![]),
+        Reply::Array(key_specs(c)),
+        Reply::Array(c.subcommands.iter().map(info_reply).collect()),
+    ])
+}
+
+fn key_specs(c: &CommandSpec) -> Vec<Reply> {
+    let flags = if c.has(flag::WRITE) { "RW" } else { "RO" };
+    let spec = |begin: Reply, find: Reply| {
+        Reply::Map(vec![
+            (
+                Reply::bulk_str("flags"),
+                Reply::Set(vec![Reply::simple(flags)]),
+            ),
+            (Reply::bulk_str("begin_search"), begin),
+            (Reply::bulk_str("find_keys"), find),
+        ])
+    };
+    let index = |i: i32| {
+        Reply::Map(vec![
+            (Reply::bulk_str("type"), Reply::bulk_str("index")),
+            (
+                Reply::bulk_str("spec"),
+                Reply::Map(vec![(Reply::bulk_str("index"), Reply::Int(i as i64))]),
+            ),
+        ])
+    };
+    let range = |last: i32, step: i32| {
+        Reply::Map(vec![
+            (Reply::bulk_str("type"), Reply::bulk_str("range")),
+            (
+                Reply::bulk_str("spec"),
+                Reply::Map(vec![
+                    (Reply::bulk_str("lastkey"), Reply::Int(last as i64)),
+                    (Reply::bulk_str("keystep"), Reply::Int(step as i64)),
+                    (Reply::bulk_str("limit"), Reply::Int(0)),
+                ]),
+            ),
+        ])
+    };
+    let keynum = |step: i32| {
+        Reply::Map(vec![
+            (Reply::bulk_str("type"), Reply::bulk_str("keynum")),
+            (
+                Reply::bulk_str("spec"),
+                Reply::Map(vec![
+                    (Reply::bulk_str("keynumidx"), Reply::Int(0)),
+                    (Reply::bulk_str("firstkey"), Reply::Int(1)),
+                    (Reply::bulk_str("keystep"), Reply::Int(step as i64)),
+                ]),
+            ),
+        ])
+    };
+    match c.keys {
+        Keys::None | Keys::Movable => vec![],
+        Keys::Range { first, last, step } => {
+            let rel_last = if last < 0 { last } else { last - first };
+            vec![spec(index(first), range(rel_last, step))]
+        }
+        Keys::NumKeys { numkeys_at, step } => vec![spec(index(numkeys_at), keynum(step))],
+        Keys::DestNumKeys { dest, numkeys_at } => vec![
+            spec(index(dest), range(0, 1)),
+            spec(index(numkeys_at), keynum(1)),
+        ],
+    }
+}
+
+/// COMMAND DOCS for one command (summary, since, group).
+pub fn docs_reply(c: &CommandSpec) -> Reply {
+    let mut fields = vec![
+        (Reply::bulk_str("summary"), Reply::bulk_str(c.summary)),
+        (Reply::bulk_str("since"), Reply::bulk_str(c.since)),
+        (Reply::bulk_str("group"), Reply::bulk_str(c.group)),
+    ];
+    if !c.subcommands.is_empty() {
+        fields.push((
+            Reply::bulk_str("subcommands"),
+            Reply::Map(
+                c.subcommands
+                    .iter()
+                    .map(|s| (Reply::bulk_str(&s.full_name()), docs_reply(s)))
+                    .collect(),
+            ),
+        ));
+    }
+    Reply::Map(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_is_case_insensitive_and_checks_arity() {
+        let argv = |v: &[&str]| {
+            v.iter()
+                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lookup_checked(&argv(&["GeT", "k"])).unwrap().name, "get");
+        assert_eq!(
+            lookup_checked(&argv(&["get"])).unwrap_err(),
+            Reply::err("ERR wrong number of arguments for 'get' command")
+        );
+        assert_eq!(
+            lookup_checked(&argv(&["nope", "a"])).unwrap_err(),
+            Reply::err("ERR unknown command 'nope', with args beginning with: 'a' ")
+        );
+    }
+
+    #[test]
+    fn every_command_has_a_sane_entry() {
+        for c in all() {
+            assert_eq!(c.name, c.name.to_ascii_lowercase());
+            assert!(c.arity != 0, "{}", c.name);
+            assert!(
+                !(c.has(flag::WRITE) && c.has(flag::READONLY)),
+                "{} is both write and readonly",
+                c.name
+            );
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! One numbered database: a map from binary-safe keys to entries, plus an index of expiry
+//! times so active expiry finds due keys in O(log n) instead of sampling.
+//!
+//! `Db` knows nothing of the clock or of notifications: it is raw storage. Expiry rules
+//! (lazy on access, active in the background) live in [`crate::engine::Engine`], which owns
+//! the clock and the write epilogue.
+
+use bytes::Bytes;
+use std::collections::{BTreeSet, HashMap};
+use std::hash::BuildHasher;
+
+use crate::value::{Entry, Value};
+
+#[derive(Debug, Default)]
+pub struct Db {
+    map: HashMap<Bytes, Entry>,
+    expires: BTreeSet<(i64, Bytes)>,
+}
+
+impl Db {
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+    pub fn expires_count(&self) -> usize {
+        self.expires.len()
+    }
+
+    pub fn get(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(key)
+    }
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.map.get_mut(key)
+    }
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.map.contains_key(key)
+    }
+
+    /// Inserts or replaces `key`. `expire_at` replaces any previous expiry.
+    pub fn insert(&mut self, key: Bytes, value: Value, expire_at: Option<i64>, now: i64) {
+        if let Some(old) = self.map.get(&key) {
+            if let Some(t) = old.expire_at {
+                self.expires.remove(&(t, key.clone()));
+            }
+        }
+        if let Some(t) = expire_at {
+            self.expires.insert((t, key.clone()));
+        }
+        self.map.insert(
+            key,
+            Entry {
+                value,
+                expire_at,
+                lru_ms: now,
+            },
+        );
+    }
+
+    /// Replaces the value of an existing key, keeping its TTL. Inserts without TTL if absent.
+    pub fn replace_value(&mut self, key: &Bytes, value: Value, now: i64) {
+        match self.map.get_mut(key) {
+            Some(e) => {
+                e.value = value;
+                e.lru_ms = now;
+            }
+            None => self.insert(key.clone(), value, None, now),
+        }
+    }
+
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let e = self.map.remove(key)?;
+        if let Some(t) = e.expire_at {
+            self.expires.remove(&(t, Bytes::copy_from_slice(key)));
+        }
+        Some(e)
+    }
+
+    /// Sets or clears the expiry of an existing key. Returns false if the key is absent.
+    pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
+        let Some((k, e)) = self.map.get_key_value(key) else {
+            return false;
+        };
+        let k = k.clone();
+        let old = e.expire_at;
+        if let Some(t) = old {
+            self.expires.remove(&(t, k.clone()));
+        }
+        if let Some(t) = at {
+            self.expires.insert((t, k.clone()));
+        }
+        self.map.get_mut(&k).unwrap().expire_at = at;
+        true
+    }
+
+    /// The earliest expiry time in this db.
+    pub fn next_expiry(&self) -> Option<i64> {
+        self.expires.first().map(|(t, _)| *t)
+    }
+
+    /// Keys whose expiry is `<= now`, earliest first, at most `limit`.
+    pub fn due_keys(&self, now: i64, limit: usize) -> Vec<Bytes> {
+        self.expires
+            .iter()
+            .take_while(|(t, _)| *t <= now)
+            .take(limit)
+            .map(|(_, k)| k.clone())
+            .collect()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Bytes> {
+        self.map.keys()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&Bytes, &Entry)> {
+        self.map.iter()
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.expires.clear();
+    }
+
+    /// A uniformly random key (including ones that may be logically expired).
+    pub fn random_key(&self) -> Option<Bytes> {
+        use rand::Rng;
+        if self.map.is_empty() {
+            return None;
+        }
+        let n = rand::thread_rng().gen_range(0..self.map.len());
+        self.map.keys().nth(n).cloned()
+    }
+
+    /// One step of SCAN. Keys are visited in the order of a hash that is fixed for the
+    /// life of the process, and the cursor is the next hash to visit, so a key present for
+    /// the whole iteration is returned at least once however the map changes in between,
+    /// as SCAN guarantees. Returns the keys of this step and the next cursor (0 at the end).
+    pub fn scan<S: BuildHasher>(&self, hasher: &S, cursor: u64, count: usize) -> (Vec<Bytes>, u64) {
+        scan_by_hash(self.map.keys(), hasher, cursor, count)
+    }
+}
+
+/// Cursor iteration over any collection of byte-string items, by a process-wide hash order.
+/// Used by SCAN, HSCAN and ZSCAN.
+pub fn scan_by_hash<'a, I, S>(items: I, hasher: &S, cursor: u64, count: usize) -> (Vec<Bytes>, u64)
+where
+    I: Iterator<Item = &'a Bytes>,
+    S: BuildHasher,
+{
+    // Cursor 0 starts; internally hashes are shifted to be >= 1 so 0 can mean "done".
+    let count = count.max(1);
+    let mut batch: Vec<(u64, &Bytes)> = items
+        .map(|k| (hasher.hash_one(k.as_ref()) | 1, k))
+        .filter(|(h, _)| *h >= cursor)
+        .collect();
+    if batch.len() <= count {
+        return (batch.into_iter().map(|(_, k)| k.clone()).collect(), 0);
+    }
+    batch.select_nth_unstable_by_key(count, |(h, _)| *h);
+    let boundary = batch[count].0;
+    let keys = batch
+        .iter()
+        .filter(|(h, _)| *h < boundary)
+        .map(|(_, k)| (*k).clone())
+        .collect();
+    (keys, boundary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::hash_map::RandomState;
+    use std::collections::HashSet;
+
+    #[test]
+    fn scan_returns_every_stable_key_once() {
+        let mut db = Db::default();
+        for i in 0..1000 {
+            db.insert(
+                Bytes::from(format!("k{i}")),
+                Value::Str(Bytes::new()),
+                None,
+                0,
+            );
+        }
+        let h = RandomState::new();
+        let mut seen = HashSet::new();
+        let mut cursor = 0;
+        loop {
+            let (keys, next) = db.scan(&h, cursor, 10);
+            for k in keys {
+                assert!(seen.insert(k), "duplicate");
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        assert_eq!(seen.len(), 1000);
+    }
+
+    #[test]
+    fn expiry_index_follows_inserts_and_removes() {
+        let mut db = Db::default();
+        db.insert(
+            Bytes::from_static(b"a"),
+            Value::Str(Bytes::new()),
+            Some(10),
+            0,
+        );
+        db.insert(
+            Bytes::from_static(b"b"),
+            Value::Str(Bytes::new()),
+            Some(5),
+            0,
+        );
+        assert_eq!(db.next_expiry(), Some(5));
+        db.remove(b"b");
+        assert_eq!(db.next_expiry(), Some(10));
+        db.set_expire(b"a", None);
+        assert_eq!(db.next_expiry(), None);
+        assert_eq!(db.expires_count(), 0);
+    }
+}

@@ -1,0 +1,545 @@
+//! The engine: every database, the clock, the write epilogue, blocked clients and WATCH.
+//!
+//! An `Engine` is plain data behind `&mut self`. The server keeps exactly one, behind one
+//! lock, and holds that lock for a whole command, a whole MULTI/EXEC or a whole script; that
+//! is what makes each of them atomic and serializable (see docs/architecture.md). Nothing in
+//! here does I/O: publishing goes through the [`Broker`] the server supplies, and replies
+//! for woken clients are queued in [`Engine::wakeups`] for the server to deliver.
+
+use bytes::Bytes;
+use std::collections::hash_map::RandomState;
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use crate::clock::{Clock, SystemClock};
+use crate::commands::{self, CommandSpec, Ctx, Exec};
+use crate::db::Db;
+use crate::notify::{self, NotifyFlags};
+use crate::reply::Reply;
+use crate::value::{Entry, Value};
+
+pub type ClientId = u64;
+
+/// Where PUBLISH, SPUBLISH and keyspace events go. Implemented by the server's pub/sub
+/// registry; returns the number of receivers.
+pub trait Broker: Send + Sync {
+    fn publish(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64;
+}
+
+/// A broker with no subscribers, for unit tests and embedding without pub/sub.
+pub struct NoBroker;
+impl Broker for NoBroker {
+    fn publish(&self, _: &Bytes, _: &Bytes, _: bool) -> i64 {
+        0
+    }
+}
+
+/// What the engine needs to know about the client running a command.
+#[derive(Debug, Clone, Default)]
+pub struct ClientCtx {
+    pub id: ClientId,
+    pub db: usize,
+    pub resp3: bool,
+    /// Inside MULTI/EXEC or a script: blocking commands return their timeout reply at once.
+    pub deny_blocking: bool,
+    /// Running inside a Lua script.
+    pub in_script: bool,
+    /// CLIENT NO-TOUCH: reads do not update the LRU clock.
+    pub no_touch: bool,
+    /// Set by the engine when the command blocked; the server then waits for a wake-up.
+    pub blocked: bool,
+}
+
+/// A handler's request to block until one of `keys` is ready or `deadline` passes.
+#[derive(Debug, Clone)]
+pub struct BlockRequest {
+    pub keys: Vec<Bytes>,
+    /// Absolute deadline in ms on the engine clock; `None` blocks forever.
+    pub deadline: Option<i64>,
+    /// The reply on timeout (a null array for BLPOP, nil for native locks, ...).
+    pub timeout_reply: Reply,
+}
+
+#[derive(Debug)]
+struct Blocked {
+    cl: ClientCtx,
+    argv: Vec<Bytes>,
+    spec: &'static CommandSpec,
+    keys: Vec<Bytes>,
+    deadline: Option<i64>,
+    timeout_reply: Reply,
+}
+
+/// Engine settings that change command semantics. The server fills them from its config.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub notify: NotifyFlags,
+    pub proto_max_bulk_len: usize,
+    pub hash_max_listpack_entries: usize,
+    pub hash_max_listpack_value: usize,
+    pub list_max_listpack_size: i64,
+    pub zset_max_listpack_entries: usize,
+    pub zset_max_listpack_value: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            notify: NotifyFlags::default(),
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            hash_max_listpack_entries: 128,
+            hash_max_listpack_value: 64,
+            list_max_listpack_size: -2,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
+        }
+    }
+}
+
+/// Counters INFO reports.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub dirty: u64,
+    pub expired_keys: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+    pub commands_processed: u64,
+}
+
+pub struct Engine {
+    pub dbs: Vec<Db>,
+    pub clock: Arc<dyn Clock>,
+    pub broker: Arc<dyn Broker>,
+    pub config: EngineConfig,
+    pub stats: Stats,
+    /// Seeds the process-wide hash that orders SCAN cursors.
+    pub scan_hasher: RandomState,
+    /// When set, "now" for expiry checks (a script sees time stand still, as in Redis).
+    pub time_snapshot: Option<i64>,
+    /// Replies for clients woken by this command (served or timed out), to be delivered.
+    pub wakeups: Vec<(ClientId, Reply)>,
+    /// Set when a deadline earlier than any the timer knew about was added.
+    pub deadline_changed: bool,
+    /// When the engine was created (LASTSAVE, INFO uptime), in ms.
+    pub started_ms: i64,
+
+    watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
+    dirty_cas: HashSet<ClientId>,
+
+    blocked: HashMap<ClientId, Blocked>,
+    blocked_on: HashMap<(usize, Bytes), VecDeque<ClientId>>,
+    block_deadlines: BTreeSet<(i64, ClientId)>,
+    ready: Vec<(usize, Bytes)>,
+    ready_set: HashSet<(usize, Bytes)>,
+}
+
+impl Engine {
+    pub fn new(databases: usize) -> Engine {
+        Engine::with_clock(databases, Arc::new(SystemClock))
+    }
+
+    pub fn with_clock(databases: usize, clock: Arc<dyn Clock>) -> Engine {
+        Engine {
+            dbs: (0..databases.max(1)).map(|_| Db::default()).collect(),
+            clock: clock.clone(),
+            broker: Arc::new(NoBroker),
+            config: EngineConfig::default(),
+            stats: Stats::default(),
+            scan_hasher: RandomState::new(),
+            time_snapshot: None,
+            wakeups: Vec::new(),
+            deadline_changed: false,
+            started_ms: clock.now_ms(),
+            watched: HashMap::new(),
+            dirty_cas: HashSet::new(),
+            blocked: HashMap::new(),
+            blocked_on: HashMap::new(),
+            block_deadlines: BTreeSet::new(),
+            ready: Vec::new(),
+            ready_set: HashSet::new(),
+        }
+    }
+
+    /// "Now" in ms for expiry: the script's snapshot while a script runs, else the clock.
+    pub fn now_ms(&self) -> i64 {
+        self.time_snapshot.unwrap_or_else(|| self.clock.now_ms())
+    }
+
+    // ---------------------------------------------------------------- command execution
+
+    /// Runs one engine command for `cl`. Lookup and arity were checked by the caller.
+    /// If the command blocks, `cl.blocked` is set and the reply comes later via `wakeups`.
+    pub fn call(
+        &mut self,
+        cl: &mut ClientCtx,
+        spec: &'static CommandSpec,
+        argv: &[Bytes],
+    ) -> Reply {
+        let Exec::Engine(handler) = spec.exec else {
+            return Reply::err(format!("ERR '{}' cannot run here", spec.full_name()));
+        };
+        self.stats.commands_processed += 1;
+        let mut ctx = Ctx {
+            eng: self,
+            cl,
+            block: None,
+        };
+        let reply = handler(&mut ctx, argv);
+        if let Some(req) = ctx.block.take() {
+            if cl.deny_blocking {
+                return req.timeout_reply;
+            }
+            self.block_client(cl, spec, argv, req);
+            return Reply::NoReply;
+        }
+        reply
+    }
+
+    /// Serves clients blocked on keys that became ready. The server calls this after every
+    /// command, EXEC or script, never in the middle of one, as Redis does.
+    pub fn after_command(&mut self) {
+        while !self.ready.is_empty() {
+            let ready = std::mem::take(&mut self.ready);
+            self.ready_set.clear();
+            for (db, key) in ready {
+                self.serve_blocked_on(db, key);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- keyspace access
+
+    /// Looks up a key for reading or writing, deleting it first if it has expired.
+    pub fn lookup(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
+        self.expire_if_needed(db, key);
+        self.dbs[db].get_mut(key)
+    }
+
+    /// Deletes `key` if its TTL has passed; returns true if it did.
+    pub fn expire_if_needed(&mut self, db: usize, key: &[u8]) -> bool {
+        let now = self.now_ms();
+        let due =
+            matches!(self.dbs[db].get(key), Some(Entry { expire_at: Some(t), .. }) if *t <= now);
+        if due {
+            self.delete_expired(db, key);
+        }
+        due
+    }
+
+    fn delete_expired(&mut self, db: usize, key: &[u8]) {
+        if self.dbs[db].remove(key).is_some() {
+            let key = Bytes::copy_from_slice(key);
+            self.stats.expired_keys += 1;
+            self.modified(db, &key, notify::EXPIRED, "expired");
+        }
+    }
+
+    /// Active expiry: deletes up to `limit` keys whose TTL has passed, in all databases.
+    /// Returns how many were deleted.
+    pub fn active_expire(&mut self, limit: usize) -> usize {
+        if self.time_snapshot.is_some() {
+            return 0;
+        }
+        let now = self.now_ms();
+        let mut n = 0;
+        for db in 0..self.dbs.len() {
+            for key in self.dbs[db].due_keys(now, limit - n) {
+                self.delete_expired(db, &key);
+                n += 1;
+            }
+            if n >= limit {
+                break;
+            }
+        }
+        n
+    }
+
+    /// The earliest instant at which the timer has work: a key to expire or a blocked
+    /// client to time out.
+    pub fn next_deadline(&self) -> Option<i64> {
+        let keys = self.dbs.iter().filter_map(|d| d.next_expiry()).min();
+        let blocks = self.block_deadlines.first().map(|(t, _)| *t);
+        match (keys, blocks) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The background timer's step: active expiry, then blocked-client timeouts, then the
+    /// hand-off to waiters that expiry made possible.
+    pub fn tick(&mut self) {
+        while self.active_expire(1000) == 1000 {}
+        let now = self.now_ms();
+        while let Some(&(t, id)) = self.block_deadlines.first() {
+            if t > now {
+                break;
+            }
+            if let Some(b) = self.unblock(id) {
+                self.wakeups.push((id, b.timeout_reply));
+            }
+        }
+        self.after_command();
+    }
+
+    // ---------------------------------------------------------------- write epilogue
+
+    /// The epilogue every write goes through: invalidates WATCH, sends the keyspace event,
+    /// bumps the dirty counter and marks the key ready for clients blocked on it.
+    pub fn modified(&mut self, db: usize, key: &Bytes, class: u32, event: &str) {
+        self.touch_watched(db, key);
+        self.stats.dirty += 1;
+        self.notify(class, event, db, key);
+        self.signal_ready(db, key);
+    }
+
+    /// Sends a keyspace notification if the class is enabled.
+    pub fn notify(&mut self, class: u32, event: &str, db: usize, key: &Bytes) {
+        if !self.config.notify.wants(class) {
+            return;
+        }
+        notify::publish(&*self.broker, self.config.notify, event, db, key);
+    }
+
+    /// Marks a key ready so clients blocked on it are re-tried after this command.
+    pub fn signal_ready(&mut self, db: usize, key: &Bytes) {
+        if self.blocked_on.is_empty() {
+            return;
+        }
+        let k = (db, key.clone());
+        if self.blocked_on.contains_key(&k) && self.ready_set.insert(k.clone()) {
+            self.ready.push(k);
+        }
+    }
+
+    // ---------------------------------------------------------------- WATCH
+
+    pub fn watch(&mut self, id: ClientId, db: usize, key: Bytes) {
+        let v = self.watched.entry(db).or_default().entry(key).or_default();
+        if !v.contains(&id) {
+            v.push(id);
+        }
+    }
+
+    /// Forgets all of a client's watches (UNWATCH, EXEC, DISCARD, disconnect).
+    pub fn unwatch(&mut self, id: ClientId, keys: &[(usize, Bytes)]) {
+        for (db, key) in keys {
+            if let Some(m) = self.watched.get_mut(db) {
+                if let Some(v) = m.get_mut(key) {
+                    v.retain(|c| *c != id);
+                    if v.is_empty() {
+                        m.remove(key);
+                    }
+                }
+                if m.is_empty() {
+                    self.watched.remove(db);
+                }
+            }
+        }
+        self.dirty_cas.remove(&id);
+    }
+
+    /// True if a watched key was touched since WATCH.
+    pub fn watch_broken(&self, id: ClientId) -> bool {
+        self.dirty_cas.contains(&id)
+    }
+
+    /// Marks the watchers of one key dirty.
+    pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
+        if self.watched.is_empty() {
+            return;
+        }
+        if let Some(v) = self.watched.get(&db).and_then(|m| m.get(key)) {
+            self.dirty_cas.extend(v.iter().copied());
+        }
+    }
+
+    /// Marks the watchers of every key of `db` dirty (FLUSHDB, SWAPDB), or, with
+    /// `only_existing`, of the keys that exist.
+    pub fn touch_all_watched(&mut self, db: usize, only_existing: bool) {
+        if let Some(m) = self.watched.get(&db) {
+            for (k, v) in m {
+                if !only_existing || self.dbs[db].contains(k) {
+                    self.dirty_cas.extend(v.iter().copied());
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- blocking
+
+    fn block_client(
+        &mut self,
+        cl: &mut ClientCtx,
+        spec: &'static CommandSpec,
+        argv: &[Bytes],
+        req: BlockRequest,
+    ) {
+        let id = cl.id;
+        cl.blocked = true;
+        for k in &req.keys {
+            let q = self.blocked_on.entry((cl.db, k.clone())).or_default();
+            if !q.contains(&id) {
+                q.push_back(id);
+            }
+        }
+        if let Some(t) = req.deadline {
+            if self.block_deadlines.first().is_none_or(|(f, _)| t < *f) {
+                self.deadline_changed = true;
+            }
+            self.block_deadlines.insert((t, id));
+        }
+        let mut stored = cl.clone();
+        stored.blocked = false;
+        self.blocked.insert(
+            id,
+            Blocked {
+                cl: stored,
+                argv: argv.to_vec(),
+                spec,
+                keys: req.keys,
+                deadline: req.deadline,
+                timeout_reply: req.timeout_reply,
+            },
+        );
+    }
+
+    /// Removes a blocked client from every queue. Returns its record if it was blocked.
+    fn unblock(&mut self, id: ClientId) -> Option<Blocked> {
+        let b = self.blocked.remove(&id)?;
+        for k in &b.keys {
+            let kk = (b.cl.db, k.clone());
+            if let Some(q) = self.blocked_on.get_mut(&kk) {
+                q.retain(|c| *c != id);
+                if q.is_empty() {
+                    self.blocked_on.remove(&kk);
+                }
+            }
+        }
+        if let Some(t) = b.deadline {
+            self.block_deadlines.remove(&(t, id));
+        }
+        Some(b)
+    }
+
+    pub fn is_blocked(&self, id: ClientId) -> bool {
+        self.blocked.contains_key(&id)
+    }
+
+    pub fn blocked_count(&self) -> usize {
+        self.blocked.len()
+    }
+
+    /// CLIENT UNBLOCK: wakes `id` with `reply` (its timeout reply when `None`).
+    pub fn unblock_with(&mut self, id: ClientId, reply: Option<Reply>) -> bool {
+        match self.unblock(id) {
+            Some(b) => {
+                self.wakeups.push((id, reply.unwrap_or(b.timeout_reply)));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Forgets a client that disconnected: its blocked command and its watches.
+    pub fn client_gone(&mut self, id: ClientId, watched: &[(usize, Bytes)]) {
+        self.unblock(id);
+        self.unwatch(id, watched);
+    }
+
+    fn serve_blocked_on(&mut self, db: usize, key: Bytes) {
+        let Some(queue) = self.blocked_on.get(&(db, key.clone())) else {
+            return;
+        };
+        let waiting: Vec<ClientId> = queue.iter().copied().collect();
+        for id in waiting {
+            // Re-run the blocked command as its client. If it can be served it replies;
+            // if it asks to block again it stays where it is in the queue.
+            let Some(b) = self.blocked.get(&id) else {
+                continue;
+            };
+            let (mut cl, spec, argv) = (b.cl.clone(), b.spec, b.argv.clone());
+            let Exec::Engine(handler) = spec.exec else {
+                continue;
+            };
+            let mut ctx = Ctx {
+                eng: self,
+                cl: &mut cl,
+                block: None,
+            };
+            ctx.cl.deny_blocking = false;
+            let reply = handler(&mut ctx, &argv);
+            if ctx.block.is_some() {
+                continue;
+            }
+            self.unblock(id);
+            self.wakeups.push((id, reply));
+            if !self.blocked_on.contains_key(&(db, key.clone())) {
+                break;
+            }
+        }
+    }
+
+    /// Runs a command by name, for tests and the embedding API. Checks lookup and arity.
+    pub fn run(&mut self, cl: &mut ClientCtx, argv: &[&[u8]]) -> Reply {
+        let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();
+        match commands::lookup_checked(&argv) {
+            Ok(spec) => {
+                let r = self.call(cl, spec, &argv);
+                self.after_command();
+                r
+            }
+            Err(e) => e,
+        }
+    }
+}
+
+/// Deletes the key and runs the epilogue with a `del` event. Shared by DEL, UNLINK, GETDEL.
+pub fn delete_key(eng: &mut Engine, db: usize, key: &Bytes) -> bool {
+    if eng.lookup(db, key).is_none() {
+        return false;
+    }
+    eng.dbs[db].remove(key);
+    eng.modified(db, key, notify::GENERIC, "del");
+    true
+}
+
+/// Stores `value` under `key` (replacing any value and TTL) and runs no epilogue.
+pub fn store(eng: &mut Engine, db: usize, key: Bytes, value: Value, expire_at: Option<i64>) {
+    let now = eng.now_ms();
+    eng.dbs[db].insert(key, value, expire_at, now);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    #[test]
+    fn lazy_expiry_on_the_injected_clock() {
+        let clock = ManualClock::new(1_000_000);
+        let mut e = Engine::with_clock(16, clock.clone());
+        let mut cl = ClientCtx::default();
+        assert_eq!(
+            e.run(&mut cl, &[b"set", b"k", b"v", b"px", b"100"]),
+            Reply::ok()
+        );
+        clock.advance_ms(99);
+        assert_eq!(e.run(&mut cl, &[b"get", b"k"]), Reply::bulk_str("v"));
+        clock.advance_ms(1);
+        assert_eq!(e.run(&mut cl, &[b"get", b"k"]), Reply::Null);
+        assert_eq!(e.stats.expired_keys, 1);
+    }
+
+    #[test]
+    fn active_expiry_removes_keys_nobody_reads() {
+        let clock = ManualClock::new(1_000_000);
+        let mut e = Engine::with_clock(16, clock.clone());
+        let mut cl = ClientCtx::default();
+        e.run(&mut cl, &[b"set", b"lock", b"holder", b"px", b"30000"]);
+        assert_eq!(e.next_deadline(), Some(1_030_000));
+        clock.advance_ms(30_000);
+        e.tick();
+        assert_eq!(e.dbs[0].len(), 0);
+        assert_eq!(e.next_deadline(), None);
+    }
+}

@@ -1,0 +1,25 @@
+//! `lockcore`: Tumbler's keyspace, value types, expiry on an injectable clock, command
+//! semantics and native lock primitives. It does no I/O: no sockets, no threads, no tokio.
+//! The `server` crate adds the network, the Lua VM, pub/sub fan-out and config.
+
+pub mod clock;
+pub mod commands;
+pub mod db;
+pub mod engine;
+pub mod error;
+pub mod glob;
+pub mod hashes;
+pub mod keys;
+pub mod notify;
+pub mod num;
+pub mod pubsub;
+pub mod reply;
+pub mod server_cmds;
+pub mod strings;
+pub mod value;
+pub mod zset;
+
+pub use bytes::Bytes;
+pub use commands::{CommandSpec, Ctx};
+pub use engine::{ClientCtx, ClientId, Engine};
+pub use reply::Reply;

@@ -1,0 +1,221 @@
+//! The typed reply of a command, encoded per connection as RESP2 or RESP3.
+//!
+//! Handlers return a [`Reply`]; they never write bytes. The same value is handed straight to
+//! Lua by the scripting bridge, without a round trip through RESP.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use std::borrow::Cow;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// `+OK`
+    Simple(Cow<'static, str>),
+    /// `-ERR ...`: the full text, without the leading `-`.
+    Error(Cow<'static, str>),
+    Int(i64),
+    Bulk(Bytes),
+    /// Null bulk string (`$-1` in RESP2, `_` in RESP3).
+    Null,
+    /// Null array (`*-1` in RESP2, `_` in RESP3).
+    NullArray,
+    Array(Vec<Reply>),
+    /// Key/value pairs; a flat array in RESP2.
+    Map(Vec<(Reply, Reply)>),
+    /// An array in RESP2.
+    Set(Vec<Reply>),
+    /// A bulk string in RESP2.
+    Double(f64),
+    /// `:1`/`:0` in RESP2.
+    Bool(bool),
+    /// `=` in RESP3 (format, text); a bulk string in RESP2.
+    Verbatim(&'static str, Bytes),
+    /// `(` in RESP3; a bulk string in RESP2.
+    BigNumber(Bytes),
+    /// Out-of-band message (`>` in RESP3, an array in RESP2).
+    Push(Vec<Reply>),
+    /// Nothing is written (CLIENT REPLY OFF/SKIP, commands that reply later).
+    NoReply,
+}
+
+pub const OK: Reply = Reply::Simple(Cow::Borrowed("OK"));
+pub const QUEUED: Reply = Reply::Simple(Cow::Borrowed("QUEUED"));
+
+impl Reply {
+    pub fn ok() -> Reply {
+        OK
+    }
+    pub fn simple(s: &'static str) -> Reply {
+        Reply::Simple(Cow::Borrowed(s))
+    }
+    pub fn err(s: impl Into<Cow<'static, str>>) -> Reply {
+        Reply::Error(s.into())
+    }
+    pub fn bulk(b: impl Into<Bytes>) -> Reply {
+        Reply::Bulk(b.into())
+    }
+    pub fn bulk_str(s: &str) -> Reply {
+        Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
+    }
+    pub fn opt_bulk(b: Option<Bytes>) -> Reply {
+        b.map(Reply::Bulk).unwrap_or(Reply::Null)
+    }
+    pub fn bulks<I: IntoIterator<Item = Bytes>>(it: I) -> Reply {
+        Reply::Array(it.into_iter().map(Reply::Bulk).collect())
+    }
+    pub fn is_error(&self) -> bool {
+        matches!(self, Reply::Error(_))
+    }
+    /// The double as Redis prints it in a bulk string (`%.17g`, `inf`, `-inf`).
+    pub fn fmt_double(d: f64) -> String {
+        crate::num::fmt_double_17g(d)
+    }
+
+    /// Appends the RESP2 (`resp3 == false`) or RESP3 encoding of `self` to `out`.
+    pub fn encode(&self, out: &mut BytesMut, resp3: bool) {
+        match self {
+            Reply::Simple(s) => line(out, b'+', s.as_bytes()),
+            Reply::Error(s) => {
+                // Like Redis, never let a newline in an error break the framing.
+                if s.contains(['\r', '\n']) {
+                    let clean: String = s
+                        .chars()
+                        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+                        .collect();
+                    line(out, b'-', clean.as_bytes())
+                } else {
+                    line(out, b'-', s.as_bytes())
+                }
+            }
+            Reply::Int(i) => int_line(out, b':', *i),
+            Reply::Bulk(b) => bulk(out, b),
+            Reply::Null => out.put_slice(if resp3 { b"_\r\n" } else { b"$-1\r\n" }),
+            Reply::NullArray => out.put_slice(if resp3 { b"_\r\n" } else { b"*-1\r\n" }),
+            Reply::Array(items) => {
+                int_line(out, b'*', items.len() as i64);
+                for r in items {
+                    r.encode(out, resp3);
+                }
+            }
+            Reply::Set(items) => {
+                int_line(out, if resp3 { b'~' } else { b'*' }, items.len() as i64);
+                for r in items {
+                    r.encode(out, resp3);
+                }
+            }
+            Reply::Push(items) => {
+                int_line(out, if resp3 { b'>' } else { b'*' }, items.len() as i64);
+                for r in items {
+                    r.encode(out, resp3);
+                }
+            }
+            Reply::Map(pairs) => {
+                if resp3 {
+                    int_line(out, b'%', pairs.len() as i64);
+                } else {
+                    int_line(out, b'*', 2 * pairs.len() as i64);
+                }
+                for (k, v) in pairs {
+                    k.encode(out, resp3);
+                    v.encode(out, resp3);
+                }
+            }
+            Reply::Double(d) => {
+                let s = crate::num::fmt_double_17g(*d);
+                if resp3 {
+                    line(out, b',', s.as_bytes())
+                } else {
+                    bulk(out, s.as_bytes())
+                }
+            }
+            Reply::Bool(b) => {
+                if resp3 {
+                    out.put_slice(if *b { b"#t\r\n" } else { b"#f\r\n" })
+                } else {
+                    out.put_slice(if *b { b":1\r\n" } else { b":0\r\n" })
+                }
+            }
+            Reply::Verbatim(fmt, text) => {
+                if resp3 {
+                    int_line(out, b'=', (text.len() + 4) as i64);
+                    out.put_slice(fmt.as_bytes());
+                    out.put_u8(b':');
+                    out.put_slice(text);
+                    out.put_slice(b"\r\n");
+                } else {
+                    bulk(out, text)
+                }
+            }
+            Reply::BigNumber(n) => {
+                if resp3 {
+                    line(out, b'(', n)
+                } else {
+                    bulk(out, n)
+                }
+            }
+            Reply::NoReply => {}
+        }
+    }
+
+    pub fn to_bytes(&self, resp3: bool) -> Bytes {
+        let mut b = BytesMut::new();
+        self.encode(&mut b, resp3);
+        b.freeze()
+    }
+}
+
+impl From<i64> for Reply {
+    fn from(i: i64) -> Self {
+        Reply::Int(i)
+    }
+}
+
+impl From<Bytes> for Reply {
+    fn from(b: Bytes) -> Self {
+        Reply::Bulk(b)
+    }
+}
+
+fn line(out: &mut BytesMut, tag: u8, s: &[u8]) {
+    out.reserve(s.len() + 3);
+    out.put_u8(tag);
+    out.put_slice(s);
+    out.put_slice(b"\r\n");
+}
+
+fn int_line(out: &mut BytesMut, tag: u8, i: i64) {
+    let mut buf = itoa::Buffer::new();
+    let s = buf.format(i);
+    out.reserve(s.len() + 3);
+    out.put_u8(tag);
+    out.put_slice(s.as_bytes());
+    out.put_slice(b"\r\n");
+}
+
+fn bulk(out: &mut BytesMut, b: &[u8]) {
+    out.reserve(b.len() + 16);
+    int_line(out, b'$', b.len() as i64);
+    out.put_slice(b);
+    out.put_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(r: &Reply, resp3: bool) -> String {
+        String::from_utf8(r.to_bytes(resp3).to_vec()).unwrap()
+    }
+
+    #[test]
+    fn encodes_both_protocols() {
+        assert_eq!(enc(&Reply::Null, false), "$-1\r\n");
+        assert_eq!(enc(&Reply::Null, true), "_\r\n");
+        assert_eq!(enc(&Reply::NullArray, false), "*-1\r\n");
+        let m = Reply::Map(vec![(Reply::bulk_str("a"), Reply::Int(1))]);
+        assert_eq!(enc(&m, false), "*2\r\n$1\r\na\r\n:1\r\n");
+        assert_eq!(enc(&m, true), "%1\r\n$1\r\na\r\n:1\r\n");
+        assert_eq!(enc(&Reply::Bool(true), false), ":1\r\n");
+        assert_eq!(enc(&Reply::Double(1.5), true), ",1.5\r\n");
+        assert_eq!(enc(&Reply::err("ERR x\r\ny"), false), "-ERR x  y\r\n");
+    }
+}

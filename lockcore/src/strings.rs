@@ -1,0 +1,537 @@
+//! String commands: GET, SET and friends, counters, ranges.
+
+use bytes::{Bytes, BytesMut};
+
+use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::store;
+use crate::error::{self, *};
+use crate::notify;
+use crate::num::{fmt_incrbyfloat, parse_f64, parse_i64};
+use crate::reply::Reply;
+use crate::value::Value;
+
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: Keys,
+    h: crate::commands::Handler,
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        arity,
+        flags,
+        keys,
+        group: "string",
+        acl: &["string"],
+        exec: Exec::Engine(h),
+        ..BASE
+    }
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    cmd("get", 2, READONLY | FAST, KEY1, get),
+    cmd("set", -3, WRITE | DENYOOM, KEY1, set),
+    cmd("setnx", 3, WRITE | DENYOOM | FAST, KEY1, setnx),
+    cmd("setex", 4, WRITE | DENYOOM, KEY1, setex),
+    cmd("psetex", 4, WRITE | DENYOOM, KEY1, psetex),
+    cmd("getset", 3, WRITE | DENYOOM | FAST, KEY1, getset),
+    cmd("getdel", 2, WRITE | FAST, KEY1, getdel),
+    cmd("getex", -2, WRITE | FAST, KEY1, getex),
+    cmd(
+        "mget",
+        -2,
+        READONLY | FAST,
+        Keys::Range {
+            first: 1,
+            last: -1,
+            step: 1,
+        },
+        mget,
+    ),
+    cmd(
+        "mset",
+        -3,
+        WRITE | DENYOOM,
+        Keys::Range {
+            first: 1,
+            last: -1,
+            step: 2,
+        },
+        mset,
+    ),
+    cmd(
+        "msetnx",
+        -3,
+        WRITE | DENYOOM,
+        Keys::Range {
+            first: 1,
+            last: -1,
+            step: 2,
+        },
+        msetnx,
+    ),
+    cmd("incr", 2, WRITE | DENYOOM | FAST, KEY1, incr),
+    cmd("decr", 2, WRITE | DENYOOM | FAST, KEY1, decr),
+    cmd("incrby", 3, WRITE | DENYOOM | FAST, KEY1, incrby),
+    cmd("decrby", 3, WRITE | DENYOOM | FAST, KEY1, decrby),
+    cmd("incrbyfloat", 3, WRITE | DENYOOM | FAST, KEY1, incrbyfloat),
+    cmd("append", 3, WRITE | DENYOOM | FAST, KEY1, append),
+    cmd("strlen", 2, READONLY | FAST, KEY1, strlen),
+    cmd("getrange", 4, READONLY, KEY1, getrange),
+    cmd("substr", 4, READONLY, KEY1, getrange),
+    cmd("setrange", 4, WRITE | DENYOOM, KEY1, setrange),
+];
+
+/// Reads a string key: `Ok(None)` if absent, WRONGTYPE if not a string.
+pub fn get_string(ctx: &mut Ctx, key: &[u8]) -> Result<Option<Bytes>, Reply> {
+    match ctx.read(key) {
+        None => Ok(None),
+        Some(e) => match &e.value {
+            Value::Str(s) => Ok(Some(s.clone())),
+            _ => Err(error::wrongtype()),
+        },
+    }
+}
+
+fn get(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match get_string(ctx, &a[1]) {
+        Ok(v) => Reply::opt_bulk(v),
+        Err(e) => e,
+    }
+}
+
+/// When a SET-like command sets the expiry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ttl {
+    None,
+    Keep,
+    At(i64),
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+enum Cond {
+    #[default]
+    Always,
+    Nx,
+    Xx,
+}
+
+struct SetArgs {
+    cond: Cond,
+    ttl: Ttl,
+    get: bool,
+}
+
+/// Parses an expire amount in `unit_ms` (1000 for seconds) relative to now, or absolute.
+/// Redis refuses values <= 0 and values that overflow when turned into ms.
+fn expire_at(ctx: &Ctx, cmd: &str, v: &[u8], unit_ms: i64, absolute: bool) -> Result<i64, Reply> {
+    let n = parse_i64(v).ok_or_else(error::not_integer)?;
+    if n <= 0 {
+        return Err(error::invalid_expire(cmd));
+    }
+    let ms = n
+        .checked_mul(unit_ms)
+        .ok_or_else(|| error::invalid_expire(cmd))?;
+    if absolute {
+        Ok(ms)
+    } else {
+        ms.checked_add(ctx.now())
+            .ok_or_else(|| error::invalid_expire(cmd))
+    }
+}
+
+fn parse_set(ctx: &Ctx, a: &[Bytes]) -> Result<SetArgs, Reply> {
+    let mut s = SetArgs {
+        cond: Cond::Always,
+        ttl: Ttl::None,
+        get: false,
+    };
+    let mut i = 3;
+    let mut have_ttl = false;
+    while i < a.len() {
+        let opt = a[i].to_ascii_uppercase();
+        let next = a.get(i + 1);
+        match opt.as_slice() {
+            b"NX" if s.cond != Cond::Xx => s.cond = Cond::Nx,
+            b"XX" if s.cond != Cond::Nx => s.cond = Cond::Xx,
+            b"GET" => s.get = true,
+            b"KEEPTTL" if !have_ttl => {
+                s.ttl = Ttl::Keep;
+                have_ttl = true;
+            }
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" if !have_ttl && next.is_some() => {
+                let (unit, abs) = match opt.as_slice() {
+                    b"EX" => (1000, false),
+                    b"PX" => (1, false),
+                    b"EXAT" => (1000, true),
+                    _ => (1, true),
+                };
+                s.ttl = Ttl::At(expire_at(ctx, "set", next.unwrap(), unit, abs)?);
+                have_ttl = true;
+                i += 1;
+            }
+            _ => return Err(error::syntax()),
+        }
+        i += 1;
+    }
+    Ok(s)
+}
+
+/// The core of SET: applies the condition, stores, replies per GET.
+fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply {
+    let old = if args.get {
+        match get_string(ctx, key) {
+            Ok(v) => Some(v),
+            Err(e) => return e,
+        }
+    } else {
+        None
+    };
+    let exists = ctx.exists(key);
+    let blocked = match args.cond {
+        Cond::Nx => exists,
+        Cond::Xx => !exists,
+        Cond::Always => false,
+    };
+    if blocked {
+        return if args.get {
+            Reply::opt_bulk(old.flatten())
+        } else {
+            Reply::Null
+        };
+    }
+    let db = ctx.dbi();
+    let expire = match args.ttl {
+        Ttl::None => None,
+        Ttl::At(t) => Some(t),
+        Ttl::Keep => ctx.write(key).and_then(|e| e.expire_at),
+    };
+    store(ctx.eng, db, key.clone(), Value::Str(val.clone()), expire);
+    ctx.modified(key, notify::STRING, "set");
+    if let Some(t) = expire {
+        ctx.notify(notify::GENERIC, "expire", key);
+        // An expiry in the past (EXAT/PXAT) deletes at once, as Redis does.
+        if t <= ctx.now() {
+            ctx.eng.expire_if_needed(db, key);
+        }
+        ctx.eng.deadline_changed = true;
+    }
+    if args.get {
+        Reply::opt_bulk(old.flatten())
+    } else {
+        Reply::ok()
+    }
+}
+
+fn set(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match parse_set(ctx, a) {
+        Ok(args) => set_generic(ctx, &a[1], &a[2], args),
+        Err(e) => e,
+    }
+}
+
+fn setnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let args = SetArgs {
+        cond: Cond::Nx,
+        ttl: Ttl::None,
+        get: false,
+    };
+    match set_generic(ctx, &a[1], &a[2], args) {
+        Reply::Null => Reply::Int(0),
+        Reply::Error(e) => Reply::Error(e),
+        _ => Reply::Int(1),
+    }
+}
+
+fn setex_generic(ctx: &mut Ctx, a: &[Bytes], cmd: &str, unit: i64) -> Reply {
+    let at = match expire_at(ctx, cmd, &a[2], unit, false) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let args = SetArgs {
+        cond: Cond::Always,
+        ttl: Ttl::At(at),
+        get: false,
+    };
+    set_generic(ctx, &a[1], &a[3], args)
+}
+
+fn setex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    setex_generic(ctx, a, "setex", 1000)
+}
+
+fn psetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    setex_generic(ctx, a, "psetex", 1)
+}
+
+fn getset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let args = SetArgs {
+        cond: Cond::Always,
+        ttl: Ttl::None,
+        get: true,
+    };
+    set_generic(ctx, &a[1], &a[2], args)
+}
+
+fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match get_string(ctx, &a[1]) {
+        Ok(Some(v)) => {
+            let db = ctx.dbi();
+            crate::engine::delete_key(ctx.eng, db, &a[1]);
+            Reply::Bulk(v)
+        }
+        Ok(None) => Reply::Null,
+        Err(e) => e,
+    }
+}
+
+fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let mut ttl = Ttl::None;
+    let mut persist = false;
+    let mut i = 2;
+    while i < a.len() {
+        let opt = a[i].to_ascii_uppercase();
+        let set_once = ttl == Ttl::None && !persist;
+        match opt.as_slice() {
+            b"PERSIST" if set_once => persist = true,
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" if set_once && i + 1 < a.len() => {
+                let (unit, abs) = match opt.as_slice() {
+                    b"EX" => (1000, false),
+                    b"PX" => (1, false),
+                    b"EXAT" => (1000, true),
+                    _ => (1, true),
+                };
+                match expire_at(ctx, "getex", &a[i + 1], unit, abs) {
+                    Ok(t) => ttl = Ttl::At(t),
+                    Err(e) => return e,
+                }
+                i += 1;
+            }
+            _ => return error::syntax(),
+        }
+        i += 1;
+    }
+    let v = match get_string(ctx, &a[1]) {
+        Ok(Some(v)) => v,
+        Ok(None) => return Reply::Null,
+        Err(e) => return e,
+    };
+    let db = ctx.dbi();
+    let key = &a[1];
+    if let Ttl::At(t) = ttl {
+        if t <= ctx.now() {
+            crate::engine::delete_key(ctx.eng, db, key);
+        } else {
+            ctx.db().set_expire(key, Some(t));
+            ctx.modified(key, notify::GENERIC, "expire");
+            ctx.eng.deadline_changed = true;
+        }
+    } else if persist && ctx.write(key).is_some_and(|e| e.expire_at.is_some()) {
+        ctx.db().set_expire(key, None);
+        ctx.modified(key, notify::GENERIC, "persist");
+    }
+    Reply::Bulk(v)
+}
+
+fn mget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    Reply::Array(
+        a[1..]
+            .iter()
+            .map(|k| match get_string(ctx, k) {
+                Ok(Some(v)) => Reply::Bulk(v),
+                _ => Reply::Null,
+            })
+            .collect(),
+    )
+}
+
+fn mset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    if a.len() % 2 == 0 {
+        return error::wrong_arity(&String::from_utf8_lossy(&a[0]));
+    }
+    let db = ctx.dbi();
+    for kv in a[1..].chunks(2) {
+        store(ctx.eng, db, kv[0].clone(), Value::Str(kv[1].clone()), None);
+        ctx.modified(&kv[0], notify::STRING, "set");
+    }
+    Reply::ok()
+}
+
+fn msetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    if a.len() % 2 == 0 {
+        return error::wrong_arity(&String::from_utf8_lossy(&a[0]));
+    }
+    if a[1..].chunks(2).any(|kv| ctx.exists(&kv[0])) {
+        return Reply::Int(0);
+    }
+    mset(ctx, a);
+    Reply::Int(1)
+}
+
+/// Adds `by` to the integer at `key`, keeping its TTL.
+fn incr_generic(ctx: &mut Ctx, key: &Bytes, by: i64) -> Reply {
+    let cur = match get_string(ctx, key) {
+        Ok(Some(v)) => match parse_i64(&v) {
+            Some(n) => n,
+            None => return error::not_integer(),
+        },
+        Ok(None) => 0,
+        Err(e) => return e,
+    };
+    let Some(n) = cur.checked_add(by) else {
+        return Reply::err(OVERFLOW);
+    };
+    let now = ctx.now();
+    let val = Value::Str(Bytes::from(itoa::Buffer::new().format(n).to_owned()));
+    ctx.db().replace_value(key, val, now);
+    ctx.modified(key, notify::STRING, "incrby");
+    Reply::Int(n)
+}
+
+fn incr(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    incr_generic(ctx, &a[1], 1)
+}
+
+fn decr(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    incr_generic(ctx, &a[1], -1)
+}
+
+fn incrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match parse_i64(&a[2]) {
+        Some(by) => incr_generic(ctx, &a[1], by),
+        None => error::not_integer(),
+    }
+}
+
+fn decrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match parse_i64(&a[2]) {
+        Some(i64::MIN) => Reply::err("ERR decrement would overflow"),
+        Some(by) => incr_generic(ctx, &a[1], -by),
+        None => error::not_integer(),
+    }
+}
+
+fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let Some(by) = parse_f64(&a[2]) else {
+        return error::not_float();
+    };
+    let cur = match get_string(ctx, &a[1]) {
+        Ok(Some(v)) => match parse_f64(&v) {
+            Some(n) => n,
+            None => return error::not_float(),
+        },
+        Ok(None) => 0.0,
+        Err(e) => return e,
+    };
+    let n = cur + by;
+    if !n.is_finite() {
+        return Reply::err(INCR_NAN);
+    }
+    let s = Bytes::from(fmt_incrbyfloat(n));
+    let now = ctx.now();
+    ctx.db().replace_value(&a[1], Value::Str(s.clone()), now);
+    ctx.modified(&a[1], notify::STRING, "incrbyfloat");
+    Reply::Bulk(s)
+}
+
+fn check_len(ctx: &Ctx, len: usize) -> Result<(), Reply> {
+    if len > ctx.eng.config.proto_max_bulk_len {
+        Err(Reply::err(STRING_TOO_LONG))
+    } else {
+        Ok(())
+    }
+}
+
+fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let cur = match get_string(ctx, &a[1]) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    let new = match cur {
+        None => a[2].clone(),
+        Some(c) => {
+            if let Err(e) = check_len(ctx, c.len() + a[2].len()) {
+                return e;
+            }
+            let mut b = BytesMut::with_capacity(c.len() + a[2].len());
+            b.extend_from_slice(&c);
+            b.extend_from_slice(&a[2]);
+            b.freeze()
+        }
+    };
+    let len = new.len() as i64;
+    let now = ctx.now();
+    ctx.db().replace_value(&a[1], Value::Str(new), now);
+    ctx.modified(&a[1], notify::STRING, "append");
+    Reply::Int(len)
+}
+
+fn strlen(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match get_string(ctx, &a[1]) {
+        Ok(v) => Reply::Int(v.map_or(0, |v| v.len() as i64)),
+        Err(e) => e,
+    }
+}
+
+fn getrange(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let (Some(mut start), Some(mut end)) = (parse_i64(&a[2]), parse_i64(&a[3])) else {
+        return error::not_integer();
+    };
+    let v = match get_string(ctx, &a[1]) {
+        Ok(Some(v)) => v,
+        Ok(None) => return Reply::bulk(Bytes::new()),
+        Err(e) => return e,
+    };
+    let len = v.len() as i64;
+    if start < 0 && end < 0 && start > end {
+        return Reply::bulk(Bytes::new());
+    }
+    if start < 0 {
+        start += len;
+    }
+    if end < 0 {
+        end += len;
+    }
+    start = start.max(0);
+    end = end.max(0);
+    if end >= len {
+        end = len - 1;
+    }
+    if start > end || len == 0 {
+        return Reply::bulk(Bytes::new());
+    }
+    Reply::Bulk(v.slice(start as usize..=end as usize))
+}
+
+fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let Some(offset) = parse_i64(&a[2]) else {
+        return error::not_integer();
+    };
+    if offset < 0 {
+        return Reply::err(OFFSET_OUT_OF_RANGE);
+    }
+    let cur = match get_string(ctx, &a[1]) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    let value = &a[3];
+    let cur_len = cur.as_ref().map_or(0, |c| c.len());
+    if value.is_empty() {
+        return Reply::Int(cur_len as i64);
+    }
+    if let Err(e) = check_len(ctx, offset as usize + value.len()) {
+        return e;
+    }
+    let offset = offset as usize;
+    let mut b = BytesMut::from(cur.as_deref().unwrap_or(b""));
+    if b.len() < offset + value.len() {
+        b.resize(offset + value.len(), 0);
+    }
+    b[offset..offset + value.len()].copy_from_slice(value);
+    let len = b.len() as i64;
+    let now = ctx.now();
+    ctx.db().replace_value(&a[1], Value::Str(b.freeze()), now);
+    ctx.modified(&a[1], notify::STRING, "setrange");
+    Reply::Int(len)
+}

@@ -1,0 +1,87 @@
+//! Value types stored under a key.
+
+use bytes::Bytes;
+use indexmap::IndexMap;
+use std::collections::VecDeque;
+
+use crate::zset::ZSet;
+
+/// A hash. Small hashes keep insertion order, as Redis' listpack encoding does, so HGETALL
+/// replies match Redis byte for byte; `big` records the switch to "hashtable" encoding,
+/// which, as in Redis, never switches back.
+#[derive(Debug, Clone, Default)]
+pub struct HashValue {
+    pub map: IndexMap<Bytes, Bytes>,
+    pub big: bool,
+}
+
+impl HashValue {
+    /// Removes `field`, keeping the order of the rest while the hash is small.
+    pub fn remove(&mut self, field: &[u8]) -> Option<Bytes> {
+        if self.big {
+            self.map.swap_remove(field)
+        } else {
+            self.map.shift_remove(field)
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Value {
+    Str(Bytes),
+    Hash(Box<HashValue>),
+    List(Box<VecDeque<Bytes>>),
+    ZSet(Box<ZSet>),
+}
+
+impl Value {
+    /// The name TYPE prints.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+            Value::Hash(_) => "hash",
+            Value::List(_) => "list",
+            Value::ZSet(_) => "zset",
+        }
+    }
+
+    /// The name OBJECT ENCODING prints, following Redis' rules for the small encodings.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Value::Str(s) => {
+                if s.len() <= 20 && crate::num::parse_i64(s).is_some() {
+                    "int"
+                } else if s.len() <= 44 {
+                    "embstr"
+                } else {
+                    "raw"
+                }
+            }
+            Value::Hash(h) => {
+                if h.big {
+                    "hashtable"
+                } else {
+                    "listpack"
+                }
+            }
+            Value::List(_) => "quicklist",
+            Value::ZSet(z) => {
+                if z.big {
+                    "skiplist"
+                } else {
+                    "listpack"
+                }
+            }
+        }
+    }
+}
+
+/// One key's value and metadata.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub value: Value,
+    /// Absolute expiry in Unix ms, if any.
+    pub expire_at: Option<i64>,
+    /// Last access in Unix ms, for OBJECT IDLETIME.
+    pub lru_ms: i64,
+}

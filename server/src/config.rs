@@ -1,0 +1,450 @@
+//! Configuration: one table of parameters shared by the command line, the config file and
+//! CONFIG GET/SET.
+//!
+//! Values are kept as Redis prints them in CONFIG GET; the server reads typed values through
+//! the accessors and pushes the ones the keyspace needs into `lockcore::engine::EngineConfig`
+//! whenever they change. Parameters that only make sense for a persistent or replicated
+//! Redis (save, appendonly, dir, ...) are accepted and stored so that scripts and clients
+//! written for redis-server work, and documented as having no effect.
+
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    Bool,
+    /// An integer within bounds.
+    Int(i64, i64),
+    /// A byte size: `512mb`, `1gb`, `100` (printed as bytes).
+    Memory,
+    Str,
+    Enum(&'static [&'static str]),
+    /// The value is validated by a dedicated function (notify-keyspace-events, save, ...).
+    Special,
+}
+
+#[derive(Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub default: &'static str,
+    pub kind: Kind,
+    /// Can be changed with CONFIG SET (otherwise only at startup).
+    pub mutable: bool,
+}
+
+const fn p(name: &'static str, default: &'static str, kind: Kind) -> Param {
+    Param {
+        name,
+        aliases: &[],
+        default,
+        kind,
+        mutable: true,
+    }
+}
+
+const fn fixed(name: &'static str, default: &'static str, kind: Kind) -> Param {
+    Param {
+        name,
+        aliases: &[],
+        default,
+        kind,
+        mutable: false,
+    }
+}
+
+const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning", "nothing"];
+const BIG: i64 = i64::MAX;
+
+/// Every parameter Tumbler knows. Those marked "(no effect)" in docs/config.md are stored only.
+pub static PARAMS: &[Param] = &[
+    fixed("bind", "127.0.0.1", Kind::Str),
+    fixed("port", "6379", Kind::Int(0, 65535)),
+    fixed("databases", "16", Kind::Int(1, 1 << 20)),
+    p("requirepass", "", Kind::Str),
+    p("loglevel", "notice", Kind::Enum(LOGLEVELS)),
+    fixed("logfile", "", Kind::Str),
+    fixed("daemonize", "no", Kind::Bool),
+    p("protected-mode", "yes", Kind::Bool),
+    p("maxclients", "10000", Kind::Int(1, BIG)),
+    p("timeout", "0", Kind::Int(0, BIG)),
+    p("tcp-keepalive", "300", Kind::Int(0, BIG)),
+    p("hz", "10", Kind::Int(1, 500)),
+    p("proto-max-bulk-len", "536870912", Kind::Memory),
+    p("client-query-buffer-limit", "1073741824", Kind::Memory),
+    Param {
+        name: "busy-reply-threshold",
+        aliases: &["lua-time-limit"],
+        default: "5000",
+        kind: Kind::Int(0, BIG),
+        mutable: true,
+    },
+    p("notify-keyspace-events", "", Kind::Special),
+    p(
+        "client-output-buffer-limit",
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+        Kind::Special,
+    ),
+    Param {
+        name: "hash-max-listpack-entries",
+        aliases: &["hash-max-ziplist-entries"],
+        default: "128",
+        kind: Kind::Int(0, BIG),
+        mutable: true,
+    },
+    Param {
+        name: "hash-max-listpack-value",
+        aliases: &["hash-max-ziplist-value"],
+        default: "64",
+        kind: Kind::Int(0, BIG),
+        mutable: true,
+    },
+    Param {
+        name: "list-max-listpack-size",
+        aliases: &["list-max-ziplist-size"],
+        default: "-2",
+        kind: Kind::Int(i64::MIN, BIG),
+        mutable: true,
+    },
+    p("list-compress-depth", "0", Kind::Int(0, BIG)),
+    Param {
+        name: "zset-max-listpack-entries",
+        aliases: &["zset-max-ziplist-entries"],
+        default: "128",
+        kind: Kind::Int(0, BIG),
+        mutable: true,
+    },
+    Param {
+        name: "zset-max-listpack-value",
+        aliases: &["zset-max-ziplist-value"],
+        default: "64",
+        kind: Kind::Int(0, BIG),
+        mutable: true,
+    },
+    p("set-max-intset-entries", "512", Kind::Int(0, BIG)),
+    p("set-max-listpack-entries", "128", Kind::Int(0, BIG)),
+    p("enable-time-control", "no", Kind::Bool),
+    // Accepted for compatibility with redis-server scripts; Tumbler keeps no files.
+    p("save", "", Kind::Special),
+    p("appendonly", "no", Kind::Bool),
+    p(
+        "appendfsync",
+        "everysec",
+        Kind::Enum(&["always", "everysec", "no"]),
+    ),
+    p("dir", "", Kind::Str),
+    p("dbfilename", "dump.rdb", Kind::Str),
+    p("appendfilename", "appendonly.aof", Kind::Str),
+    p("maxmemory", "0", Kind::Memory),
+    p(
+        "maxmemory-policy",
+        "noeviction",
+        Kind::Enum(&[
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "noeviction",
+        ]),
+    ),
+    p("maxmemory-samples", "5", Kind::Int(1, BIG)),
+    p("lazyfree-lazy-eviction", "no", Kind::Bool),
+    p("lazyfree-lazy-expire", "no", Kind::Bool),
+    p("lazyfree-lazy-server-del", "no", Kind::Bool),
+    p("lazyfree-lazy-user-del", "no", Kind::Bool),
+    p("lazyfree-lazy-user-flush", "no", Kind::Bool),
+    p("slowlog-log-slower-than", "10000", Kind::Int(-1, BIG)),
+    p("slowlog-max-len", "128", Kind::Int(0, BIG)),
+    p("latency-monitor-threshold", "0", Kind::Int(0, BIG)),
+    p("lua-replicate-commands", "yes", Kind::Bool),
+    p("activerehashing", "yes", Kind::Bool),
+    p("activedefrag", "no", Kind::Bool),
+    p("lfu-log-factor", "10", Kind::Int(0, BIG)),
+    p("lfu-decay-time", "1", Kind::Int(0, BIG)),
+    fixed("tcp-backlog", "511", Kind::Int(0, BIG)),
+    fixed("io-threads", "1", Kind::Int(1, 128)),
+    p("replica-read-only", "yes", Kind::Bool),
+    p("stop-writes-on-bgsave-error", "yes", Kind::Bool),
+    p("rdbcompression", "yes", Kind::Bool),
+    p("rdbchecksum", "yes", Kind::Bool),
+    p("supervised", "no", Kind::Str),
+    p("always-show-logo", "no", Kind::Bool),
+    p("enable-debug-command", "no", Kind::Str),
+    p("appenddirname", "appendonlydir", Kind::Str),
+    p("aof-use-rdb-preamble", "yes", Kind::Bool),
+    p("close-on-replica-write", "yes", Kind::Bool),
+    p("latency-tracking", "yes", Kind::Bool),
+    p("active-expire-effort", "1", Kind::Int(1, 10)),
+];
+
+pub fn find(name: &str) -> Option<&'static Param> {
+    PARAMS.iter().find(|p| {
+        p.name.eq_ignore_ascii_case(name) || p.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+    })
+}
+
+/// Parses `512mb`, `1gb`, `100k`, `100` into bytes (Redis' `memtoull`).
+pub fn parse_memory(s: &str) -> Option<i64> {
+    let l = s.to_ascii_lowercase();
+    let (num, mul) = [
+        ("gb", 1i64 << 30),
+        ("mb", 1 << 20),
+        ("kb", 1 << 10),
+        ("g", 1_000_000_000),
+        ("m", 1_000_000),
+        ("k", 1000),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| l.strip_suffix(suf).map(|n| (n.to_string(), *m)))
+    .unwrap_or((l.clone(), 1));
+    let n: i64 = num.parse().ok()?;
+    if n < 0 {
+        return None;
+    }
+    n.checked_mul(mul)
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "yes" => Some(true),
+        "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Validates and normalizes a value for `param`. Returns the text CONFIG GET will print.
+pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
+    match param.kind {
+        Kind::Bool => parse_bool(value)
+            .map(|b| if b { "yes" } else { "no" }.to_string())
+            .ok_or_else(|| "argument must be 'yes' or 'no'".to_string()),
+        Kind::Int(lo, hi) => {
+            let n: i64 = value
+                .parse()
+                .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+            if n < lo || n > hi {
+                return Err(format!("argument must be between {lo} and {hi} inclusive"));
+            }
+            Ok(n.to_string())
+        }
+        Kind::Memory => parse_memory(value)
+            .map(|n| n.to_string())
+            .ok_or_else(|| "argument must be a memory value".to_string()),
+        Kind::Str => Ok(value.to_string()),
+        Kind::Enum(choices) => {
+            let l = value.to_ascii_lowercase();
+            if choices.contains(&l.as_str()) {
+                Ok(l)
+            } else {
+                Err("argument(s) must be one of the following: ".to_string() + &choices.join(", "))
+            }
+        }
+        Kind::Special => match param.name {
+            "notify-keyspace-events" => lockcore::notify::NotifyFlags::parse(value.as_bytes())
+                .map(|f| f.to_config_string())
+                .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
+            "client-output-buffer-limit" => parse_output_limits(value),
+            _ => Ok(value.to_string()),
+        },
+    }
+}
+
+/// Validates `class hard soft seconds [class ...]`, merging into the defaults.
+fn parse_output_limits(value: &str) -> Result<String, String> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    if words.len() % 4 != 0 {
+        return Err("Wrong number of arguments in buffer limit configuration.".into());
+    }
+    let mut classes: BTreeMap<&str, [i64; 3]> = BTreeMap::new();
+    classes.insert("normal", [0, 0, 0]);
+    classes.insert("slave", [268435456, 67108864, 60]);
+    classes.insert("pubsub", [33554432, 8388608, 60]);
+    for c in words.chunks(4) {
+        let class = match c[0].to_ascii_lowercase().as_str() {
+            "normal" => "normal",
+            "slave" | "replica" => "slave",
+            "pubsub" => "pubsub",
+            _ => {
+                return Err("Invalid client class specified in buffer limit configuration.".into())
+            }
+        };
+        let hard = parse_memory(c[1])
+            .ok_or("Error in hard, soft or soft_seconds setting in buffer limit configuration.")?;
+        let soft = parse_memory(c[2])
+            .ok_or("Error in hard, soft or soft_seconds setting in buffer limit configuration.")?;
+        let secs: i64 = c[3].parse().map_err(|_| {
+            "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+        })?;
+        classes.insert(class, [hard, soft, secs]);
+    }
+    Ok(["normal", "slave", "pubsub"]
+        .iter()
+        .map(|c| {
+            let [h, s, t] = classes[c];
+            format!("{c} {h} {s} {t}")
+        })
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// The current value of every parameter.
+#[derive(Debug, Clone)]
+pub struct Config {
+    values: BTreeMap<&'static str, String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            values: PARAMS
+                .iter()
+                .map(|p| (p.name, p.default.to_string()))
+                .collect(),
+        }
+    }
+}
+
+impl Config {
+    pub fn get(&self, name: &str) -> &str {
+        find(name)
+            .and_then(|p| self.values.get(p.name))
+            .map(|s| s.as_str())
+            .unwrap_or("")
+    }
+    pub fn get_i64(&self, name: &str) -> i64 {
+        self.get(name).parse().unwrap_or(0)
+    }
+    pub fn get_bool(&self, name: &str) -> bool {
+        self.get(name) == "yes"
+    }
+
+    /// Sets a parameter (startup or CONFIG SET). `Err` carries Redis' reason text.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let param = find(name).ok_or_else(|| "Unknown option".to_string())?;
+        let v = normalize(param, value)?;
+        self.values.insert(param.name, v);
+        Ok(())
+    }
+
+    /// (name, value) pairs for every parameter (and alias) matching the glob `pattern`.
+    pub fn matching(&self, pattern: &[u8]) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for p in PARAMS {
+            let v = &self.values[p.name];
+            for n in std::iter::once(&p.name).chain(p.aliases.iter()) {
+                if lockcore::glob::matches(pattern, n.as_bytes(), true) {
+                    out.push((n.to_string(), v.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The pubsub class limits: (hard, soft, soft seconds).
+    pub fn pubsub_output_limit(&self) -> (i64, i64, i64) {
+        let words: Vec<&str> = self
+            .get("client-output-buffer-limit")
+            .split_whitespace()
+            .collect();
+        for c in words.chunks(4) {
+            if c.len() == 4 && c[0] == "pubsub" {
+                return (
+                    c[1].parse().unwrap_or(0),
+                    c[2].parse().unwrap_or(0),
+                    c[3].parse().unwrap_or(0),
+                );
+            }
+        }
+        (0, 0, 0)
+    }
+}
+
+/// Outcome of reading a config file: the warnings to log for directives we ignore.
+pub fn load_file(cfg: &mut Config, text: &str) -> Result<Vec<String>, String> {
+    let mut warnings = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some(args) = crate::protocol::split_args(line.as_bytes()) else {
+            return Err(format!("line {}: unbalanced quotes", i + 1));
+        };
+        let args: Vec<String> = args
+            .into_iter()
+            .map(|a| String::from_utf8_lossy(&a).into_owned())
+            .collect();
+        let name = args[0].to_ascii_lowercase();
+        let value = args[1..].join(" ");
+        apply_directive(cfg, &name, &value, &mut warnings)
+            .map_err(|e| format!("line {}: '{}': {}", i + 1, line, e))?;
+    }
+    Ok(warnings)
+}
+
+/// Applies one `name value` directive from a file or the command line. Unknown directives
+/// are warnings, not errors, so a redis.conf written for redis-server still starts.
+pub fn apply_directive(
+    cfg: &mut Config,
+    name: &str,
+    value: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    if find(name).is_none() {
+        warnings.push(format!("ignoring unsupported directive '{name}'"));
+        return Ok(());
+    }
+    // redis.conf may repeat `save` lines; keep them all.
+    if name == "save" && !cfg.get("save").is_empty() && !value.is_empty() && value != "\"\"" {
+        let merged = format!("{} {}", cfg.get("save"), value);
+        return cfg.set("save", &merged);
+    }
+    // `bind` may list several addresses; Tumbler listens on the first.
+    let value = if name == "bind" {
+        value.split_whitespace().next().unwrap_or("127.0.0.1")
+    } else {
+        value
+    };
+    cfg.set(name, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_memory_like_redis() {
+        assert_eq!(parse_memory("512mb"), Some(512 << 20));
+        assert_eq!(parse_memory("1gb"), Some(1 << 30));
+        assert_eq!(parse_memory("100"), Some(100));
+        assert_eq!(parse_memory("x"), None);
+    }
+
+    #[test]
+    fn aliases_and_globs() {
+        let mut c = Config::default();
+        c.set("lua-time-limit", "100").unwrap();
+        assert_eq!(c.get("busy-reply-threshold"), "100");
+        let m = c.matching(b"*time-limit");
+        assert_eq!(m, vec![("lua-time-limit".to_string(), "100".to_string())]);
+        assert!(c.set("maxclients", "abc").is_err());
+        assert!(c.set("nope", "1").is_err());
+    }
+
+    #[test]
+    fn config_file_with_unknown_directives_loads() {
+        let mut c = Config::default();
+        let w = load_file(
+            &mut c,
+            "port 7777\nsave 900 1\nsave 300 10\nsome-future-thing yes\nrequirepass \"s e\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.get("port"), "7777");
+        assert_eq!(c.get("save"), "900 1 300 10");
+        assert_eq!(c.get("requirepass"), "s e");
+        assert_eq!(w.len(), 1);
+    }
+}

@@ -1,0 +1,905 @@
+//! Commands the server runs itself: connection state, introspection, config, transactions,
+//! pub/sub subscriptions. Keyspace commands run in `lockcore`.
+
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+
+use lockcore::commands::{self, CommandSpec};
+use lockcore::num::parse_i64;
+use lockcore::{error, Reply};
+
+use crate::conn::{Conn, Flow, Multi, ReplyMode};
+use crate::pubsub;
+use crate::shared::{Core, CoreGuard, Msg};
+
+/// Version reported to clients (HELLO, INFO). Clients parse it to pick features; we speak
+/// Redis 7's protocol and commands.
+pub const REDIS_VERSION: &str = "7.2.4";
+
+/// True if a command needs the keyspace lock.
+pub fn needs_core(spec: &CommandSpec) -> bool {
+    match spec.exec {
+        lockcore::commands::Exec::Engine(_) => true,
+        _ => {
+            let top = if spec.parent.is_empty() {
+                spec.name
+            } else {
+                spec.parent
+            };
+            matches!(
+                top,
+                "exec" | "discard" | "watch" | "unwatch" | "reset" | "info" | "debug" | "function"
+            ) || (top == "client" && matches!(spec.name, "unblock" | "kill"))
+                || (top == "config" && matches!(spec.name, "set" | "resetstat"))
+        }
+    }
+}
+
+fn core<'g, 'a>(guard: &'g mut Option<CoreGuard<'a>>) -> &'g mut Core {
+    guard
+        .as_mut()
+        .expect("server command needs the keyspace lock; see needs_core")
+}
+
+fn arg_str(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).into_owned()
+}
+
+fn eq(a: &[u8], s: &str) -> bool {
+    a.eq_ignore_ascii_case(s.as_bytes())
+}
+
+pub fn server_command(
+    c: &mut Conn,
+    guard: &mut Option<CoreGuard<'_>>,
+    spec: &'static CommandSpec,
+    a: &[Bytes],
+) -> Reply {
+    let top = if spec.parent.is_empty() {
+        spec.name
+    } else {
+        spec.parent
+    };
+    match top {
+        "ping" => ping(c, a),
+        "echo" => Reply::Bulk(a[1].clone()),
+        "quit" => {
+            c.reply(Reply::ok());
+            c.flow = Flow::Close;
+            Reply::NoReply
+        }
+        "reset" => reset(c, guard),
+        "auth" => auth(c, a),
+        "hello" => hello(c, a),
+        "client" => client(c, guard, spec, a),
+        "config" => config(c, guard, spec, a),
+        "command" => command(a),
+        "info" => crate::info::info(c, core(guard), a),
+        "wait" => match (parse_i64(&a[1]), parse_i64(&a[2])) {
+            (Some(_), Some(t)) if t >= 0 => Reply::Int(0),
+            (Some(_), Some(_)) => Reply::err(error::TIMEOUT_NEGATIVE),
+            _ => error::not_integer(),
+        },
+        "waitaof" => Reply::err(
+            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
+        ),
+        "shutdown" => shutdown(c, a),
+        "save" => Reply::ok(),
+        "bgsave" => Reply::simple("Background saving started"),
+        "debug" => debug(c, core(guard), a),
+        "multi" => {
+            if c.multi.is_some() {
+                return Reply::err(error::MULTI_NESTED);
+            }
+            c.multi = Some(Multi::default());
+            c.handle.info.lock().multi = 0;
+            Reply::ok()
+        }
+        "exec" => exec(c, guard),
+        "discard" => match c.multi.take() {
+            None => Reply::err(error::DISCARD_WITHOUT_MULTI),
+            Some(_) => {
+                unwatch_all(c, core(guard));
+                c.handle.info.lock().multi = -1;
+                Reply::ok()
+            }
+        },
+        "watch" => {
+            if c.multi.is_some() {
+                return Reply::err(error::WATCH_IN_MULTI);
+            }
+            let core = core(guard);
+            for k in &a[1..] {
+                let item = (c.cl.db, k.clone());
+                if !c.watched.contains(&item) {
+                    core.engine.watch(c.cl.id, c.cl.db, k.clone());
+                    c.watched.push(item);
+                }
+            }
+            Reply::ok()
+        }
+        "unwatch" => {
+            unwatch_all(c, core(guard));
+            Reply::ok()
+        }
+        "monitor" => {
+            c.monitor = true;
+            c.shared.monitors.insert(c.cl.id, c.handle.clone());
+            Reply::ok()
+        }
+        "subscribe" | "ssubscribe" | "psubscribe" => subscribe(c, top, a),
+        "unsubscribe" | "sunsubscribe" | "punsubscribe" => unsubscribe(c, top, &a[1..]),
+        "function" => function(c, guard, spec, a),
+        _ => Reply::err(format!(
+            "ERR command '{}' is not implemented yet",
+            spec.full_name()
+        )),
+    }
+}
+
+fn ping(c: &mut Conn, a: &[Bytes]) -> Reply {
+    if a.len() > 2 {
+        return error::wrong_arity("ping");
+    }
+    if c.in_resp2_pubsub() {
+        let msg = a.get(1).cloned().unwrap_or_default();
+        return Reply::Array(vec![Reply::bulk_str("pong"), Reply::Bulk(msg)]);
+    }
+    match a.get(1) {
+        Some(m) => Reply::Bulk(m.clone()),
+        None => Reply::simple("PONG"),
+    }
+}
+
+fn reset(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
+    c.multi = None;
+    unwatch_all(c, core(guard));
+    unsubscribe_all(c);
+    if c.monitor {
+        c.shared.monitors.remove(&c.cl.id);
+        c.monitor = false;
+    }
+    c.cl.db = 0;
+    c.cl.resp3 = false;
+    c.cl.no_touch = false;
+    c.reply_mode = ReplyMode::On;
+    c.authenticated = c.shared.config.read().get("requirepass").is_empty();
+    let mut info = c.handle.info.lock();
+    info.name = Bytes::new();
+    info.db = 0;
+    info.resp = 2;
+    info.multi = -1;
+    Reply::simple("RESET")
+}
+
+/// Checks a username/password pair against `requirepass` (the only user is `default`).
+fn check_password(c: &Conn, user: Option<&[u8]>, pass: &[u8]) -> Result<(), Reply> {
+    let required = c.shared.config.read().get("requirepass").to_string();
+    let user_ok = user.is_none_or(|u| u == b"default");
+    if required.is_empty() {
+        // The default user has nopass: any password works for it.
+        return if user_ok {
+            Ok(())
+        } else {
+            Err(Reply::err(error::WRONGPASS))
+        };
+    }
+    if user_ok && pass == required.as_bytes() {
+        Ok(())
+    } else {
+        Err(Reply::err(error::WRONGPASS))
+    }
+}
+
+fn auth(c: &mut Conn, a: &[Bytes]) -> Reply {
+    let (user, pass) = match a.len() {
+        2 => (None, &a[1]),
+        3 => (Some(&a[1][..]), &a[2]),
+        _ => return error::syntax(),
+    };
+    if user.is_none() && c.shared.config.read().get("requirepass").is_empty() {
+        return Reply::err(error::AUTH_NOT_CONFIGURED);
+    }
+    match check_password(c, user, pass) {
+        Ok(()) => {
+            c.authenticated = true;
+            Reply::ok()
+        }
+        Err(e) => e,
+    }
+}
+
+fn hello(c: &mut Conn, a: &[Bytes]) -> Reply {
+    let mut i = 1;
+    let mut proto = if c.cl.resp3 { 3 } else { 2 };
+    if a.len() > 1 {
+        match parse_i64(&a[1]) {
+            Some(v @ (2 | 3)) => proto = v,
+            Some(_) => return Reply::err("NOPROTO unsupported protocol version"),
+            None => return Reply::err("ERR Protocol version is not an integer or out of range"),
+        }
+        i = 2;
+    }
+    let mut setname = None;
+    let mut creds = None;
+    while i < a.len() {
+        let more = a.len() - i - 1;
+        if eq(&a[i], "auth") && more >= 2 {
+            creds = Some((a[i + 1].clone(), a[i + 2].clone()));
+            i += 3;
+        } else if eq(&a[i], "setname") && more >= 1 {
+            setname = Some(a[i + 1].clone());
+            i += 2;
+        } else {
+            return Reply::err(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                arg_str(&a[i])
+            ));
+        }
+    }
+    if let Some((u, p)) = creds {
+        if let Err(e) = check_password(c, Some(&u), &p) {
+            return e;
+        }
+        c.authenticated = true;
+    }
+    if !c.authenticated {
+        return Reply::err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    if let Some(n) = setname {
+        if let Err(e) = validate_name(&n) {
+            return e;
+        }
+        c.handle.info.lock().name = n;
+    }
+    c.cl.resp3 = proto == 3;
+    c.handle.info.lock().resp = proto as u8;
+    Reply::Map(vec![
+        (Reply::bulk_str("server"), Reply::bulk_str("redis")),
+        (Reply::bulk_str("version"), Reply::bulk_str(REDIS_VERSION)),
+        (Reply::bulk_str("proto"), Reply::Int(proto)),
+        (Reply::bulk_str("id"), Reply::Int(c.cl.id as i64)),
+        (Reply::bulk_str("mode"), Reply::bulk_str("standalone")),
+        (Reply::bulk_str("role"), Reply::bulk_str("master")),
+        (Reply::bulk_str("modules"), Reply::Array(vec![])),
+    ])
+}
+
+fn validate_name(n: &[u8]) -> Result<(), Reply> {
+    if n.iter().any(|&b| b <= b' ' || b > b'~') {
+        return Err(Reply::err(
+            "ERR Client names cannot contain spaces, newlines or special characters.",
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- CLIENT
+
+fn client(
+    c: &mut Conn,
+    guard: &mut Option<CoreGuard<'_>>,
+    spec: &CommandSpec,
+    a: &[Bytes],
+) -> Reply {
+    match spec.name {
+        "id" => Reply::Int(c.cl.id as i64),
+        "getname" => {
+            let n = c.handle.info.lock().name.clone();
+            if n.is_empty() {
+                Reply::Null
+            } else {
+                Reply::Bulk(n)
+            }
+        }
+        "setname" => {
+            if let Err(e) = validate_name(&a[2]) {
+                return e;
+            }
+            c.handle.info.lock().name = a[2].clone();
+            Reply::ok()
+        }
+        "setinfo" => {
+            let v = a[3].clone();
+            if v.iter().any(|&b| b < b'!' || b > b'~') {
+                return Reply::err(format!(
+                    "ERR {} cannot contain spaces, newlines or special characters.",
+                    arg_str(&a[2]).to_ascii_lowercase()
+                ));
+            }
+            let mut info = c.handle.info.lock();
+            if eq(&a[2], "lib-name") {
+                info.lib_name = v;
+            } else if eq(&a[2], "lib-ver") {
+                info.lib_ver = v;
+            } else {
+                return Reply::err(format!("ERR Unrecognized option '{}'", arg_str(&a[2])));
+            }
+            Reply::ok()
+        }
+        "info" => Reply::Verbatim("txt", Bytes::from(crate::info::client_line(c, &c.handle) + "\n")),
+        "list" => client_list(c, a),
+        "kill" => client_kill(c, a),
+        "reply" => {
+            if eq(&a[2], "on") {
+                c.reply_mode = ReplyMode::On;
+                Reply::ok()
+            } else if eq(&a[2], "off") {
+                c.reply_mode = ReplyMode::Off;
+                Reply::NoReply
+            } else if eq(&a[2], "skip") {
+                c.reply_mode = ReplyMode::Skip;
+                Reply::NoReply
+            } else {
+                error::syntax()
+            }
+        }
+        "no-evict" => on_off(&a[2]).map_or_else(error::syntax, |_| Reply::ok()),
+        "no-touch" => match on_off(&a[2]) {
+            Some(v) => {
+                c.cl.no_touch = v;
+                Reply::ok()
+            }
+            None => error::syntax(),
+        },
+        "unblock" => {
+            let Some(id) = parse_i64(&a[2]) else {
+                return Reply::err("ERR value is out of range, value must between -9223372036854775808 and 9223372036854775807");
+            };
+            let reply = match a.get(3) {
+                None => None,
+                Some(m) if eq(m, "timeout") => None,
+                Some(m) if eq(m, "error") => Some(Reply::err("UNBLOCKED client unblocked via CLIENT UNBLOCK")),
+                Some(_) => return Reply::err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+            };
+            Reply::Int(core(guard).engine.unblock_with(id as u64, reply) as i64)
+        }
+        "pause" | "unpause" => Reply::ok(),
+        "getredir" => Reply::Int(-1),
+        "tracking" => Reply::err("ERR CLIENT TRACKING is not supported by tumbler"),
+        "caching" => Reply::err("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"),
+        "trackinginfo" => Reply::Map(vec![
+            (Reply::bulk_str("flags"), Reply::Set(vec![Reply::simple("off")])),
+            (Reply::bulk_str("redirect"), Reply::Int(-1)),
+            (Reply::bulk_str("prefixes"), Reply::Array(vec![])),
+        ]),
+        "help" => Reply::Array(
+            ["CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "ID", "INFO", "LIST", "SETNAME", "GETNAME", "SETINFO", "KILL", "REPLY", "NO-EVICT", "NO-TOUCH", "UNBLOCK", "HELP"]
+                .iter()
+                .map(|s| Reply::simple(s))
+                .collect(),
+        ),
+        _ => error::unknown_subcommand("client", spec.name.as_bytes()),
+    }
+}
+
+fn on_off(a: &[u8]) -> Option<bool> {
+    if eq(a, "on") {
+        Some(true)
+    } else if eq(a, "off") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+fn client_list(c: &mut Conn, a: &[Bytes]) -> Reply {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut i = 2;
+    while i < a.len() {
+        if eq(&a[i], "type") && i + 1 < a.len() {
+            let t = arg_str(&a[i + 1]).to_ascii_lowercase();
+            if !matches!(
+                t.as_str(),
+                "normal" | "master" | "replica" | "slave" | "pubsub"
+            ) {
+                return Reply::err(format!("ERR Unknown client type '{}'", arg_str(&a[i + 1])));
+            }
+            i += 2;
+        } else if eq(&a[i], "id") && i + 1 < a.len() {
+            let mut v = Vec::new();
+            for x in &a[i + 1..] {
+                match parse_i64(x) {
+                    Some(n) if n > 0 => v.push(n as u64),
+                    _ => return Reply::err("ERR Invalid client ID"),
+                }
+            }
+            ids = Some(v);
+            break;
+        } else {
+            return error::syntax();
+        }
+    }
+    let mut handles: Vec<_> = c.shared.clients.iter().map(|e| e.value().clone()).collect();
+    handles.sort_by_key(|h| h.id);
+    let mut s = String::new();
+    for h in handles {
+        if ids.as_ref().is_some_and(|v| !v.contains(&h.id)) {
+            continue;
+        }
+        s.push_str(&crate::info::client_line(c, &h));
+        s.push('\n');
+    }
+    Reply::Verbatim("txt", Bytes::from(s))
+}
+
+fn client_kill(c: &mut Conn, a: &[Bytes]) -> Reply {
+    // Old form: CLIENT KILL addr:port
+    if a.len() == 3 {
+        let addr = arg_str(&a[2]);
+        let target = c
+            .shared
+            .clients
+            .iter()
+            .find(|h| h.addr.to_string() == addr)
+            .map(|h| h.value().clone());
+        return match target {
+            Some(h) => {
+                kill_client(c, &h);
+                Reply::ok()
+            }
+            None => Reply::err("ERR No such client"),
+        };
+    }
+    let mut filters: Vec<(String, String)> = Vec::new();
+    let mut i = 2;
+    while i + 1 < a.len() {
+        filters.push((arg_str(&a[i]).to_ascii_lowercase(), arg_str(&a[i + 1])));
+        i += 2;
+    }
+    if i != a.len() {
+        return error::syntax();
+    }
+    let mut skipme = true;
+    for (k, v) in &filters {
+        match k.as_str() {
+            "id" => {
+                if parse_i64(v.as_bytes()).is_none_or(|n| n <= 0) {
+                    return Reply::err("ERR client-id should be greater than 0");
+                }
+            }
+            "skipme" => match v.to_ascii_lowercase().as_str() {
+                "yes" => skipme = true,
+                "no" => skipme = false,
+                _ => return error::syntax(),
+            },
+            "addr" | "laddr" | "user" | "type" | "maxage" => {}
+            _ => return error::syntax(),
+        }
+    }
+    let targets: Vec<_> = c
+        .shared
+        .clients
+        .iter()
+        .filter(|h| {
+            filters.iter().all(|(k, v)| match k.as_str() {
+                "id" => h.id.to_string() == *v,
+                "addr" => h.addr.to_string() == *v,
+                "laddr" => h.laddr.to_string() == *v,
+                "user" => v == "default",
+                "type" => {
+                    v.eq_ignore_ascii_case("normal")
+                        || (v.eq_ignore_ascii_case("pubsub") && h.info.lock().subs > 0)
+                }
+                "maxage" => {
+                    h.created.elapsed().as_secs() as i64 >= v.parse::<i64>().unwrap_or(i64::MAX)
+                }
+                _ => true,
+            }) && !(skipme && h.id == c.cl.id)
+        })
+        .map(|h| h.value().clone())
+        .collect();
+    for h in &targets {
+        kill_client(c, h);
+    }
+    Reply::Int(targets.len() as i64)
+}
+
+fn kill_client(c: &mut Conn, h: &crate::shared::ClientHandle) {
+    if h.id == c.cl.id {
+        c.reply(Reply::ok());
+        c.flow = Flow::Close;
+    } else {
+        h.killed.store(true, Ordering::Relaxed);
+        h.send(Msg::Kill);
+    }
+}
+
+// ---------------------------------------------------------------- CONFIG
+
+fn config(
+    c: &mut Conn,
+    guard: &mut Option<CoreGuard<'_>>,
+    spec: &CommandSpec,
+    a: &[Bytes],
+) -> Reply {
+    match spec.name {
+        "get" => {
+            let cfg = c.shared.config.read();
+            let mut seen = std::collections::HashSet::new();
+            let mut pairs = Vec::new();
+            for pat in &a[2..] {
+                for (k, v) in cfg.matching(pat) {
+                    if seen.insert(k.clone()) {
+                        pairs.push((Reply::bulk_str(&k), Reply::bulk_str(&v)));
+                    }
+                }
+            }
+            Reply::Map(pairs)
+        }
+        "set" => {
+            if a.len() % 2 != 0 {
+                return error::wrong_arity("config|set");
+            }
+            let mut next = c.shared.config.read().clone();
+            let mut names = std::collections::HashSet::new();
+            for kv in a[2..].chunks(2) {
+                let name = arg_str(&kv[0]);
+                let Some(param) = crate::config::find(&name) else {
+                    return Reply::err(format!(
+                        "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                    ));
+                };
+                if !names.insert(param.name) {
+                    return Reply::err(format!("ERR Duplicate parameter - '{name}'"));
+                }
+                if !param.mutable {
+                    return Reply::err(format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"));
+                }
+                if let Err(e) = next.set(&name, &arg_str(&kv[1])) {
+                    return Reply::err(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{name}') - {e}"
+                    ));
+                }
+            }
+            *c.shared.config.write() = next;
+            c.shared.apply_config_to(core(guard));
+            Reply::ok()
+        }
+        "resetstat" => {
+            core(guard).engine.stats = Default::default();
+            Reply::ok()
+        }
+        "rewrite" => Reply::err("ERR The server is running without a config file"),
+        "help" => Reply::Array(
+            [
+                "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "GET <pattern>",
+                "SET <directive> <value>",
+                "RESETSTAT",
+                "REWRITE",
+                "HELP",
+            ]
+            .iter()
+            .map(|s| Reply::simple(s))
+            .collect(),
+        ),
+        _ => error::unknown_subcommand("config", spec.name.as_bytes()),
+    }
+}
+
+// ---------------------------------------------------------------- COMMAND
+
+fn command(a: &[Bytes]) -> Reply {
+    let mut all: Vec<&CommandSpec> = commands::all().collect();
+    all.sort_by_key(|c| c.name);
+    if a.len() == 1 {
+        return Reply::Array(all.iter().map(|c| commands::info_reply(c)).collect());
+    }
+    let sub = arg_str(&a[1]).to_ascii_lowercase();
+    let find = |name: &[u8]| -> Option<&'static CommandSpec> {
+        let s = arg_str(name).to_ascii_lowercase();
+        match s.split_once('|') {
+            Some((p, child)) => commands::lookup(p.as_bytes())
+                .and_then(|c| c.subcommands.iter().find(|x| x.name == child)),
+            None => commands::lookup(name),
+        }
+    };
+    match sub.as_str() {
+        "count" if a.len() == 2 => Reply::Int(all.len() as i64),
+        "info" => {
+            if a.len() == 2 {
+                return Reply::Array(all.iter().map(|c| commands::info_reply(c)).collect());
+            }
+            Reply::Array(
+                a[2..]
+                    .iter()
+                    .map(|n| find(n).map_or(Reply::NullArray, commands::info_reply))
+                    .collect(),
+            )
+        }
+        "docs" => {
+            let list: Vec<&CommandSpec> = if a.len() == 2 {
+                all
+            } else {
+                a[2..].iter().filter_map(|n| find(n)).collect()
+            };
+            Reply::Map(
+                list.iter()
+                    .map(|c| (Reply::bulk_str(&c.full_name()), commands::docs_reply(c)))
+                    .collect(),
+            )
+        }
+        "list" => Reply::Array(all.iter().map(|c| Reply::bulk_str(c.name)).collect()),
+        "getkeys" | "getkeysandflags" if a.len() >= 3 => {
+            let argv = &a[2..];
+            let spec = match commands::lookup_checked(argv) {
+                Ok(s) => s,
+                Err(_) if commands::lookup(&argv[0]).is_none() => {
+                    return Reply::err("ERR Invalid command specified")
+                }
+                Err(_) => {
+                    return Reply::err("ERR Invalid number of arguments specified for command")
+                }
+            };
+            let keys = spec.key_positions(argv);
+            if keys.is_empty() {
+                return Reply::err("ERR The command has no key arguments");
+            }
+            Reply::Array(
+                keys.into_iter()
+                    .map(|i| Reply::Bulk(argv[i].clone()))
+                    .collect(),
+            )
+        }
+        "help" => Reply::Array(
+            [
+                "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "(no subcommand)",
+                "COUNT",
+                "DOCS",
+                "GETKEYS",
+                "INFO",
+                "LIST",
+                "HELP",
+            ]
+            .iter()
+            .map(|s| Reply::simple(s))
+            .collect(),
+        ),
+        _ => error::unknown_subcommand("command", &a[1]),
+    }
+}
+
+// ---------------------------------------------------------------- SHUTDOWN, DEBUG, FUNCTION
+
+fn shutdown(c: &mut Conn, a: &[Bytes]) -> Reply {
+    for opt in &a[1..] {
+        if !["nosave", "save", "now", "force", "abort"]
+            .iter()
+            .any(|o| eq(opt, o))
+        {
+            return error::syntax();
+        }
+    }
+    if a[1..].iter().any(|o| eq(o, "abort")) {
+        return Reply::err("ERR No shutdown in progress.");
+    }
+    tracing::info!("SHUTDOWN requested by client {}", c.cl.id);
+    c.shared.shutting_down.store(true, Ordering::SeqCst);
+    c.shared.script.kill.store(true, Ordering::SeqCst);
+    c.shared.shutdown.notify_waiters();
+    c.flow = Flow::Close;
+    Reply::NoReply
+}
+
+fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
+    let sub = arg_str(&a[1]).to_ascii_lowercase();
+    match sub.as_str() {
+        "sleep" => {
+            let secs: f64 = a
+                .get(2)
+                .and_then(|s| arg_str(s).parse().ok())
+                .unwrap_or(0.0);
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs.clamp(0.0, 60.0)));
+            Reply::ok()
+        }
+        "set-active-expire" => Reply::ok(),
+        "jmap" | "quicklist-packed-threshold" | "stringmatch-len" => Reply::ok(),
+        "object" => {
+            let Some(k) = a.get(2) else {
+                return error::syntax();
+            };
+            let db = c.cl.db;
+            match core.engine.lookup(db, k) {
+                Some(e) => Reply::Simple(
+                    format!(
+                        "Value at:0x0 refcount:1 encoding:{} serializedlength:0 lru:0 lru_seconds_idle:0",
+                        e.value.encoding()
+                    )
+                    .into(),
+                ),
+                None => Reply::err("ERR no such key"),
+            }
+        }
+        "change-repl-id" | "replybuffer" => Reply::ok(),
+        _ => Reply::err(format!(
+            "ERR DEBUG {} is not supported by tumbler",
+            sub.to_uppercase()
+        )),
+    }
+}
+
+fn function(
+    c: &mut Conn,
+    _guard: &mut Option<CoreGuard<'_>>,
+    spec: &CommandSpec,
+    a: &[Bytes],
+) -> Reply {
+    let _ = c;
+    match spec.name {
+        "flush" => match a.get(2) {
+            None => Reply::ok(),
+            Some(m) if eq(m, "sync") || eq(m, "async") => Reply::ok(),
+            Some(_) => Reply::err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"),
+        },
+        "list" => Reply::Array(vec![]),
+        "stats" => Reply::Map(vec![
+            (Reply::bulk_str("running_script"), Reply::Null),
+            (Reply::bulk_str("engines"), Reply::Map(vec![])),
+        ]),
+        _ => Reply::err("ERR Redis Functions are not supported by tumbler; use EVAL/EVALSHA"),
+    }
+}
+
+// ---------------------------------------------------------------- MULTI/EXEC
+
+fn unwatch_all(c: &mut Conn, core: &mut Core) {
+    if !c.watched.is_empty() {
+        let w = std::mem::take(&mut c.watched);
+        core.engine.unwatch(c.cl.id, &w);
+    }
+}
+
+fn exec(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
+    let Some(multi) = c.multi.take() else {
+        return Reply::err(error::EXEC_WITHOUT_MULTI);
+    };
+    c.handle.info.lock().multi = -1;
+    if multi.dirty {
+        unwatch_all(c, core(guard));
+        return Reply::err(error::EXECABORT);
+    }
+    let broken = !c.watched.is_empty() && {
+        let core = core(guard);
+        // A watched key that expired since WATCH counts as modified, as in Redis 7.
+        for (db, k) in c.watched.clone() {
+            core.engine.expire_if_needed(db, &k);
+        }
+        core.engine.watch_broken(c.cl.id)
+    };
+    unwatch_all(c, core(guard));
+    if broken {
+        return Reply::NullArray;
+    }
+    if !c.shared.monitors.is_empty() {
+        c.shared.feed_monitors(
+            c.cl.db,
+            &c.handle.addr.to_string(),
+            &[Bytes::from_static(b"exec")],
+        );
+    }
+    let mut replies = Vec::with_capacity(multi.queue.len());
+    c.cl.deny_blocking = true;
+    for (spec, argv) in &multi.queue {
+        if !c.shared.monitors.is_empty() {
+            c.shared
+                .feed_monitors(c.cl.db, &c.handle.addr.to_string(), argv);
+        }
+        let r = c.execute(guard, spec, argv);
+        replies.push(if matches!(r, Reply::NoReply) {
+            Reply::ok()
+        } else {
+            r
+        });
+    }
+    c.cl.deny_blocking = false;
+    core(guard).engine.after_command();
+    Reply::Array(replies)
+}
+
+// ---------------------------------------------------------------- pub/sub subscriptions
+
+fn set_counts(c: &Conn) {
+    let mut info = c.handle.info.lock();
+    info.subs = c.subs.len();
+    info.psubs = c.psubs.len();
+    info.ssubs = c.ssubs.len();
+}
+
+fn subscribe(c: &mut Conn, kind: &'static str, a: &[Bytes]) -> Reply {
+    if c.multi.is_some() && kind != "ssubscribe" {
+        // Inside MULTI, SUBSCRIBE is allowed in Redis 7.0 only for RESP3 clients.
+    }
+    let ps = c.shared.pubsub.clone();
+    for ch in &a[1..] {
+        let (set, table) = match kind {
+            "subscribe" => (&mut c.subs, &ps.channels),
+            "psubscribe" => (&mut c.psubs, &ps.patterns),
+            _ => (&mut c.ssubs, &ps.shard_channels),
+        };
+        if set.insert(ch.clone()) {
+            pubsub::add(table, ch, &c.handle);
+        }
+        let count = if kind == "ssubscribe" {
+            c.ssubs.len()
+        } else {
+            c.subs.len() + c.psubs.len()
+        };
+        set_counts(c);
+        c.reply(Reply::Push(vec![
+            Reply::bulk_str(kind),
+            Reply::Bulk(ch.clone()),
+            Reply::Int(count as i64),
+        ]));
+    }
+    Reply::NoReply
+}
+
+fn unsubscribe(c: &mut Conn, kind: &'static str, names: &[Bytes]) -> Reply {
+    let ps = c.shared.pubsub.clone();
+    let targets: Vec<Bytes> = if names.is_empty() {
+        let set = match kind {
+            "unsubscribe" => &c.subs,
+            "punsubscribe" => &c.psubs,
+            _ => &c.ssubs,
+        };
+        set.iter().cloned().collect()
+    } else {
+        names.to_vec()
+    };
+    if targets.is_empty() {
+        let count = if kind == "sunsubscribe" {
+            c.ssubs.len()
+        } else {
+            c.subs.len() + c.psubs.len()
+        };
+        c.reply(Reply::Push(vec![
+            Reply::bulk_str(kind),
+            Reply::Null,
+            Reply::Int(count as i64),
+        ]));
+        return Reply::NoReply;
+    }
+    for ch in targets {
+        let (set, table) = match kind {
+            "unsubscribe" => (&mut c.subs, &ps.channels),
+            "punsubscribe" => (&mut c.psubs, &ps.patterns),
+            _ => (&mut c.ssubs, &ps.shard_channels),
+        };
+        if set.remove(&ch) {
+            pubsub::remove(table, &ch, c.cl.id);
+        }
+        let count = if kind == "sunsubscribe" {
+            c.ssubs.len()
+        } else {
+            c.subs.len() + c.psubs.len()
+        };
+        set_counts(c);
+        c.reply(Reply::Push(vec![
+            Reply::bulk_str(kind),
+            Reply::Bulk(ch),
+            Reply::Int(count as i64),
+        ]));
+    }
+    Reply::NoReply
+}
+
+/// Drops every subscription of a client (RESET, disconnect), without replies.
+pub fn unsubscribe_all(c: &mut Conn) {
+    let ps = c.shared.pubsub.clone();
+    for ch in c.subs.drain() {
+        pubsub::remove(&ps.channels, &ch, c.cl.id);
+    }
+    for ch in c.psubs.drain() {
+        pubsub::remove(&ps.patterns, &ch, c.cl.id);
+    }
+    for ch in c.ssubs.drain() {
+        pubsub::remove(&ps.shard_channels, &ch, c.cl.id);
+    }
+    set_counts(c);
+}
+
+/// Called under the keyspace lock when a client disconnects, after its blocked command and
+/// watches are gone (session-bound native locks are released here).
+pub fn on_disconnect(_core: &mut Core, _id: lockcore::ClientId) {}

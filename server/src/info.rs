@@ -1,0 +1,225 @@
+//! INFO and the CLIENT LIST line.
+
+use bytes::Bytes;
+use std::fmt::Write;
+use std::sync::atomic::Ordering;
+
+use lockcore::Reply;
+
+use crate::conn::Conn;
+use crate::shared::{ClientHandle, Core};
+
+/// Resident set size of this process in bytes (Linux), else 0.
+pub fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u64>().ok())
+        })
+        .map(|pages| pages * 4096)
+        .unwrap_or(0)
+}
+
+fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.2}G", b / (1u64 << 30) as f64)
+    } else if b >= (1u64 << 20) as f64 {
+        format!("{:.2}M", b / (1u64 << 20) as f64)
+    } else if b >= 1024.0 {
+        format!("{:.2}K", b / 1024.0)
+    } else {
+        format!("{}B", bytes)
+    }
+}
+
+const SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
+const DEFAULT: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
+
+pub fn info(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
+    let mut wanted: Vec<String> = Vec::new();
+    for s in &a[1..] {
+        let s = String::from_utf8_lossy(s).to_ascii_lowercase();
+        match s.as_str() {
+            "all" | "everything" => wanted.extend(SECTIONS.iter().map(|x| x.to_string())),
+            "default" => wanted.extend(DEFAULT.iter().map(|x| x.to_string())),
+            _ => wanted.push(s),
+        }
+    }
+    if wanted.is_empty() {
+        wanted.extend(DEFAULT.iter().map(|x| x.to_string()));
+    }
+    let mut out = String::new();
+    for sec in SECTIONS {
+        if wanted.iter().any(|w| w == sec) {
+            if !out.is_empty() {
+                out.push_str("\r\n");
+            }
+            section(c, core, sec, &mut out);
+        }
+    }
+    Reply::Verbatim("txt", Bytes::from(out))
+}
+
+fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
+    let sh = &c.shared;
+    let eng = &core.engine;
+    match name {
+        "server" => {
+            let up = sh.uptime_ms() / 1000;
+            let _ = write!(
+                out,
+                "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{:040x}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
+                crate::dispatch::REDIS_VERSION,
+                std::env::consts::OS,
+                std::env::consts::ARCH,
+                std::process::id(),
+                sh.started.elapsed().as_nanos() ^ 0x7475_6d62_6c65_72,
+                sh.port.load(Ordering::Relaxed),
+                lockcore::clock::Clock::now_us(&*sh.clock),
+                up,
+                up / 86400,
+                sh.config.read().get("hz"),
+                sh.config.read().get("hz"),
+                std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+                env!("CARGO_PKG_VERSION"),
+            );
+        }
+        "clients" => {
+            let _ = write!(
+                out,
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
+                sh.clients.len(),
+                sh.config.read().get("maxclients"),
+                eng.blocked_count(),
+                eng.blocked_count(),
+            );
+        }
+        "memory" => {
+            let rss = rss_bytes();
+            let maxmem: u64 = sh.config.read().get_i64("maxmemory") as u64;
+            let _ = write!(
+                out,
+                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{rss}\r\nused_memory_peak_human:{}\r\nused_memory_lua:0\r\nmaxmemory:{maxmem}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
+                human(rss),
+                human(rss),
+                human(rss),
+                human(maxmem),
+                sh.config.read().get("maxmemory-policy"),
+            );
+        }
+        "persistence" => {
+            let _ = write!(
+                out,
+                "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\n",
+                eng.stats.dirty,
+                eng.started_ms / 1000,
+            );
+        }
+        "stats" => {
+            let ps = &sh.pubsub;
+            let _ = write!(
+                out,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\n",
+                sh.counters.connections_received.load(Ordering::Relaxed),
+                eng.stats.commands_processed,
+                sh.counters.net_input_bytes.load(Ordering::Relaxed),
+                sh.counters.net_output_bytes.load(Ordering::Relaxed),
+                sh.counters.rejected_connections.load(Ordering::Relaxed),
+                eng.stats.expired_keys,
+                eng.stats.keyspace_hits,
+                eng.stats.keyspace_misses,
+                ps.channels.len(),
+                ps.patterns.len(),
+                ps.shard_channels.len(),
+                eng.blocked_count(),
+            );
+        }
+        "replication" => out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nrepl_backlog_active:0\r\n"),
+        "cpu" => out.push_str("# CPU\r\nused_cpu_sys:0.000000\r\nused_cpu_user:0.000000\r\n"),
+        "modules" => out.push_str("# Modules\r\n"),
+        "errorstats" => out.push_str("# Errorstats\r\n"),
+        "cluster" => out.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+        "keyspace" => {
+            out.push_str("# Keyspace\r\n");
+            for (i, db) in eng.dbs.iter().enumerate() {
+                if !db.is_empty() {
+                    let _ = write!(out, "db{}:keys={},expires={},avg_ttl=0\r\n", i, db.len(), db.expires_count());
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One line of CLIENT LIST / CLIENT INFO, in Redis 7.2's field order.
+pub fn client_line(me: &Conn, h: &ClientHandle) -> String {
+    let info = h.info.lock();
+    let age = h.created.elapsed().as_secs();
+    let idle = info.last_interaction.map_or(0, |t| t.elapsed().as_secs());
+    let mut flags = String::new();
+    if info.subs + info.psubs + info.ssubs > 0 {
+        flags.push('P');
+    }
+    if info.multi >= 0 {
+        flags.push('x');
+    }
+    if h.id == me.cl.id && me.flow == crate::conn::Flow::Blocked {
+        flags.push('b');
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    let db = if h.id == me.cl.id { me.cl.db } else { info.db };
+    let cmd = if info.last_cmd.is_empty() {
+        "NULL".to_string()
+    } else {
+        info.last_cmd.clone()
+    };
+    format!(
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+        h.id,
+        h.addr,
+        h.laddr,
+        String::from_utf8_lossy(&info.name),
+        age,
+        idle,
+        flags,
+        db,
+        info.subs,
+        info.psubs,
+        info.ssubs,
+        info.multi,
+        cmd,
+        info.user,
+        info.resp,
+        String::from_utf8_lossy(&info.lib_name),
+        String::from_utf8_lossy(&info.lib_ver),
+    )
+}

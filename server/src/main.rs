@@ -1,0 +1,179 @@
+//! `tumbler [config-file] [--name value ...]`: starts the server.
+//!
+//! Like redis-server, every config directive can be given as `--name value`, so scripts
+//! written for redis-server run unchanged. clap renders `--help` and `--version` from the
+//! documented options; the directive pairs are parsed redis-style, because redis.conf names
+//! are open-ended and an unknown one must be a warning, not an error.
+
+use clap::{Arg, ArgAction, Command};
+use std::io::Write;
+
+use tumbler::config::{self, Config};
+
+fn cli() -> Command {
+    Command::new("tumbler")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("A lightweight, in-memory, Redis-compatible server with native lock primitives")
+        .after_help(
+            "Any redis.conf directive can be passed as --name value (e.g. --save \"\" --appendonly no).\n\
+             Unknown directives are ignored with a warning.\n\n\
+             Examples:\n  tumbler\n  tumbler --port 0\n  tumbler /etc/redis/redis.conf --port 7777 --requirepass secret",
+        )
+        .arg(Arg::new("config-file").help("redis.conf-style configuration file").required(false))
+        .arg(Arg::new("port").long("port").value_name("PORT").help("TCP port; 0 picks a free port and prints it [default: 6379]"))
+        .arg(Arg::new("bind").long("bind").value_name("ADDR").help("Address to listen on [default: 127.0.0.1]"))
+        .arg(Arg::new("requirepass").long("requirepass").value_name("PASSWORD").help("Require AUTH with this password"))
+        .arg(Arg::new("databases").long("databases").value_name("N").help("Number of databases [default: 16]"))
+        .arg(Arg::new("loglevel").long("loglevel").value_name("LEVEL").help("debug, verbose, notice, warning [default: notice]"))
+        .arg(
+            Arg::new("enable-time-control")
+                .long("enable-time-control")
+                .value_name("yes|no")
+                .help("Enable TUMBLER.TIME ADVANCE/FREEZE/RESUME for tests [default: no]"),
+        )
+        .arg(Arg::new("version-flag").short('v').action(ArgAction::Version).help("Print version"))
+}
+
+/// Splits argv into what clap should see (help, version, the config file) and redis-style
+/// `--name value...` directives.
+fn split_args(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
+    let mut for_clap = vec!["tumbler".to_string()];
+    let mut directives = Vec::new();
+    let mut i = 1;
+    if let Some(first) = args.get(1) {
+        if !first.starts_with("--") && first != "-h" && first != "-v" {
+            for_clap.push(first.clone());
+            i = 2;
+        }
+    }
+    while i < args.len() {
+        let a = &args[i];
+        if matches!(a.as_str(), "-h" | "--help" | "-v" | "--version") {
+            for_clap.push(a.clone());
+            i += 1;
+            continue;
+        }
+        if let Some(name) = a.strip_prefix("--") {
+            let mut vals = Vec::new();
+            i += 1;
+            while i < args.len() && !args[i].starts_with("--") {
+                vals.push(args[i].clone());
+                i += 1;
+            }
+            let v = vals
+                .iter()
+                .map(|v| {
+                    if v.is_empty() {
+                        "\"\"".to_string()
+                    } else {
+                        v.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            directives.push((name.to_string(), v));
+        } else {
+            eprintln!("tumbler: unexpected argument '{a}'");
+            std::process::exit(1);
+        }
+    }
+    (for_clap, directives)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (for_clap, directives) = split_args(&args);
+    let m = cli().get_matches_from(for_clap);
+
+    let mut cfg = Config::default();
+    let mut warnings = Vec::new();
+    if let Some(path) = m.get_one::<String>("config-file") {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("tumbler: cannot read config file {path}: {e}");
+                std::process::exit(1);
+            }
+        };
+        match config::load_file(&mut cfg, &text) {
+            Ok(w) => warnings.extend(w),
+            Err(e) => {
+                eprintln!("tumbler: bad config file {path}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    for (name, value) in &directives {
+        let value = if value == "\"\"" { "" } else { value.as_str() };
+        if let Err(e) =
+            config::apply_directive(&mut cfg, &name.to_ascii_lowercase(), value, &mut warnings)
+        {
+            eprintln!("tumbler: --{name} {value}: {e}");
+            std::process::exit(1);
+        }
+    }
+
+    let level = match cfg.get("loglevel") {
+        "debug" => "debug",
+        "verbose" => "info",
+        "warning" => "warn",
+        "nothing" => "error",
+        _ => "info",
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    for w in &warnings {
+        tracing::warn!("{w}");
+    }
+
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    rt.block_on(async move {
+        let server = match tumbler::Server::start(cfg).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("tumbler: cannot listen: {e}");
+                std::process::exit(1);
+            }
+        };
+        // A machine-readable line for scripts (and `--port 0`), then Redis' own log line,
+        // which Testcontainers-style wait strategies look for.
+        println!(
+            "tumbler listening on {} port={}",
+            server.addr,
+            server.addr.port()
+        );
+        let _ = std::io::stdout().flush();
+        tracing::info!("Ready to accept connections tcp");
+        let sigterm = async {
+            #[cfg(unix)]
+            {
+                let mut s =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                        .expect("SIGTERM handler");
+                s.recv().await;
+            }
+            #[cfg(not(unix))]
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => tracing::info!("Received SIGINT scheduling shutdown..."),
+            _ = sigterm => tracing::info!("Received SIGTERM scheduling shutdown..."),
+            _ = server.wait_shutdown_request() => {}
+        }
+        server.shutdown().await;
+        tracing::info!("Redis is now ready to exit, bye bye...");
+    });
+    rt.shutdown_timeout(std::time::Duration::from_millis(100));
+}

@@ -1,0 +1,334 @@
+//! The request side of RESP: multibulk and inline commands, with Redis' limits and exact
+//! protocol errors.
+//!
+//! Parsing is two-phase in spirit: [`parse`] first walks the buffer, checking headers and
+//! jumping over bulk payloads by their declared length, and only when a whole command is
+//! present does it split the buffer and slice the arguments out of it without copying. An
+//! incomplete command is the ordinary `Ok(None)`, never an error. A declared length is never
+//! allocated up front, so a client cannot make the server reserve memory it did not send.
+//!
+//! Replies are encoded by `lockcore::Reply::encode`; the `redis-protocol` crate decodes
+//! replies on the client side (tests, the Rust client), where its full RESP3 frame model
+//! fits. Requests are only ever arrays of bulk strings or inline text, and Redis' exact
+//! error texts and limits are part of the contract, so that side is parsed here.
+
+use bytes::{Bytes, BytesMut};
+
+/// Longest line (inline command, or a `*`/`$` header) Redis accepts: PROTO_INLINE_MAX_SIZE.
+pub const INLINE_MAX: usize = 64 * 1024;
+/// Before AUTH, Redis refuses multibulk counts over 10 and bulk lengths over 16 KiB.
+pub const UNAUTH_MAX_ARGS: i64 = 10;
+pub const UNAUTH_MAX_BULK: i64 = 16 * 1024;
+/// Largest argument count Redis accepts (INT_MAX); we also cap it by the query limit.
+pub const MAX_MULTIBULK: i64 = 1024 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_bulk: i64,
+    pub authenticated: bool,
+}
+
+/// A protocol error: the text (without `-`) to send before closing the connection.
+#[derive(Debug, PartialEq)]
+pub struct ProtoError(pub String);
+
+fn perr(s: impl Into<String>) -> ProtoError {
+    ProtoError(format!("ERR Protocol error: {}", s.into()))
+}
+
+fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
+    let hay = &buf[from..];
+    let mut i = 0;
+    while let Some(p) = memchr(b'\r', &hay[i..]) {
+        let at = i + p;
+        if at + 1 < hay.len() {
+            if hay[at + 1] == b'\n' {
+                return Some(from + at);
+            }
+            i = at + 1;
+        } else {
+            return None;
+        }
+    }
+    None
+}
+
+fn memchr(c: u8, s: &[u8]) -> Option<usize> {
+    s.iter().position(|&b| b == c)
+}
+
+/// Parses an integer header as Redis' `string2ll` does.
+fn header_int(s: &[u8]) -> Option<i64> {
+    lockcore::num::parse_i64(s)
+}
+
+/// Takes one complete command off the front of `buf`.
+///
+/// Returns `Ok(None)` if more bytes are needed, `Ok(Some(argv))` for a command (possibly
+/// empty: an empty inline line or `*0`, which the caller skips).
+pub fn parse(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>, ProtoError> {
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    if buf[0] == b'*' {
+        parse_multibulk(buf, lim)
+    } else {
+        parse_inline(buf)
+    }
+}
+
+fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>, ProtoError> {
+    let Some(eol) = find_crlf(buf, 0) else {
+        if buf.len() > INLINE_MAX {
+            return Err(perr("too big mbulk count string"));
+        }
+        return Ok(None);
+    };
+    let n = match header_int(&buf[1..eol]) {
+        Some(n) if n <= MAX_MULTIBULK => n,
+        _ => return Err(perr("invalid multibulk length")),
+    };
+    if !lim.authenticated && n > UNAUTH_MAX_ARGS {
+        return Err(perr("unauthenticated multibulk length"));
+    }
+    let mut pos = eol + 2;
+    if n <= 0 {
+        let _ = buf.split_to(pos);
+        return Ok(Some(Vec::new()));
+    }
+    // Phase one: walk the headers and check that every argument is here.
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity((n as usize).min(1024));
+    for _ in 0..n {
+        if pos >= buf.len() {
+            return Ok(None);
+        }
+        let Some(eol) = find_crlf(buf, pos) else {
+            if buf.len() - pos > INLINE_MAX {
+                return Err(perr("too big bulk count string"));
+            }
+            return Ok(None);
+        };
+        if buf[pos] != b'$' {
+            return Err(perr(format!("expected '$', got '{}'", buf[pos] as char)));
+        }
+        let len = match header_int(&buf[pos + 1..eol]) {
+            Some(l) if l >= 0 && l <= lim.max_bulk => l as usize,
+            _ => return Err(perr("invalid bulk length")),
+        };
+        if !lim.authenticated && len as i64 > UNAUTH_MAX_BULK {
+            return Err(perr("unauthenticated bulk length"));
+        }
+        let start = eol + 2;
+        let end = start + len;
+        if buf.len() < end + 2 {
+            // Grow towards the declared size only as data arrives, a megabyte at a time.
+            let want = (end + 2 - buf.len()).min(1 << 20);
+            buf.reserve(want);
+            return Ok(None);
+        }
+        spans.push((start, end));
+        pos = end + 2;
+    }
+    // Phase two: split the command off and slice its arguments without copying.
+    let frame = buf.split_to(pos).freeze();
+    Ok(Some(
+        spans.into_iter().map(|(s, e)| frame.slice(s..e)).collect(),
+    ))
+}
+
+fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
+    let Some(nl) = memchr(b'\n', buf) else {
+        if buf.len() > INLINE_MAX {
+            return Err(perr("too big inline request"));
+        }
+        return Ok(None);
+    };
+    let line = buf.split_to(nl + 1);
+    let mut text = &line[..nl];
+    if text.last() == Some(&b'\r') {
+        text = &text[..text.len() - 1];
+    }
+    match split_args(text) {
+        Some(args) => Ok(Some(args.into_iter().map(Bytes::from).collect())),
+        None => Err(perr("unbalanced quotes in request")),
+    }
+}
+
+/// C's `isspace`.
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// Splits a line into arguments like Redis' `sdssplitargs`: spaces separate, double quotes
+/// allow `\n`, `\xHH` escapes, single quotes allow `\'`. A closing quote must be followed by
+/// a space or the end. `None` on unbalanced quotes.
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    // sdssplitargs works on a C string: a NUL byte ends the input.
+    let line = match memchr(0, line) {
+        Some(z) => &line[..z],
+        None => line,
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    let n = line.len();
+    loop {
+        while i < n && is_space(line[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return Some(out);
+        }
+        let mut cur = Vec::new();
+        let (mut inq, mut insq) = (false, false);
+        loop {
+            if inq {
+                if i >= n {
+                    return None;
+                }
+                let c = line[i];
+                if c == b'\\'
+                    && i + 3 < n
+                    && line[i + 1] == b'x'
+                    && hex(line[i + 2]).is_some()
+                    && hex(line[i + 3]).is_some()
+                {
+                    cur.push(hex(line[i + 2]).unwrap() * 16 + hex(line[i + 3]).unwrap());
+                    i += 3;
+                } else if c == b'\\' && i + 1 < n {
+                    i += 1;
+                    cur.push(match line[i] {
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'b' => 8,
+                        b'a' => 7,
+                        o => o,
+                    });
+                } else if c == b'"' {
+                    if i + 1 < n && !is_space(line[i + 1]) {
+                        return None;
+                    }
+                    inq = false;
+                    i += 1;
+                    break;
+                } else {
+                    cur.push(c);
+                }
+            } else if insq {
+                if i >= n {
+                    return None;
+                }
+                let c = line[i];
+                if c == b'\\' && i + 1 < n && line[i + 1] == b'\'' {
+                    i += 1;
+                    cur.push(b'\'');
+                } else if c == b'\'' {
+                    if i + 1 < n && !is_space(line[i + 1]) {
+                        return None;
+                    }
+                    insq = false;
+                    i += 1;
+                    break;
+                } else {
+                    cur.push(c);
+                }
+            } else {
+                if i >= n {
+                    break;
+                }
+                match line[i] {
+                    c if is_space(c) => {
+                        break;
+                    }
+                    b'"' => inq = true,
+                    b'\'' => insq = true,
+                    c => cur.push(c),
+                }
+            }
+            i += 1;
+        }
+        let _ = (inq, insq);
+        out.push(cur);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIM: Limits = Limits {
+        max_bulk: 512 * 1024 * 1024,
+        authenticated: true,
+    };
+
+    fn p(s: &[u8]) -> Result<Option<Vec<Bytes>>, ProtoError> {
+        let mut b = BytesMut::from(s);
+        parse(&mut b, LIM)
+    }
+
+    #[test]
+    fn multibulk_whole_and_partial() {
+        assert_eq!(
+            p(b"*2\r\n$3\r\nget\r\n$1\r\nk\r\n").unwrap().unwrap(),
+            vec![Bytes::from("get"), Bytes::from("k")]
+        );
+        assert_eq!(p(b"*2\r\n$3\r\nget\r\n$1\r\n").unwrap(), None);
+        assert_eq!(p(b"*2\r\n$3\r\nget\r\n$1\r\nk\r").unwrap(), None);
+    }
+
+    #[test]
+    fn protocol_errors_have_redis_texts() {
+        assert_eq!(
+            p(b"*x\r\n").unwrap_err().0,
+            "ERR Protocol error: invalid multibulk length"
+        );
+        assert_eq!(
+            p(b"*1\r\n+x\r\n").unwrap_err().0,
+            "ERR Protocol error: expected '$', got '+'"
+        );
+        assert_eq!(
+            p(b"*1\r\n$-5\r\n").unwrap_err().0,
+            "ERR Protocol error: invalid bulk length"
+        );
+        assert_eq!(
+            p(b"*1\r\n$99999999999\r\n").unwrap_err().0,
+            "ERR Protocol error: invalid bulk length"
+        );
+        let mut b = BytesMut::from(&b"*20\r\n"[..]);
+        let unauth = Limits {
+            authenticated: false,
+            ..LIM
+        };
+        assert_eq!(
+            parse(&mut b, unauth).unwrap_err().0,
+            "ERR Protocol error: unauthenticated multibulk length"
+        );
+    }
+
+    #[test]
+    fn inline_commands_split_like_redis() {
+        assert_eq!(
+            p(b"set a \"b c\"\r\n").unwrap().unwrap(),
+            vec![Bytes::from("set"), Bytes::from("a"), Bytes::from("b c")]
+        );
+        assert_eq!(p(b"ping\n").unwrap().unwrap(), vec![Bytes::from("ping")]);
+        assert_eq!(p(b"\r\n").unwrap().unwrap(), Vec::<Bytes>::new());
+        assert_eq!(
+            p(b"set \"a\r\n").unwrap_err().0,
+            "ERR Protocol error: unbalanced quotes in request"
+        );
+        assert_eq!(split_args(b"\"\\x41\\n\"").unwrap(), vec![b"A\n".to_vec()]);
+        assert_eq!(split_args(b"a\0b c").unwrap(), vec![b"a".to_vec()]);
+    }
+
+    #[test]
+    fn huge_declared_length_allocates_nothing_big() {
+        let mut b = BytesMut::from(&b"*1\r\n$536870912\r\nabc"[..]);
+        assert_eq!(parse(&mut b, LIM).unwrap(), None);
+        assert!(b.capacity() < 4 << 20);
+    }
+}

@@ -1,0 +1,305 @@
+//! State shared by every connection: the one keyspace lock, the client registry, pub/sub,
+//! config and the timer.
+//!
+//! # Why one `parking_lot::Mutex` around the engine
+//!
+//! Every command, every MULTI/EXEC and every script runs while holding `core`, so nothing
+//! can interleave with it: that is the whole of Tumbler's atomicity argument, and the
+//! concurrent tests in `tests/` check it. The critical sections are short and never await,
+//! so a blocking mutex is right (as in mini-redis' `db.rs`); a connection takes it once per
+//! batch of pipelined commands, not once per command. A script can hold it for long, so
+//! waiters never block a runtime thread indefinitely: [`Shared::lock_core`] tries for a
+//! bounded time, yields to the runtime and tries again, and gives up with `-BUSY` once a
+//! script has run past `busy-reply-threshold`. docs/architecture.md has the measurements
+//! that chose this model.
+//!
+//! What lives outside the lock, in `DashMap`s, is state that no command's atomicity depends
+//! on and that connections touch without the keyspace: the client registry (CLIENT LIST,
+//! KILL, delivering wake-ups) and the pub/sub subscriber tables. A PUBLISH that runs inside
+//! the lock (from a script or a keyspace event) reads those tables; it never takes `core`
+//! again, so there is no lock-order cycle.
+
+use bytes::Bytes;
+use dashmap::DashMap;
+use parking_lot::{Mutex, MutexGuard, RwLock};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, Notify};
+
+use lockcore::clock::{Clock, ControlledClock};
+use lockcore::{ClientId, Engine, Reply};
+
+use crate::config::Config;
+use crate::pubsub::PubSub;
+
+/// Everything guarded by the keyspace lock.
+pub struct Core {
+    pub engine: Engine,
+}
+
+/// A message to a connection task from elsewhere.
+#[derive(Debug)]
+pub enum Msg {
+    /// An out-of-band message: pub/sub delivery, MONITOR line (encoded per protocol).
+    Push(Reply),
+    /// The reply to this client's blocked command.
+    Wake(Reply),
+    /// CLIENT KILL, output-buffer limits, shutdown.
+    Kill,
+}
+
+/// What CLIENT LIST / CLIENT INFO show about a connection.
+#[derive(Debug, Clone, Default)]
+pub struct ClientInfo {
+    pub name: Bytes,
+    pub lib_name: Bytes,
+    pub lib_ver: Bytes,
+    pub db: usize,
+    pub resp: u8,
+    pub last_cmd: String,
+    pub last_interaction: Option<Instant>,
+    pub flags: String,
+    pub subs: usize,
+    pub psubs: usize,
+    pub ssubs: usize,
+    pub multi: i64,
+    pub user: String,
+}
+
+pub struct ClientHandle {
+    pub id: ClientId,
+    pub addr: SocketAddr,
+    pub laddr: SocketAddr,
+    pub created: Instant,
+    pub tx: mpsc::UnboundedSender<Msg>,
+    pub info: Mutex<ClientInfo>,
+    /// Bytes of pushes queued for this client and not yet written (output buffer limits).
+    pub pending_out: AtomicUsize,
+    /// When `pending_out` first passed the soft limit, in ms since start (0 = not over).
+    pub soft_since_ms: AtomicI64,
+    pub killed: AtomicBool,
+}
+
+impl ClientHandle {
+    pub fn send(&self, m: Msg) -> bool {
+        self.tx.send(m).is_ok()
+    }
+}
+
+/// A running script, as other connections see it (BUSY, SCRIPT KILL).
+#[derive(Debug, Default)]
+pub struct ScriptStatus {
+    /// Wall-clock ms when the running script started; 0 when none runs.
+    pub started_ms: AtomicI64,
+    /// Set by SCRIPT KILL; the script's instruction hook reads it.
+    pub kill: AtomicBool,
+    /// The running script has written; it can no longer be killed.
+    pub wrote: AtomicBool,
+    /// Set by SHUTDOWN NOSAVE during a busy script.
+    pub shutdown: AtomicBool,
+}
+
+/// Server-wide counters for INFO.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub connections_received: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub net_input_bytes: AtomicU64,
+    pub net_output_bytes: AtomicU64,
+}
+
+pub struct Shared {
+    pub core: Mutex<Core>,
+    pub config: RwLock<Config>,
+    pub clients: DashMap<ClientId, Arc<ClientHandle>>,
+    pub pubsub: Arc<PubSub>,
+    pub monitors: DashMap<ClientId, Arc<ClientHandle>>,
+    pub clock: Arc<ControlledClock>,
+    pub next_id: AtomicU64,
+    /// Wakes the timer task early (an earlier deadline, time control).
+    pub timer: Notify,
+    pub shutdown: Notify,
+    pub shutting_down: AtomicBool,
+    pub script: ScriptStatus,
+    pub counters: Counters,
+    pub started: Instant,
+    pub busy_threshold_ms: AtomicI64,
+    pub port: AtomicU64,
+}
+
+/// The keyspace lock, held. Dropping it delivers the wake-ups that the commands run under
+/// it produced and re-arms the timer if they added an earlier deadline, so no caller can
+/// forget either.
+pub struct CoreGuard<'a> {
+    guard: MutexGuard<'a, Core>,
+    shared: &'a Shared,
+}
+
+impl std::ops::Deref for CoreGuard<'_> {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for CoreGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.guard
+    }
+}
+
+impl Drop for CoreGuard<'_> {
+    fn drop(&mut self) {
+        let eng = &mut self.guard.engine;
+        for (id, reply) in eng.wakeups.drain(..) {
+            if let Some(c) = self.shared.clients.get(&id) {
+                c.send(Msg::Wake(reply));
+            }
+        }
+        if eng.deadline_changed {
+            eng.deadline_changed = false;
+            self.shared.timer.notify_one();
+        }
+    }
+}
+
+/// Why a connection could not get the keyspace lock.
+pub enum LockError {
+    /// A script has run past busy-reply-threshold.
+    Busy,
+}
+
+pub const BUSY_ERR: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+
+impl Shared {
+    pub fn new(config: Config) -> Arc<Shared> {
+        let clock = ControlledClock::new();
+        let dbs = config.get_i64("databases").max(1) as usize;
+        let pubsub = Arc::new(PubSub::default());
+        let mut engine = Engine::with_clock(dbs, clock.clone());
+        engine.broker = pubsub.clone();
+        let shared = Arc::new(Shared {
+            core: Mutex::new(Core { engine }),
+            busy_threshold_ms: AtomicI64::new(config.get_i64("busy-reply-threshold")),
+            config: RwLock::new(config),
+            clients: DashMap::new(),
+            pubsub,
+            monitors: DashMap::new(),
+            clock,
+            next_id: AtomicU64::new(1),
+            timer: Notify::new(),
+            shutdown: Notify::new(),
+            shutting_down: AtomicBool::new(false),
+            script: ScriptStatus::default(),
+            counters: Counters::default(),
+            started: Instant::now(),
+            port: AtomicU64::new(0),
+        });
+        shared.apply_config();
+        shared
+    }
+
+    /// Pushes config values the engine and the hot paths use out of the config table.
+    pub fn apply_config(&self) {
+        let mut core = self.core.lock();
+        self.apply_config_to(&mut core);
+    }
+
+    /// [`Shared::apply_config`] for a caller that already holds the keyspace lock.
+    pub fn apply_config_to(&self, core: &mut Core) {
+        let cfg = self.config.read();
+        self.busy_threshold_ms
+            .store(cfg.get_i64("busy-reply-threshold"), Ordering::Relaxed);
+        let ec = &mut core.engine.config;
+        ec.notify =
+            lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
+                .unwrap_or_default();
+        ec.proto_max_bulk_len = cfg.get_i64("proto-max-bulk-len") as usize;
+        ec.hash_max_listpack_entries = cfg.get_i64("hash-max-listpack-entries") as usize;
+        ec.hash_max_listpack_value = cfg.get_i64("hash-max-listpack-value") as usize;
+        ec.list_max_listpack_size = cfg.get_i64("list-max-listpack-size");
+        ec.zset_max_listpack_entries = cfg.get_i64("zset-max-listpack-entries") as usize;
+        ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
+    }
+
+    /// How long the running script has run, in ms, if one runs.
+    pub fn script_running_for(&self) -> Option<i64> {
+        let s = self.script.started_ms.load(Ordering::Acquire);
+        (s != 0).then(|| lockcore::clock::SystemClock.now_ms() - s)
+    }
+
+    /// True if a script has run past the busy threshold.
+    pub fn script_busy(&self) -> bool {
+        self.script_running_for()
+            .is_some_and(|t| t >= self.busy_threshold_ms.load(Ordering::Relaxed))
+    }
+
+    /// Takes the keyspace lock without ever parking a runtime thread for long.
+    /// With `allow_busy` false, gives up with [`LockError::Busy`] once a running script is
+    /// past the busy threshold.
+    pub async fn lock_core(&self, allow_busy: bool) -> Result<CoreGuard<'_>, LockError> {
+        if let Some(g) = self.core.try_lock() {
+            return Ok(self.guard(g));
+        }
+        loop {
+            if !allow_busy && self.script_busy() {
+                return Err(LockError::Busy);
+            }
+            if let Some(g) = self.core.try_lock_for(Duration::from_micros(200)) {
+                return Ok(self.guard(g));
+            }
+            if self.script_running_for().is_some() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            } else {
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+
+    /// Takes the keyspace lock from synchronous code (timer, startup, embedding).
+    pub fn lock_core_blocking(&self) -> CoreGuard<'_> {
+        self.guard(self.core.lock())
+    }
+
+    fn guard<'a>(&'a self, g: MutexGuard<'a, Core>) -> CoreGuard<'a> {
+        CoreGuard {
+            guard: g,
+            shared: self,
+        }
+    }
+
+    pub fn next_client_id(&self) -> ClientId {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Milliseconds since the server started (monotonic).
+    pub fn uptime_ms(&self) -> i64 {
+        self.started.elapsed().as_millis() as i64
+    }
+
+    /// Sends a MONITOR line to every monitor. `argv` as executed, `db`, client address.
+    pub fn feed_monitors(&self, db: usize, origin: &str, argv: &[Bytes]) {
+        if self.monitors.is_empty() {
+            return;
+        }
+        let us = self.clock.now_us();
+        let mut line = format!(
+            "{}.{:06} [{} {}]",
+            us / 1_000_000,
+            us % 1_000_000,
+            db,
+            origin
+        );
+        for a in argv {
+            line.push(' ');
+            line.push_str(&crate::monitor::quote_arg(a));
+        }
+        let reply = Reply::Simple(line.into());
+        for m in self.monitors.iter() {
+            m.send(Msg::Push(reply.clone()));
+        }
+    }
+}

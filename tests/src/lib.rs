@@ -1,0 +1,288 @@
+//! Test harness: start tumbler in-process or redis-server as a child process (both on port
+//! 0 / a free port, so runs never collide), talk raw RESP to them, and compare replies.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+/// A tumbler server running in this process on its own runtime thread.
+pub struct Tumbler {
+    pub addr: SocketAddr,
+    pub shared: std::sync::Arc<tumbler::Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Tumbler {
+    pub fn start() -> Tumbler {
+        Tumbler::start_with(&[])
+    }
+
+    /// Starts with config directives, e.g. `&[("requirepass", "secret")]`.
+    pub fn start_with(directives: &[(&str, &str)]) -> Tumbler {
+        let mut cfg = tumbler::Config::default();
+        cfg.set("port", "0").unwrap();
+        for (k, v) in directives {
+            cfg.set(k, v).unwrap_or_else(|e| panic!("config {k}: {e}"));
+        }
+        let (tx, rx) = mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let server = tumbler::Server::start(cfg).await.expect("start tumbler");
+                tx.send((server.addr, server.shared.clone())).unwrap();
+                let _ = stop_rx.await;
+                server.shutdown().await;
+            });
+            rt.shutdown_timeout(Duration::from_millis(100));
+        });
+        let (addr, shared) = rx.recv().expect("tumbler started");
+        Tumbler {
+            addr,
+            shared,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://{}/", self.addr)
+    }
+
+    pub fn raw(&self) -> Raw {
+        Raw::connect(self.addr)
+    }
+}
+
+impl Drop for Tumbler {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A real redis-server child process on a free loopback port.
+pub struct RedisServer {
+    pub addr: SocketAddr,
+    child: Child,
+}
+
+/// True when running under CI, where a missing reference server is a failure, not a skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl RedisServer {
+    /// Starts redis-server. Returns `None` (and the caller skips) when it is not installed,
+    /// except under `CI=true`, where that panics: differential tests must not silently skip.
+    pub fn start() -> Option<RedisServer> {
+        let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        for _ in 0..5 {
+            let port = free_port();
+            let child = Command::new(&bin)
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--daemonize",
+                    "no",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn();
+            let mut child = match child {
+                Ok(c) => c,
+                Err(e) => {
+                    if in_ci() {
+                        panic!("redis-server is required for differential tests under CI: {e}");
+                    }
+                    eprintln!("skipping: redis-server not available ({e})");
+                    return None;
+                }
+            };
+            let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(mut s) = TcpStream::connect(addr) {
+                    let _ = s.write_all(b"PING\r\n");
+                    let mut b = [0u8; 7];
+                    if s.read_exact(&mut b).is_ok() && &b == b"+PONG\r\n" {
+                        return Some(RedisServer { addr, child });
+                    }
+                }
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("redis-server did not start");
+    }
+
+    pub fn raw(&self) -> Raw {
+        Raw::connect(self.addr)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw RESP connection: send commands or bytes, read whole replies as raw bytes.
+pub struct Raw {
+    pub stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+/// Encodes a command as a RESP multibulk.
+pub fn encode_cmd<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        let a = a.as_ref();
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Length of the first complete reply in `buf`, if there is one.
+pub fn reply_len(buf: &[u8]) -> Option<usize> {
+    use redis_protocol::resp3::decode::complete::decode;
+    match decode(buf) {
+        Ok(Some((_, n))) => Some(n),
+        Ok(None) => None,
+        // RESP2-only forms (`$-1`, `*-1`) are not RESP3; frame them with the RESP2 decoder.
+        Err(_) => match redis_protocol::resp2::decode::decode(buf) {
+            Ok(Some((_, n))) => Some(n),
+            Ok(None) => None,
+            Err(e) => panic!(
+                "undecodable reply {:?}: {e:?}",
+                String::from_utf8_lossy(buf)
+            ),
+        },
+    }
+}
+
+impl Raw {
+    pub fn connect(addr: SocketAddr) -> Raw {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream.set_nodelay(true).unwrap();
+        Raw {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn send_bytes(&mut self, b: &[u8]) {
+        self.stream.write_all(b).expect("write");
+    }
+
+    pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        self.send_bytes(&encode_cmd(args));
+    }
+
+    /// Reads one complete reply and returns its raw bytes.
+    pub fn read_reply(&mut self) -> Bytes {
+        loop {
+            if let Some(n) = reply_len(&self.buf) {
+                let r: Vec<u8> = self.buf.drain(..n).collect();
+                return Bytes::from(r);
+            }
+            let mut chunk = [0u8; 16384];
+            let n = self.stream.read(&mut chunk).expect("read reply");
+            assert!(
+                n > 0,
+                "connection closed while waiting for a reply; got so far: {:?}",
+                String::from_utf8_lossy(&self.buf)
+            );
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Sends a command and returns its raw reply.
+    pub fn cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Bytes {
+        self.send(args);
+        self.read_reply()
+    }
+
+    /// Sends a command and returns its reply as a string (for readable assertions).
+    pub fn cmd_str<A: AsRef<[u8]>>(&mut self, args: &[A]) -> String {
+        String::from_utf8_lossy(&self.cmd(args)).into_owned()
+    }
+
+    /// True if the server closed the connection (reads EOF within the timeout).
+    pub fn is_closed(&mut self) -> bool {
+        self.stream
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let mut b = [0u8; 1024];
+        loop {
+            match self.stream.read(&mut b) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+/// Splits a whitespace-separated command line, honouring double quotes (for test scripts).
+pub fn split_line(line: &str) -> Vec<Vec<u8>> {
+    tumbler::protocol::split_args(line.as_bytes()).expect("balanced quotes")
+}
+
+/// Runs `script` (one command per line; `#` comments) against both servers on fresh
+/// connections and asserts every reply is byte-for-byte identical.
+pub fn diff_script(t: &mut Raw, r: &mut Raw, script: &str) {
+    for (i, line) in script.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let args = split_line(line);
+        let a = t.cmd(&args);
+        let b = r.cmd(&args);
+        assert_eq!(
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b),
+            "line {}: `{}`: tumbler (left) and redis-server (right) disagree",
+            i + 1,
+            line
+        );
+    }
+}
