@@ -289,6 +289,11 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::hashes::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,
+        crate::lists::COMMANDS,
+        crate::zsets::COMMANDS,
+        crate::locks::COMMANDS,
+        crate::scripting_cmds::COMMANDS,
+        crate::tumbler_cmds::COMMANDS,
     ]
     .into_iter()
     .flatten()

@@ -394,7 +394,7 @@ impl Conn {
     /// watches, then the registry entry.
     async fn cleanup(&mut self) {
         let id = self.cl.id;
-        crate::dispatch::unsubscribe_all(self);
+        crate::pubsub::unsubscribe_all(self);
         self.shared.monitors.remove(&id);
         if let Ok(mut core) = self.shared.lock_core(true).await {
             let watched = std::mem::take(&mut self.watched);

@@ -8,7 +8,7 @@ use lockcore::commands::{self, CommandSpec};
 use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
-use crate::conn::{Conn, Flow, Multi, ReplyMode};
+use crate::conn::{Conn, Flow, ReplyMode};
 use crate::pubsub;
 use crate::shared::{Core, CoreGuard, Msg};
 
@@ -35,7 +35,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
     }
 }
 
-fn core<'g, 'a>(guard: &'g mut Option<CoreGuard<'a>>) -> &'g mut Core {
+pub fn core<'g, 'a>(guard: &'g mut Option<CoreGuard<'a>>) -> &'g mut Core {
     guard
         .as_mut()
         .expect("server command needs the keyspace lock; see needs_core")
@@ -87,48 +87,21 @@ pub fn server_command(
         "save" => Reply::ok(),
         "bgsave" => Reply::simple("Background saving started"),
         "debug" => debug(c, core(guard), a),
-        "multi" => {
-            if c.multi.is_some() {
-                return Reply::err(error::MULTI_NESTED);
-            }
-            c.multi = Some(Multi::default());
-            c.handle.info.lock().multi = 0;
-            Reply::ok()
-        }
-        "exec" => exec(c, guard),
-        "discard" => match c.multi.take() {
-            None => Reply::err(error::DISCARD_WITHOUT_MULTI),
-            Some(_) => {
-                unwatch_all(c, core(guard));
-                c.handle.info.lock().multi = -1;
-                Reply::ok()
-            }
-        },
-        "watch" => {
-            if c.multi.is_some() {
-                return Reply::err(error::WATCH_IN_MULTI);
-            }
-            let core = core(guard);
-            for k in &a[1..] {
-                let item = (c.cl.db, k.clone());
-                if !c.watched.contains(&item) {
-                    core.engine.watch(c.cl.id, c.cl.db, k.clone());
-                    c.watched.push(item);
-                }
-            }
-            Reply::ok()
-        }
-        "unwatch" => {
-            unwatch_all(c, core(guard));
-            Reply::ok()
+        "multi" | "exec" | "discard" | "watch" | "unwatch" => {
+            crate::multi::command(c, guard, top, a)
         }
         "monitor" => {
             c.monitor = true;
             c.shared.monitors.insert(c.cl.id, c.handle.clone());
             Reply::ok()
         }
-        "subscribe" | "ssubscribe" | "psubscribe" => subscribe(c, top, a),
-        "unsubscribe" | "sunsubscribe" | "punsubscribe" => unsubscribe(c, top, &a[1..]),
+        "subscribe" | "ssubscribe" | "psubscribe" => pubsub::subscribe(c, top, a),
+        "unsubscribe" | "sunsubscribe" | "punsubscribe" => pubsub::unsubscribe(c, top, &a[1..]),
+        "pubsub" => pubsub::pubsub_command(c, spec, a),
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script" | "fcall" | "fcall_ro" => {
+            crate::scripting::command(c, guard, spec, a)
+        }
+        "tumbler.time" => crate::timectl::command(c, guard, spec, a),
         "function" => function(c, guard, spec, a),
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
@@ -153,8 +126,8 @@ fn ping(c: &mut Conn, a: &[Bytes]) -> Reply {
 
 fn reset(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     c.multi = None;
-    unwatch_all(c, core(guard));
-    unsubscribe_all(c);
+    crate::multi::unwatch_all(c, core(guard));
+    pubsub::unsubscribe_all(c);
     if c.monitor {
         c.shared.monitors.remove(&c.cl.id);
         c.monitor = false;
@@ -740,164 +713,6 @@ fn function(
         ]),
         _ => Reply::err("ERR Redis Functions are not supported by tumbler; use EVAL/EVALSHA"),
     }
-}
-
-// ---------------------------------------------------------------- MULTI/EXEC
-
-fn unwatch_all(c: &mut Conn, core: &mut Core) {
-    if !c.watched.is_empty() {
-        let w = std::mem::take(&mut c.watched);
-        core.engine.unwatch(c.cl.id, &w);
-    }
-}
-
-fn exec(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
-    let Some(multi) = c.multi.take() else {
-        return Reply::err(error::EXEC_WITHOUT_MULTI);
-    };
-    c.handle.info.lock().multi = -1;
-    if multi.dirty {
-        unwatch_all(c, core(guard));
-        return Reply::err(error::EXECABORT);
-    }
-    let broken = !c.watched.is_empty() && {
-        let core = core(guard);
-        // A watched key that expired since WATCH counts as modified, as in Redis 7.
-        for (db, k) in c.watched.clone() {
-            core.engine.expire_if_needed(db, &k);
-        }
-        core.engine.watch_broken(c.cl.id)
-    };
-    unwatch_all(c, core(guard));
-    if broken {
-        return Reply::NullArray;
-    }
-    if !c.shared.monitors.is_empty() {
-        c.shared.feed_monitors(
-            c.cl.db,
-            &c.handle.addr.to_string(),
-            &[Bytes::from_static(b"exec")],
-        );
-    }
-    let mut replies = Vec::with_capacity(multi.queue.len());
-    c.cl.deny_blocking = true;
-    for (spec, argv) in &multi.queue {
-        if !c.shared.monitors.is_empty() {
-            c.shared
-                .feed_monitors(c.cl.db, &c.handle.addr.to_string(), argv);
-        }
-        let r = c.execute(guard, spec, argv);
-        replies.push(if matches!(r, Reply::NoReply) {
-            Reply::ok()
-        } else {
-            r
-        });
-    }
-    c.cl.deny_blocking = false;
-    core(guard).engine.after_command();
-    Reply::Array(replies)
-}
-
-// ---------------------------------------------------------------- pub/sub subscriptions
-
-fn set_counts(c: &Conn) {
-    let mut info = c.handle.info.lock();
-    info.subs = c.subs.len();
-    info.psubs = c.psubs.len();
-    info.ssubs = c.ssubs.len();
-}
-
-fn subscribe(c: &mut Conn, kind: &'static str, a: &[Bytes]) -> Reply {
-    if c.multi.is_some() && kind != "ssubscribe" {
-        // Inside MULTI, SUBSCRIBE is allowed in Redis 7.0 only for RESP3 clients.
-    }
-    let ps = c.shared.pubsub.clone();
-    for ch in &a[1..] {
-        let (set, table) = match kind {
-            "subscribe" => (&mut c.subs, &ps.channels),
-            "psubscribe" => (&mut c.psubs, &ps.patterns),
-            _ => (&mut c.ssubs, &ps.shard_channels),
-        };
-        if set.insert(ch.clone()) {
-            pubsub::add(table, ch, &c.handle);
-        }
-        let count = if kind == "ssubscribe" {
-            c.ssubs.len()
-        } else {
-            c.subs.len() + c.psubs.len()
-        };
-        set_counts(c);
-        c.reply(Reply::Push(vec![
-            Reply::bulk_str(kind),
-            Reply::Bulk(ch.clone()),
-            Reply::Int(count as i64),
-        ]));
-    }
-    Reply::NoReply
-}
-
-fn unsubscribe(c: &mut Conn, kind: &'static str, names: &[Bytes]) -> Reply {
-    let ps = c.shared.pubsub.clone();
-    let targets: Vec<Bytes> = if names.is_empty() {
-        let set = match kind {
-            "unsubscribe" => &c.subs,
-            "punsubscribe" => &c.psubs,
-            _ => &c.ssubs,
-        };
-        set.iter().cloned().collect()
-    } else {
-        names.to_vec()
-    };
-    if targets.is_empty() {
-        let count = if kind == "sunsubscribe" {
-            c.ssubs.len()
-        } else {
-            c.subs.len() + c.psubs.len()
-        };
-        c.reply(Reply::Push(vec![
-            Reply::bulk_str(kind),
-            Reply::Null,
-            Reply::Int(count as i64),
-        ]));
-        return Reply::NoReply;
-    }
-    for ch in targets {
-        let (set, table) = match kind {
-            "unsubscribe" => (&mut c.subs, &ps.channels),
-            "punsubscribe" => (&mut c.psubs, &ps.patterns),
-            _ => (&mut c.ssubs, &ps.shard_channels),
-        };
-        if set.remove(&ch) {
-            pubsub::remove(table, &ch, c.cl.id);
-        }
-        let count = if kind == "sunsubscribe" {
-            c.ssubs.len()
-        } else {
-            c.subs.len() + c.psubs.len()
-        };
-        set_counts(c);
-        c.reply(Reply::Push(vec![
-            Reply::bulk_str(kind),
-            Reply::Bulk(ch),
-            Reply::Int(count as i64),
-        ]));
-    }
-    Reply::NoReply
-}
-
-/// Drops every subscription of a client (RESET, disconnect), without replies.
-pub fn unsubscribe_all(c: &mut Conn) {
-    let ps = c.shared.pubsub.clone();
-    for ch in c.subs.drain() {
-        pubsub::remove(&ps.channels, &ch, c.cl.id);
-    }
-    for ch in c.psubs.drain() {
-        pubsub::remove(&ps.patterns, &ch, c.cl.id);
-    }
-    for ch in c.ssubs.drain() {
-        pubsub::remove(&ps.shard_channels, &ch, c.cl.id);
-    }
-    set_counts(c);
 }
 
 /// Called under the keyspace lock when a client disconnects, after its blocked command and

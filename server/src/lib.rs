@@ -9,9 +9,12 @@ pub mod conn;
 pub mod dispatch;
 pub mod info;
 pub mod monitor;
+pub mod multi;
 pub mod protocol;
 pub mod pubsub;
+pub mod scripting;
 pub mod shared;
+pub mod timectl;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;

@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use lockcore::{ClientId, Reply};
 
+use crate::conn::Conn;
 use crate::shared::{ClientHandle, Msg};
+use lockcore::commands::CommandSpec;
 
 #[derive(Default)]
 pub struct PubSub {
@@ -102,5 +104,155 @@ impl PubSub {
 impl lockcore::engine::Broker for PubSub {
     fn publish(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64 {
         self.publish_to(channel, message, sharded)
+    }
+}
+
+// ---------------------------------------------------------------- subscriptions
+
+fn set_counts(c: &Conn) {
+    let mut info = c.handle.info.lock();
+    info.subs = c.subs.len();
+    info.psubs = c.psubs.len();
+    info.ssubs = c.ssubs.len();
+}
+
+pub fn subscribe(c: &mut Conn, kind: &'static str, a: &[Bytes]) -> Reply {
+    if c.multi.is_some() && kind != "ssubscribe" {
+        // Inside MULTI, SUBSCRIBE is allowed in Redis 7.0 only for RESP3 clients.
+    }
+    let ps = c.shared.pubsub.clone();
+    for ch in &a[1..] {
+        let (set, table) = match kind {
+            "subscribe" => (&mut c.subs, &ps.channels),
+            "psubscribe" => (&mut c.psubs, &ps.patterns),
+            _ => (&mut c.ssubs, &ps.shard_channels),
+        };
+        if set.insert(ch.clone()) {
+            add(table, ch, &c.handle);
+        }
+        let count = if kind == "ssubscribe" {
+            c.ssubs.len()
+        } else {
+            c.subs.len() + c.psubs.len()
+        };
+        set_counts(c);
+        c.reply(Reply::Push(vec![
+            Reply::bulk_str(kind),
+            Reply::Bulk(ch.clone()),
+            Reply::Int(count as i64),
+        ]));
+    }
+    Reply::NoReply
+}
+
+pub fn unsubscribe(c: &mut Conn, kind: &'static str, names: &[Bytes]) -> Reply {
+    let ps = c.shared.pubsub.clone();
+    let targets: Vec<Bytes> = if names.is_empty() {
+        let set = match kind {
+            "unsubscribe" => &c.subs,
+            "punsubscribe" => &c.psubs,
+            _ => &c.ssubs,
+        };
+        set.iter().cloned().collect()
+    } else {
+        names.to_vec()
+    };
+    if targets.is_empty() {
+        let count = if kind == "sunsubscribe" {
+            c.ssubs.len()
+        } else {
+            c.subs.len() + c.psubs.len()
+        };
+        c.reply(Reply::Push(vec![
+            Reply::bulk_str(kind),
+            Reply::Null,
+            Reply::Int(count as i64),
+        ]));
+        return Reply::NoReply;
+    }
+    for ch in targets {
+        let (set, table) = match kind {
+            "unsubscribe" => (&mut c.subs, &ps.channels),
+            "punsubscribe" => (&mut c.psubs, &ps.patterns),
+            _ => (&mut c.ssubs, &ps.shard_channels),
+        };
+        if set.remove(&ch) {
+            remove(table, &ch, c.cl.id);
+        }
+        let count = if kind == "sunsubscribe" {
+            c.ssubs.len()
+        } else {
+            c.subs.len() + c.psubs.len()
+        };
+        set_counts(c);
+        c.reply(Reply::Push(vec![
+            Reply::bulk_str(kind),
+            Reply::Bulk(ch),
+            Reply::Int(count as i64),
+        ]));
+    }
+    Reply::NoReply
+}
+
+/// Drops every subscription of a client (RESET, disconnect), without replies.
+pub fn unsubscribe_all(c: &mut Conn) {
+    let ps = c.shared.pubsub.clone();
+    for ch in c.subs.drain() {
+        remove(&ps.channels, &ch, c.cl.id);
+    }
+    for ch in c.psubs.drain() {
+        remove(&ps.patterns, &ch, c.cl.id);
+    }
+    for ch in c.ssubs.drain() {
+        remove(&ps.shard_channels, &ch, c.cl.id);
+    }
+    set_counts(c);
+}
+
+/// PUBSUB CHANNELS | NUMSUB | NUMPAT | SHARDCHANNELS | SHARDNUMSUB
+pub fn pubsub_command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
+    let ps = &c.shared.pubsub;
+    let names = |t: &DashMap<Bytes, Vec<Arc<ClientHandle>>>, pat: Option<&Bytes>| {
+        Reply::Array(
+            t.iter()
+                .filter(|e| pat.is_none_or(|p| lockcore::glob::matches(p, e.key(), false)))
+                .map(|e| Reply::Bulk(e.key().clone()))
+                .collect(),
+        )
+    };
+    let counts = |t: &DashMap<Bytes, Vec<Arc<ClientHandle>>>| {
+        Reply::Map(
+            a[2..]
+                .iter()
+                .map(|ch| {
+                    (
+                        Reply::Bulk(ch.clone()),
+                        Reply::Int(t.get(ch).map_or(0, |v| v.len() as i64)),
+                    )
+                })
+                .collect(),
+        )
+    };
+    match spec.name {
+        "channels" if a.len() <= 3 => names(&ps.channels, a.get(2)),
+        "shardchannels" if a.len() <= 3 => names(&ps.shard_channels, a.get(2)),
+        "numsub" => counts(&ps.channels),
+        "shardnumsub" => counts(&ps.shard_channels),
+        "numpat" => Reply::Int(ps.patterns.len() as i64),
+        "help" => Reply::Array(
+            [
+                "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "CHANNELS [<pattern>]",
+                "NUMPAT",
+                "NUMSUB [<channel> ...]",
+                "SHARDCHANNELS [<pattern>]",
+                "SHARDNUMSUB [<shardchannel> ...]",
+                "HELP",
+            ]
+            .iter()
+            .map(|s| Reply::simple(s))
+            .collect(),
+        ),
+        _ => lockcore::error::wrong_arity(&spec.full_name()),
     }
 }

@@ -37,6 +37,7 @@ use crate::pubsub::PubSub;
 /// Everything guarded by the keyspace lock.
 pub struct Core {
     pub engine: Engine,
+    pub scripts: crate::scripting::Scripts,
 }
 
 /// A message to a connection task from elsewhere.
@@ -182,7 +183,10 @@ impl Shared {
         let mut engine = Engine::with_clock(dbs, clock.clone());
         engine.broker = pubsub.clone();
         let shared = Arc::new(Shared {
-            core: Mutex::new(Core { engine }),
+            core: Mutex::new(Core {
+                engine,
+                scripts: Default::default(),
+            }),
             busy_threshold_ms: AtomicI64::new(config.get_i64("busy-reply-threshold")),
             config: RwLock::new(config),
             clients: DashMap::new(),

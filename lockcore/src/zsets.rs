@@ -1,0 +1,5 @@
+//! (Being built.)
+
+use crate::commands::CommandSpec;
+
+pub static COMMANDS: &[CommandSpec] = &[];
