@@ -84,4 +84,16 @@ pub struct Entry {
     pub expire_at: Option<i64>,
     /// Last access in Unix ms, for OBJECT IDLETIME.
     pub lru_ms: i64,
+    /// A string modified in place (APPEND, SETRANGE, SETBIT): OBJECT ENCODING says "raw".
+    pub raw: bool,
+}
+
+impl Entry {
+    /// The name OBJECT ENCODING prints for this entry.
+    pub fn encoding(&self) -> &'static str {
+        match self.value {
+            Value::Str(_) if self.raw => "raw",
+            _ => self.value.encoding(),
+        }
+    }
 }

@@ -678,7 +678,7 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
                 Some(e) => Reply::Simple(
                     format!(
                         "Value at:0x0 refcount:1 encoding:{} serializedlength:0 lru:0 lru_seconds_idle:0",
-                        e.value.encoding()
+                        e.encoding()
                     )
                     .into(),
                 ),
