@@ -235,6 +235,10 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 /// MEMORY's subcommands (USAGE gives an estimate; the allocator reports are not kept).
 pub static MEMORY_SUBS: &[CommandSpec] = &[
+    memory_sub("doctor", memory_doctor),
+    memory_sub("malloc-stats", memory_malloc_stats),
+    memory_sub("purge", memory_purge),
+    memory_sub("stats", memory_stats),
     CommandSpec {
         name: "usage",
         parent: "memory",
@@ -259,6 +263,39 @@ pub static MEMORY_SUBS: &[CommandSpec] = &[
         ..BASE
     },
 ];
+
+const fn memory_sub(name: &'static str, h: crate::commands::Handler) -> CommandSpec {
+    CommandSpec {
+        name,
+        parent: "memory",
+        arity: 2,
+        group: SERVER,
+        exec: Exec::Engine(h),
+        ..BASE
+    }
+}
+
+fn memory_doctor(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    Reply::Verbatim(
+        "txt",
+        Bytes::from_static(b"Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."),
+    )
+}
+
+fn memory_malloc_stats(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    Reply::Verbatim(
+        "txt",
+        Bytes::from_static(b"Stats not supported for the current allocator"),
+    )
+}
+
+fn memory_purge(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    Reply::ok()
+}
+
+fn memory_stats(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    Reply::err("ERR MEMORY STATS is not supported by tumbler; see INFO memory")
+}
 
 /// MEMORY USAGE key [SAMPLES n]: an estimate of the bytes the key and its value use.
 fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
@@ -294,6 +331,14 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 fn memory_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
     const HELP: &[&str] = &[
         "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DOCTOR",
+        "    Return memory problems reports.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "PURGE",
+        "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
         "USAGE <key> [SAMPLES <count>]",
         "    Return memory in bytes used by <key> and its value. Nested values are",
         "    sampled up to <count> times (default: 5, 0 means sample all).",

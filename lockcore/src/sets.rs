@@ -209,8 +209,7 @@ fn spop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         None => None,
         Some(v) => match parse_i64(v) {
             Some(n) if n >= 0 => Some(n as usize),
-            Some(_) => return Reply::err(error::NOT_POSITIVE),
-            None => return error::not_integer(),
+            _ => return Reply::err(error::NOT_POSITIVE),
         },
     };
     let s = match get_set(ctx, &a[1]) {

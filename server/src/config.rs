@@ -87,7 +87,8 @@ pub static PARAMS: &[Param] = &[
     Param {
         name: "hash-max-listpack-entries",
         aliases: &["hash-max-ziplist-entries"],
-        default: "128",
+        // redis-server's built-in default (redis.conf's example says 128).
+        default: "512",
         kind: Kind::Int(0, BIG),
         mutable: true,
     },
