@@ -122,6 +122,8 @@ pub struct Engine {
     pub deadline_changed: bool,
     /// When the engine was created (LASTSAVE, INFO uptime), in ms.
     pub started_ms: i64,
+    /// DEBUG SET-ACTIVE-EXPIRE 0 turns background expiry off (keys still expire lazily).
+    pub active_expire_enabled: bool,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
@@ -150,6 +152,7 @@ impl Engine {
             wakeups: Vec::new(),
             deadline_changed: false,
             started_ms: clock.now_ms(),
+            active_expire_enabled: true,
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
             blocked: HashMap::new(),
@@ -268,7 +271,7 @@ impl Engine {
     /// The background timer's step: active expiry, then blocked-client timeouts, then the
     /// hand-off to waiters that expiry made possible.
     pub fn tick(&mut self) {
-        while self.active_expire(1000) == 1000 {}
+        while self.active_expire_enabled && self.active_expire(1000) == 1000 {}
         let now = self.now_ms();
         while let Some(&(t, id)) = self.block_deadlines.first() {
             if t > now {
