@@ -112,6 +112,8 @@ pub struct Engine {
     pub broker: Arc<dyn Broker>,
     pub config: EngineConfig,
     pub stats: Stats,
+    /// DEBUG SET-ACTIVE-EXPIRE 0 turns background expiry off (keys still expire lazily).
+    pub active_expire_enabled: bool,
     /// Seeds the process-wide hash that orders SCAN cursors.
     pub scan_hasher: RandomState,
     /// When set, "now" for expiry checks (a script sees time stand still, as in Redis).
@@ -122,8 +124,6 @@ pub struct Engine {
     pub deadline_changed: bool,
     /// When the engine was created (LASTSAVE, INFO uptime), in ms.
     pub started_ms: i64,
-    /// DEBUG SET-ACTIVE-EXPIRE 0 turns background expiry off (keys still expire lazily).
-    pub active_expire_enabled: bool,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
@@ -147,12 +147,12 @@ impl Engine {
             broker: Arc::new(NoBroker),
             config: EngineConfig::default(),
             stats: Stats::default(),
+            active_expire_enabled: true,
             scan_hasher: RandomState::new(),
             time_snapshot: None,
             wakeups: Vec::new(),
             deadline_changed: false,
             started_ms: clock.now_ms(),
-            active_expire_enabled: true,
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
             blocked: HashMap::new(),
