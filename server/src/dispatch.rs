@@ -547,7 +547,14 @@ fn config(
                         "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
                     ));
                 }
-                if !param.mutable && !matches!(param.name, "port" | "bind") {
+                // Tumbler's own startup-only switches accept their current value, so a
+                // CONFIG GET * / CONFIG SET round trip (Redis' "CONFIG sanity") works.
+                let tumbler_own_unchanged =
+                    param.name == "enable-time-control" && next.get(param.name) == value;
+                if !param.mutable
+                    && !matches!(param.name, "port" | "bind")
+                    && !tumbler_own_unchanged
+                {
                     return Reply::err(format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"));
                 }
                 if let Err(e) = next.set(&name, &value) {
