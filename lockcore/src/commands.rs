@@ -288,6 +288,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::keys::COMMANDS,
         crate::hashes::COMMANDS,
         crate::sets::COMMANDS,
+        crate::streams::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,
         crate::lists::COMMANDS,

@@ -60,6 +60,8 @@ impl SetValue {
 #[derive(Debug, Clone)]
 pub enum Value {
     Str(Bytes),
+    /// A stream (streams.rs: XADD/XRANGE subset).
+    Stream(Box<crate::streams::StreamValue>),
     Hash(Box<HashValue>),
     List(Box<VecDeque<Bytes>>),
     ZSet(Box<ZSet>),
@@ -71,6 +73,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::Stream(_) => "stream",
             Value::Hash(_) => "hash",
             Value::List(_) => "list",
             Value::ZSet(_) => "zset",
@@ -81,6 +84,7 @@ impl Value {
     /// The name OBJECT ENCODING prints, following Redis' rules for the small encodings.
     pub fn encoding(&self) -> &'static str {
         match self {
+            Value::Stream(_) => "stream",
             Value::Str(s) => {
                 if s.len() <= 20 && crate::num::parse_i64(s).is_some() {
                     "int"

@@ -518,3 +518,66 @@ fn dump_payloads_restore_across_tumbler_and_redis() {
         );
     }
 }
+
+#[test]
+fn stream_subset() {
+    run(r#"
+        XADD s 1-1 a 1
+        XADD s 1-1 a 1
+        XADD s 0-0 a 1
+        XADD s 1-* b 2
+        XADD s 2 c 3 d 4
+        XADD s 1 x y
+        XADD s x a 1
+        XADD s 3-1 a
+        XADD s
+        XLEN s
+        XLEN nosuch
+        TYPE s
+        OBJECT ENCODING s
+        XRANGE s - +
+        XRANGE s - + COUNT 2
+        XRANGE s - + COUNT 0
+        XRANGE s - + COUNT -1
+        XRANGE s - + COUNT x
+        XRANGE s - + FOO
+        XRANGE s (1-1 +
+        XRANGE s 1 1
+        XRANGE s 2 1
+        XRANGE s x +
+        XRANGE s (18446744073709551615-18446744073709551615 +
+        XRANGE s - (0-0
+        XREVRANGE s + -
+        XREVRANGE s + - COUNT 1
+        XREVRANGE s (2-0 -
+        XRANGE nosuch - +
+        XDEL s 1-2 9-9
+        XDEL s x
+        XLEN s
+        XADD s2 NOMKSTREAM 5-1 a 1
+        EXISTS s2
+        XADD s2 MAXLEN 2 5-1 a 1
+        XADD s2 MAXLEN = 2 5-2 a 1
+        XADD s2 MAXLEN 2 5-3 a 1
+        XRANGE s2 - +
+        XADD s2 MINID 5-3 5-4 a 1
+        XRANGE s2 - +
+        XADD s2 MAXLEN ~ 1 5-5 a 1
+        XLEN s2
+        XADD s2 MAXLEN 1 LIMIT 10 5-6 a 1
+        XADD s2 LIMIT 10 5-6 a 1
+        XADD s2 MAXLEN -1 5-6 a 1
+        XADD s2 MAXLEN x 5-6 a 1
+        XADD s2 MINID x 5-6 a 1
+        SET str v
+        XADD str 1-1 a 1
+        XLEN str
+        XRANGE str - +
+        COPY s s3
+        XRANGE s3 - +
+        RENAME s3 s4
+        XLEN s4
+        TYPE s4
+        DEL s s2 s4
+    "#);
+}
