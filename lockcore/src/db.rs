@@ -6,6 +6,7 @@
 //! the clock and the write epilogue.
 
 use bytes::Bytes;
+use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::BuildHasher;
 
@@ -15,6 +16,10 @@ use crate::value::{Entry, Value};
 pub struct Db {
     map: HashMap<Bytes, Entry>,
     expires: BTreeSet<(i64, Bytes)>,
+    /// Keys ordered by their SCAN hash: built by the first SCAN, then kept in step with
+    /// the map, so each SCAN step costs O(log n + COUNT) rather than a pass over the db.
+    scan_index: Option<BTreeSet<(u64, Bytes)>>,
+    scan_hasher: RandomState,
 }
 
 impl Db {
@@ -40,10 +45,13 @@ impl Db {
 
     /// Inserts or replaces `key`. `expire_at` replaces any previous expiry.
     pub fn insert(&mut self, key: Bytes, value: Value, expire_at: Option<i64>, now: i64) {
-        if let Some(old) = self.map.get(&key) {
-            if let Some(t) = old.expire_at {
-                self.expires.remove(&(t, key.clone()));
+        match self.map.get(&key) {
+            Some(old) => {
+                if let Some(t) = old.expire_at {
+                    self.expires.remove(&(t, key.clone()));
+                }
             }
+            None => self.index_add(&key),
         }
         if let Some(t) = expire_at {
             self.expires.insert((t, key.clone()));
@@ -62,10 +70,13 @@ impl Db {
     /// Inserts a whole entry (value, TTL, encoding flag), replacing any previous one.
     /// Used by RENAME, MOVE and COPY, which carry the TTL along.
     pub fn insert_entry(&mut self, key: Bytes, entry: Entry) {
-        if let Some(old) = self.map.get(&key) {
-            if let Some(t) = old.expire_at {
-                self.expires.remove(&(t, key.clone()));
+        match self.map.get(&key) {
+            Some(old) => {
+                if let Some(t) = old.expire_at {
+                    self.expires.remove(&(t, key.clone()));
+                }
             }
+            None => self.index_add(&key),
         }
         if let Some(t) = entry.expire_at {
             self.expires.insert((t, key.clone()));
@@ -94,9 +105,15 @@ impl Db {
     }
 
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        let e = self.map.remove(key)?;
+        let (k, e) = self.map.remove_entry(key)?;
         if let Some(t) = e.expire_at {
-            self.expires.remove(&(t, Bytes::copy_from_slice(key)));
+            self.expires.remove(&(t, k.clone()));
+        }
+        if self.scan_index.is_some() {
+            let h = self.scan_hash(&k);
+            if let Some(ix) = &mut self.scan_index {
+                ix.remove(&(h, k));
+            }
         }
         Some(e)
     }
@@ -143,6 +160,21 @@ impl Db {
     pub fn clear(&mut self) {
         self.map.clear();
         self.expires.clear();
+        self.scan_index = None;
+    }
+
+    /// The SCAN order of a key; never 0, which is the cursor that starts and ends a scan.
+    fn scan_hash(&self, key: &[u8]) -> u64 {
+        self.scan_hasher.hash_one(key) | 1
+    }
+
+    fn index_add(&mut self, key: &Bytes) {
+        if self.scan_index.is_some() {
+            let h = self.scan_hash(key);
+            if let Some(ix) = &mut self.scan_index {
+                ix.insert((h, key.clone()));
+            }
+        }
     }
 
     /// A uniformly random key (including ones that may be logically expired).
@@ -156,11 +188,31 @@ impl Db {
     }
 
     /// One step of SCAN. Keys are visited in the order of a hash that is fixed for the
-    /// life of the process, and the cursor is the next hash to visit, so a key present for
-    /// the whole iteration is returned at least once however the map changes in between,
-    /// as SCAN guarantees. Returns the keys of this step and the next cursor (0 at the end).
-    pub fn scan<S: BuildHasher>(&self, hasher: &S, cursor: u64, count: usize) -> (Vec<Bytes>, u64) {
-        scan_by_hash(self.map.keys(), hasher, cursor, count)
+    /// life of the db, and the cursor is the next hash to visit, so a key present for the
+    /// whole iteration is returned at least once however the map changes in between, as
+    /// SCAN guarantees. Returns about `count` keys (all keys sharing the last hash) and the
+    /// next cursor (0 at the end).
+    pub fn scan(&mut self, cursor: u64, count: usize) -> (Vec<Bytes>, u64) {
+        if self.scan_index.is_none() {
+            let ix = self
+                .map
+                .keys()
+                .map(|k| (self.scan_hash(k), k.clone()))
+                .collect();
+            self.scan_index = Some(ix);
+        }
+        let ix = self.scan_index.as_ref().unwrap();
+        let count = count.max(1);
+        let mut out = Vec::with_capacity(count);
+        let mut last = None;
+        for (h, k) in ix.range((cursor, Bytes::new())..) {
+            if out.len() >= count && last != Some(*h) {
+                return (out, *h);
+            }
+            out.push(k.clone());
+            last = Some(*h);
+        }
+        (out, 0)
     }
 }
 
@@ -193,7 +245,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::hash_map::RandomState;
     use std::collections::HashSet;
 
     #[test]
@@ -207,11 +258,10 @@ mod tests {
                 0,
             );
         }
-        let h = RandomState::new();
         let mut seen = HashSet::new();
         let mut cursor = 0;
         loop {
-            let (keys, next) = db.scan(&h, cursor, 10);
+            let (keys, next) = db.scan(cursor, 10);
             for k in keys {
                 assert!(seen.insert(k), "duplicate");
             }
@@ -221,6 +271,31 @@ mod tests {
             cursor = next;
         }
         assert_eq!(seen.len(), 1000);
+    }
+
+    #[test]
+    fn scan_keeps_its_guarantee_while_the_db_changes() {
+        let mut db = Db::default();
+        let k = |i: usize| Bytes::from(format!("k{i}"));
+        for i in 0..2000 {
+            db.insert(k(i), Value::Str(Bytes::new()), None, 0);
+        }
+        let (mut seen, mut cursor, mut step) = (HashSet::new(), 0, 0);
+        loop {
+            let (keys, next) = db.scan(cursor, 7);
+            seen.extend(keys);
+            // Churn: keys >= 1000 come and go; keys < 1000 stay for the whole scan.
+            step += 1;
+            db.remove(&k(1000 + step % 1000));
+            db.insert(k(3000 + step), Value::Str(Bytes::new()), None, 0);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        assert!((0..1000).all(|i| seen.contains(&k(i))));
+        db.clear();
+        assert_eq!(db.scan(0, 10), (vec![], 0));
     }
 
     #[test]

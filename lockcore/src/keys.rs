@@ -451,7 +451,7 @@ fn scan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     };
     let db = ctx.dbi();
-    let (found, next) = ctx.eng.dbs[db].scan(&ctx.eng.scan_hasher, args.cursor, args.count);
+    let (found, next) = ctx.eng.dbs[db].scan(args.cursor, args.count);
     let mut out = Vec::with_capacity(found.len());
     for k in found {
         // Expired keys are deleted on the way, as Redis' SCAN does.
