@@ -20,7 +20,7 @@ pub const INLINE_MAX: usize = 64 * 1024;
 pub const UNAUTH_MAX_ARGS: i64 = 10;
 pub const UNAUTH_MAX_BULK: i64 = 16 * 1024;
 /// Largest argument count Redis accepts (INT_MAX); we also cap it by the query limit.
-pub const MAX_MULTIBULK: i64 = 1024 * 1024 * 1024;
+pub const MAX_MULTIBULK: i64 = i32::MAX as i64;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
