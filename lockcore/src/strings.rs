@@ -649,8 +649,9 @@ fn lcs(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let (sa, sb) = (&strs[0][..], &strs[1][..]);
     let (alen, blen) = (sa.len(), sb.len());
     let cells = (alen + 1).saturating_mul(blen + 1);
-    // Redis refuses when it cannot allocate the table; we refuse beyond 1 GiB of table.
-    if cells > (1 << 28) {
+    // Redis refuses when it cannot allocate the table; we refuse beyond a 256 MiB table
+    // (about 8000 x 8000 bytes) so one LCS cannot exhaust memory under the keyspace lock.
+    if cells > (1 << 26) {
         return Reply::err("ERR Insufficient memory, failed allocating transient memory for LCS");
     }
     let w = blen + 1;
