@@ -179,7 +179,7 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         }
     };
     let fields = &a[i + 1..];
-    if fields.is_empty() || fields.len() % 2 != 0 {
+    if fields.is_empty() || !fields.len().is_multiple_of(2) {
         return error::wrong_arity("xadd");
     }
     if let IdSpec::Explicit((0, 0)) = spec {
@@ -221,10 +221,8 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         IdSpec::AutoSeq(ms) => {
             if ms > last.0 {
                 (ms, 0)
-            } else if ms == last.0 && last.1 < u64::MAX && !(last == (0, 0)) {
+            } else if ms == last.0 && last.1 < u64::MAX {
                 (ms, last.1 + 1)
-            } else if ms == 0 && last == (0, 0) {
-                (0, 1)
             } else {
                 return too_small();
             }
