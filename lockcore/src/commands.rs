@@ -287,6 +287,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::strings::COMMANDS,
         crate::keys::COMMANDS,
         crate::hashes::COMMANDS,
+        crate::sets::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,
         crate::lists::COMMANDS,

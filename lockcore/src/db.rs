@@ -54,8 +54,23 @@ impl Db {
                 value,
                 expire_at,
                 lru_ms: now,
+                raw: false,
             },
         );
+    }
+
+    /// Inserts a whole entry (value, TTL, encoding flag), replacing any previous one.
+    /// Used by RENAME, MOVE and COPY, which carry the TTL along.
+    pub fn insert_entry(&mut self, key: Bytes, entry: Entry) {
+        if let Some(old) = self.map.get(&key) {
+            if let Some(t) = old.expire_at {
+                self.expires.remove(&(t, key.clone()));
+            }
+        }
+        if let Some(t) = entry.expire_at {
+            self.expires.insert((t, key.clone()));
+        }
+        self.map.insert(key, entry);
     }
 
     /// Replaces the value of an existing key, keeping its TTL. Inserts without TTL if absent.
@@ -64,8 +79,17 @@ impl Db {
             Some(e) => {
                 e.value = value;
                 e.lru_ms = now;
+                e.raw = false;
             }
             None => self.insert(key.clone(), value, None, now),
+        }
+    }
+
+    /// Marks a string as "raw" encoded: APPEND, SETRANGE and SETBIT leave a string Redis
+    /// never re-encodes as int/embstr until it is SET again.
+    pub fn set_raw(&mut self, key: &[u8]) {
+        if let Some(e) = self.map.get_mut(key) {
+            e.raw = true;
         }
     }
 

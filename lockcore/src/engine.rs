@@ -87,7 +87,7 @@ impl Default for EngineConfig {
         EngineConfig {
             notify: NotifyFlags::default(),
             proto_max_bulk_len: 512 * 1024 * 1024,
-            hash_max_listpack_entries: 128,
+            hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
             list_max_listpack_size: -2,
             zset_max_listpack_entries: 128,

@@ -4,7 +4,7 @@
 /// True if `s` matches `pattern`.
 pub fn matches(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
     let mut steps = 0u32;
-    match_impl(pattern, s, nocase, &mut steps)
+    match_impl(pattern, s, nocase, &mut steps, 0)
 }
 
 fn eq(a: u8, b: u8, nocase: bool) -> bool {
@@ -15,10 +15,14 @@ fn eq(a: u8, b: u8, nocase: bool) -> bool {
     }
 }
 
-fn match_impl(mut p: &[u8], mut s: &[u8], nocase: bool, steps: &mut u32) -> bool {
-    // Redis bounds pathological patterns by nesting; we bound by work done.
+/// Like Redis (since the fix for CVE-2022-36021), a pattern nesting more than 1000 `*`
+/// deep matches nothing; the recursion depth stays small enough for a task's stack. We
+/// also bound total work so a pattern cannot stall the keyspace lock.
+const MAX_NESTING: u32 = 1000;
+
+fn match_impl(mut p: &[u8], mut s: &[u8], nocase: bool, steps: &mut u32, nesting: u32) -> bool {
     *steps += 1;
-    if *steps > 1_000_000 {
+    if *steps > 1_000_000 || nesting > MAX_NESTING {
         return false;
     }
     while !p.is_empty() && !s.is_empty() || (!p.is_empty() && p[0] == b'*') {
@@ -31,7 +35,7 @@ fn match_impl(mut p: &[u8], mut s: &[u8], nocase: bool, steps: &mut u32) -> bool
                     return true;
                 }
                 for i in 0..=s.len() {
-                    if match_impl(&p[1..], &s[i..], nocase, steps) {
+                    if match_impl(&p[1..], &s[i..], nocase, steps, nesting + 1) {
                         return true;
                     }
                     if *steps > 1_000_000 {

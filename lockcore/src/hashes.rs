@@ -5,7 +5,7 @@ use bytes::Bytes;
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::error::{self, *};
 use crate::notify;
-use crate::num::parse_i64;
+use crate::num::{fmt_incrbyfloat, parse_f64, parse_i64};
 use crate::reply::Reply;
 use crate::value::{HashValue, Value};
 
@@ -37,6 +37,20 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("hlen", 2, READONLY | FAST, KEY1, hlen),
     cmd("hincrby", 4, WRITE | DENYOOM | FAST, KEY1, hincrby),
     cmd("hgetall", 2, READONLY, KEY1, hgetall),
+    cmd("hsetnx", 4, WRITE | DENYOOM | FAST, KEY1, hsetnx),
+    cmd("hmget", -3, READONLY | FAST, KEY1, hmget),
+    cmd("hstrlen", 3, READONLY | FAST, KEY1, hstrlen),
+    cmd(
+        "hincrbyfloat",
+        4,
+        WRITE | DENYOOM | FAST,
+        KEY1,
+        hincrbyfloat,
+    ),
+    cmd("hkeys", 2, READONLY, KEY1, hkeys),
+    cmd("hvals", 2, READONLY, KEY1, hvals),
+    cmd("hscan", -3, READONLY, KEY1, hscan),
+    cmd("hrandfield", -2, READONLY, KEY1, hrandfield),
 ];
 
 /// Reads a hash: `Ok(None)` if absent, WRONGTYPE if not a hash.
@@ -195,4 +209,210 @@ fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => Reply::Map(vec![]),
         Err(e) => e,
     }
+}
+
+fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let (me, mv) = (
+        ctx.eng.config.hash_max_listpack_entries,
+        ctx.eng.config.hash_max_listpack_value,
+    );
+    match get_hash(ctx, &a[1]) {
+        Ok(Some(h)) if h.map.contains_key(&a[2]) => return Reply::Int(0),
+        Ok(_) => {}
+        Err(e) => return e,
+    }
+    match hash_for_write(ctx, &a[1]) {
+        Ok(h) => {
+            h.map.insert(a[2].clone(), a[3].clone());
+            check_encoding(h, me, mv, &a[2], &a[3]);
+        }
+        Err(e) => return e,
+    }
+    ctx.modified(&a[1], notify::HASH, "hset");
+    Reply::Int(1)
+}
+
+fn hmget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match get_hash(ctx, &a[1]) {
+        Ok(h) => Reply::Array(
+            a[2..]
+                .iter()
+                .map(|f| Reply::opt_bulk(h.as_ref().and_then(|h| h.map.get(f).cloned())))
+                .collect(),
+        ),
+        Err(e) => e,
+    }
+}
+
+fn hstrlen(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match get_hash(ctx, &a[1]) {
+        Ok(h) => Reply::Int(
+            h.and_then(|h| h.map.get(&a[2]))
+                .map_or(0, |v| v.len() as i64),
+        ),
+        Err(e) => e,
+    }
+}
+
+fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let Some(by) = parse_f64(&a[3]) else {
+        return error::not_float();
+    };
+    if by.is_infinite() {
+        return Reply::err("ERR value is NaN or Infinity");
+    }
+    let (me, mv) = (
+        ctx.eng.config.hash_max_listpack_entries,
+        ctx.eng.config.hash_max_listpack_value,
+    );
+    let cur = match get_hash(ctx, &a[1]) {
+        Ok(h) => h.and_then(|h| h.map.get(&a[2]).cloned()),
+        Err(e) => return e,
+    };
+    let cur = match cur {
+        None => 0.0,
+        Some(v) => match parse_f64(&v) {
+            Some(n) => n,
+            None => return Reply::err(HASH_NOT_FLOAT),
+        },
+    };
+    let n = cur + by;
+    if !n.is_finite() {
+        return Reply::err(INCR_NAN);
+    }
+    let v = Bytes::from(fmt_incrbyfloat(n));
+    match hash_for_write(ctx, &a[1]) {
+        Ok(h) => {
+            check_encoding(h, me, mv, &a[2], &v);
+            h.map.insert(a[2].clone(), v.clone());
+        }
+        Err(e) => return e,
+    }
+    ctx.modified(&a[1], notify::HASH, "hincrbyfloat");
+    Reply::Bulk(v)
+}
+
+fn hkeys(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match get_hash(ctx, &a[1]) {
+        Ok(h) => Reply::bulks(h.into_iter().flat_map(|h| h.map.keys().cloned())),
+        Err(e) => e,
+    }
+}
+
+fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match get_hash(ctx, &a[1]) {
+        Ok(h) => Reply::bulks(h.into_iter().flat_map(|h| h.map.values().cloned())),
+        Err(e) => e,
+    }
+}
+
+/// HSCAN key cursor [MATCH p] [COUNT n]. A small (listpack) hash is returned whole with
+/// cursor 0, as Redis does.
+fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    if let Err(e) = crate::keys::parse_cursor(&a[2]) {
+        return e;
+    }
+    let hasher = ctx.eng.scan_hasher.clone();
+    let h = match get_hash(ctx, &a[1]) {
+        Ok(Some(h)) => h,
+        Ok(None) => return crate::keys::scan_reply(0, vec![]),
+        Err(e) => return e,
+    };
+    let args = match crate::keys::parse_scan(a, 2, false) {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
+    let (fields, next) = if h.big {
+        crate::db::scan_by_hash(h.map.keys(), &hasher, args.cursor, args.count)
+    } else {
+        (h.map.keys().cloned().collect(), 0)
+    };
+    let mut out = Vec::with_capacity(fields.len() * 2);
+    for f in fields {
+        if let Some(p) = &args.pattern {
+            if !crate::glob::matches(p, &f, false) {
+                continue;
+            }
+        }
+        let v = h.map.get(&f).cloned().unwrap_or_default();
+        out.push(Reply::Bulk(f));
+        out.push(Reply::Bulk(v));
+    }
+    crate::keys::scan_reply(next, out)
+}
+
+/// The largest negative HRANDFIELD count Tumbler serves.
+const MAX_RANDOM_REPEATS: usize = 10_000_000;
+
+/// HRANDFIELD key [count [WITHVALUES]] with Redis' cases: a negative count may repeat
+/// fields, a count at least the size returns the whole hash in order, a smaller positive
+/// count returns distinct random fields.
+fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    use rand::seq::index::sample;
+    use rand::Rng;
+    let mut count = None;
+    let mut withvalues = false;
+    if a.len() >= 3 {
+        let Some(l) = parse_i64(&a[2]) else {
+            return error::not_integer();
+        };
+        if l == i64::MIN {
+            return Reply::err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+        }
+        if a.len() > 4 || (a.len() == 4 && !a[3].eq_ignore_ascii_case(b"withvalues")) {
+            return error::syntax();
+        }
+        if a.len() == 4 {
+            withvalues = true;
+            if !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
+                return Reply::err("ERR value is out of range");
+            }
+        }
+        count = Some(l);
+    }
+    let resp3 = ctx.cl.resp3;
+    let h = match get_hash(ctx, &a[1]) {
+        Ok(Some(h)) => h,
+        Ok(None) if count.is_some() => return Reply::Array(vec![]),
+        Ok(None) => return Reply::Null,
+        Err(e) => return e,
+    };
+    let size = h.map.len();
+    let mut rng = rand::thread_rng();
+    let Some(l) = count else {
+        let i = rng.gen_range(0..size);
+        return Reply::Bulk(h.map.get_index(i).unwrap().0.clone());
+    };
+    let n = l.unsigned_abs() as usize;
+    // Redis would stream billions of repeats until the output limit kills the client;
+    // refuse instead of allocating that much under the keyspace lock.
+    if l < 0 && n > MAX_RANDOM_REPEATS {
+        return Reply::err("ERR value is out of range");
+    }
+    if n == 0 {
+        return Reply::Array(vec![]);
+    }
+    let picks: Vec<usize> = if l < 0 || n == 1 {
+        (0..n).map(|_| rng.gen_range(0..size)).collect()
+    } else if n >= size {
+        (0..size).collect()
+    } else {
+        sample(&mut rng, size, n).into_vec()
+    };
+    let mut out = Vec::with_capacity(picks.len() * if withvalues { 2 } else { 1 });
+    for i in picks {
+        let (f, v) = h.map.get_index(i).unwrap();
+        match (withvalues, resp3) {
+            (false, _) => out.push(Reply::Bulk(f.clone())),
+            (true, false) => {
+                out.push(Reply::Bulk(f.clone()));
+                out.push(Reply::Bulk(v.clone()));
+            }
+            (true, true) => out.push(Reply::Array(vec![
+                Reply::Bulk(f.clone()),
+                Reply::Bulk(v.clone()),
+            ])),
+        }
+    }
+    Reply::Array(out)
 }

@@ -1,13 +1,16 @@
-//! Generic key commands: DEL, EXISTS, TYPE, expiry and TTLs.
+//! Generic key commands: DEL, EXISTS, TYPE, expiry and TTLs, RENAME, COPY, MOVE, KEYS,
+//! SCAN, RANDOMKEY, TOUCH and OBJECT.
 
 use bytes::Bytes;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::engine::delete_key;
 use crate::error;
+use crate::glob;
 use crate::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
+use crate::value::Value;
 
 const fn cmd(
     name: &'static str,
@@ -48,7 +51,65 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("expiretime", 2, READONLY | FAST, KEY1, expiretime),
     cmd("pexpiretime", 2, READONLY | FAST, KEY1, pexpiretime),
     cmd("persist", 2, WRITE | FAST, KEY1, persist),
+    cmd("rename", 3, WRITE, KEY2, rename),
+    cmd("renamenx", 3, WRITE | FAST, KEY2, renamenx),
+    cmd("copy", -3, WRITE | DENYOOM, KEY2, copy),
+    cmd("move", 3, WRITE | FAST, KEY1, move_),
+    cmd("keys", 2, READONLY, Keys::None, keys),
+    cmd("scan", -2, READONLY, Keys::None, scan),
+    cmd("randomkey", 1, READONLY, Keys::None, randomkey),
+    cmd("touch", -2, READONLY | FAST, ALL_KEYS, touch),
+    CommandSpec {
+        name: "object",
+        arity: -2,
+        group: "generic",
+        exec: Exec::Container,
+        subcommands: OBJECT_SUBS,
+        ..BASE
+    },
 ];
+
+/// OBJECT's subcommands.
+pub static OBJECT_SUBS: &[CommandSpec] = &[
+    object_sub("encoding", 3, object_encoding),
+    object_sub("refcount", 3, object_refcount),
+    object_sub("idletime", 3, object_idletime),
+    object_sub("freq", 3, object_freq),
+    CommandSpec {
+        name: "help",
+        parent: "object",
+        arity: 2,
+        flags: LOADING | STALE,
+        group: "generic",
+        exec: Exec::Engine(object_help),
+        ..BASE
+    },
+];
+
+const fn object_sub(name: &'static str, arity: i32, h: crate::commands::Handler) -> CommandSpec {
+    CommandSpec {
+        name,
+        parent: "object",
+        arity,
+        flags: READONLY,
+        keys: Keys::Range {
+            first: 2,
+            last: 2,
+            step: 1,
+        },
+        group: "generic",
+        acl: &["keyspace"],
+        exec: Exec::Engine(h),
+        ..BASE
+    }
+}
+
+/// Source and destination keys at arguments 1 and 2.
+const KEY2: Keys = Keys::Range {
+    first: 1,
+    last: 2,
+    step: 1,
+};
 
 fn del(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let db = ctx.dbi();
@@ -176,4 +237,320 @@ fn persist(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         }
         _ => Reply::Int(0),
     }
+}
+
+/// RENAME/RENAMENX: moves the value and its TTL; the destination loses its own TTL.
+fn rename_generic(ctx: &mut Ctx, a: &[Bytes], nx: bool) -> Reply {
+    let (src, dst) = (&a[1], &a[2]);
+    if ctx.write(src).is_none() {
+        return Reply::err(error::NO_SUCH_KEY);
+    }
+    if src == dst {
+        return if nx { Reply::Int(0) } else { Reply::ok() };
+    }
+    let db = ctx.dbi();
+    if ctx.write(dst).is_some() {
+        if nx {
+            return Reply::Int(0);
+        }
+        ctx.eng.dbs[db].remove(dst);
+    }
+    let mut entry = ctx.eng.dbs[db].remove(src).unwrap();
+    entry.lru_ms = ctx.now();
+    ctx.eng.dbs[db].insert_entry(dst.clone(), entry);
+    ctx.modified(src, notify::GENERIC, "rename_from");
+    ctx.modified(dst, notify::GENERIC, "rename_to");
+    ctx.eng.stats.dirty -= 1; // one rename is one change, as in Redis
+    if nx {
+        Reply::Int(1)
+    } else {
+        Reply::ok()
+    }
+}
+
+fn rename(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    rename_generic(ctx, a, false)
+}
+fn renamenx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    rename_generic(ctx, a, true)
+}
+
+/// Parses a db number as SELECT-like commands do: an integer, then a range check.
+fn parse_db(ctx: &Ctx, v: &[u8]) -> Result<usize, Reply> {
+    let n = parse_i64(v)
+        .filter(|n| i32::try_from(*n).is_ok())
+        .ok_or_else(error::not_integer)?;
+    if n < 0 || n as usize >= ctx.eng.dbs.len() {
+        return Err(Reply::err(error::DB_INDEX_OUT_OF_RANGE));
+    }
+    Ok(n as usize)
+}
+
+/// COPY source destination [DB destination-db] [REPLACE]
+fn copy(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let src_db = ctx.dbi();
+    let mut dst_db = src_db;
+    let mut replace = false;
+    let mut i = 3;
+    while i < a.len() {
+        if a[i].eq_ignore_ascii_case(b"replace") {
+            replace = true;
+        } else if a[i].eq_ignore_ascii_case(b"db") && i + 1 < a.len() {
+            match parse_db(ctx, &a[i + 1]) {
+                Ok(d) => dst_db = d,
+                Err(e) => return e,
+            }
+            i += 1;
+        } else {
+            return error::syntax();
+        }
+        i += 1;
+    }
+    let (src, dst) = (&a[1], &a[2]);
+    if src_db == dst_db && src == dst {
+        return Reply::err(error::SAME_OBJECT);
+    }
+    let Some(e) = ctx.read(src) else {
+        return Reply::Int(0);
+    };
+    let mut entry = e.clone();
+    if ctx.eng.lookup(dst_db, dst).is_some() {
+        if !replace {
+            return Reply::Int(0);
+        }
+        ctx.eng.dbs[dst_db].remove(dst);
+    }
+    entry.lru_ms = ctx.now();
+    if let Value::Hash(h) = &mut entry.value {
+        // A copy is built afresh: Redis re-creates a hashtable with no deleted holes; the
+        // encoding is kept.
+        h.map.shrink_to_fit();
+    }
+    ctx.eng.dbs[dst_db].insert_entry(dst.clone(), entry);
+    ctx.eng.modified(dst_db, dst, notify::GENERIC, "copy_to");
+    Reply::Int(1)
+}
+
+/// MOVE key db: only if the key is absent from the target db; the TTL moves along.
+fn move_(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let dst_db = match parse_db(ctx, &a[2]) {
+        Ok(d) => d,
+        Err(e) => return e,
+    };
+    let src_db = ctx.dbi();
+    if src_db == dst_db {
+        return Reply::err(error::SAME_OBJECT);
+    }
+    let key = &a[1];
+    if ctx.write(key).is_none() || ctx.eng.lookup(dst_db, key).is_some() {
+        return Reply::Int(0);
+    }
+    let entry = ctx.eng.dbs[src_db].remove(key).unwrap();
+    ctx.eng.dbs[dst_db].insert_entry(key.clone(), entry);
+    ctx.eng.modified(src_db, key, notify::GENERIC, "move_from");
+    ctx.eng.modified(dst_db, key, notify::GENERIC, "move_to");
+    ctx.eng.stats.dirty -= 1;
+    Reply::Int(1)
+}
+
+/// True if the entry is logically expired at `now` (still stored until someone deletes it).
+fn is_expired(e: &crate::value::Entry, now: i64) -> bool {
+    e.expire_at.is_some_and(|t| t <= now)
+}
+
+fn keys(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let pat = &a[1];
+    let all = pat.as_ref() == b"*";
+    let now = ctx.now();
+    Reply::Array(
+        ctx.db()
+            .iter()
+            .filter(|(k, e)| !is_expired(e, now) && (all || glob::matches(pat, k, false)))
+            .map(|(k, _)| Reply::Bulk(k.clone()))
+            .collect(),
+    )
+}
+
+/// Parses a SCAN cursor as Redis' `strtoul` does: decimal, an optional sign (a negative
+/// number wraps), no spaces, no overflow; the empty string is cursor 0.
+pub fn parse_cursor(v: &[u8]) -> Result<u64, Reply> {
+    let invalid = || Reply::err("ERR invalid cursor");
+    let (neg, digits) = match v.first() {
+        Some(b'-') => (true, &v[1..]),
+        Some(b'+') => (false, &v[1..]),
+        _ => (false, v),
+    };
+    if digits.is_empty() && !v.is_empty() {
+        return Err(invalid());
+    }
+    let mut n: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return Err(invalid());
+        }
+        n = n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add((c - b'0') as u64))
+            .ok_or_else(invalid)?;
+    }
+    Ok(if neg { n.wrapping_neg() } else { n })
+}
+
+/// The options of SCAN/HSCAN/ZSCAN/SSCAN (TYPE only for SCAN).
+pub struct ScanArgs {
+    pub cursor: u64,
+    pub pattern: Option<Bytes>,
+    pub count: usize,
+    pub type_: Option<Bytes>,
+}
+
+/// Parses `cursor [MATCH p] [COUNT n] [TYPE t]` starting at `a[at]`.
+pub fn parse_scan(a: &[Bytes], at: usize, allow_type: bool) -> Result<ScanArgs, Reply> {
+    let mut s = ScanArgs {
+        cursor: parse_cursor(&a[at])?,
+        pattern: None,
+        count: 10,
+        type_: None,
+    };
+    let mut i = at + 1;
+    while i < a.len() {
+        let has_value = i + 1 < a.len();
+        let opt = &a[i];
+        if opt.eq_ignore_ascii_case(b"count") && has_value {
+            let n = parse_i64(&a[i + 1]).ok_or_else(error::not_integer)?;
+            if n < 1 {
+                return Err(error::syntax());
+            }
+            s.count = n as usize;
+        } else if opt.eq_ignore_ascii_case(b"match") && has_value {
+            let p = a[i + 1].clone();
+            s.pattern = (p.as_ref() != b"*").then_some(p);
+        } else if allow_type && opt.eq_ignore_ascii_case(b"type") && has_value {
+            s.type_ = Some(a[i + 1].clone());
+        } else {
+            return Err(error::syntax());
+        }
+        i += 2;
+    }
+    Ok(s)
+}
+
+/// The `[cursor, [items...]]` reply of every SCAN variant.
+pub fn scan_reply(cursor: u64, items: Vec<Reply>) -> Reply {
+    Reply::Array(vec![
+        Reply::bulk_str(&cursor.to_string()),
+        Reply::Array(items),
+    ])
+}
+
+fn scan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let args = match parse_scan(a, 1, true) {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
+    let db = ctx.dbi();
+    let (found, next) = ctx.eng.dbs[db].scan(&ctx.eng.scan_hasher, args.cursor, args.count);
+    let mut out = Vec::with_capacity(found.len());
+    for k in found {
+        // Expired keys are deleted on the way, as Redis' SCAN does.
+        if ctx.eng.expire_if_needed(db, &k) {
+            continue;
+        }
+        if let Some(p) = &args.pattern {
+            if !glob::matches(p, &k, false) {
+                continue;
+            }
+        }
+        if let Some(t) = &args.type_ {
+            let Some(e) = ctx.eng.dbs[db].get(&k) else {
+                continue;
+            };
+            if !e.value.type_name().as_bytes().eq_ignore_ascii_case(t) {
+                continue;
+            }
+        }
+        out.push(Reply::Bulk(k));
+    }
+    scan_reply(next, out)
+}
+
+fn randomkey(ctx: &mut Ctx, _: &[Bytes]) -> Reply {
+    let db = ctx.dbi();
+    // Each miss deletes an expired key, so this ends; the bound keeps a huge db of expired
+    // keys from stalling others.
+    for _ in 0..100 {
+        let Some(k) = ctx.eng.dbs[db].random_key() else {
+            return Reply::Null;
+        };
+        if !ctx.eng.expire_if_needed(db, &k) {
+            return Reply::Bulk(k);
+        }
+    }
+    Reply::Null
+}
+
+fn touch(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    Reply::Int(a[1..].iter().filter(|k| ctx.read(k).is_some()).count() as i64)
+}
+
+/// OBJECT subcommands look the key up without touching its access time.
+fn object_entry<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a mut crate::value::Entry> {
+    ctx.write(key)
+}
+
+fn object_encoding(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match object_entry(ctx, &a[2]) {
+        Some(e) => Reply::bulk_str(e.encoding()),
+        None => Reply::Null,
+    }
+}
+
+fn object_refcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match object_entry(ctx, &a[2]) {
+        // Redis shares the integers 0..9999 and reports them with refcount INT_MAX.
+        Some(e) => match &e.value {
+            Value::Str(s) if !e.raw && parse_i64(s).is_some_and(|n| (0..10000).contains(&n)) => {
+                Reply::Int(i32::MAX as i64)
+            }
+            _ => Reply::Int(1),
+        },
+        None => Reply::Null,
+    }
+}
+
+fn object_idletime(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
+    match object_entry(ctx, &a[2]) {
+        Some(e) => Reply::Int((now - e.lru_ms).max(0) / 1000),
+        None => Reply::Null,
+    }
+}
+
+fn object_freq(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match object_entry(ctx, &a[2]) {
+        // Tumbler tracks no access frequencies: there is no LFU eviction policy.
+        Some(_) => Reply::err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."),
+        None => Reply::Null,
+    }
+}
+
+fn object_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    const HELP: &[&str] = &[
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    Reply::Array(HELP.iter().map(|l| Reply::simple(l)).collect())
 }

@@ -18,6 +18,7 @@ pub mod pubsub;
 pub mod reply;
 pub mod scripting_cmds;
 pub mod server_cmds;
+pub mod sets;
 pub mod strings;
 pub mod tumbler_cmds;
 pub mod value;

@@ -223,7 +223,130 @@ pub static COMMANDS: &[CommandSpec] = &[
     ),
     srv("bgsave", -1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING, SERVER),
     srv("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, SERVER),
+    CommandSpec {
+        name: "memory",
+        arity: -2,
+        group: SERVER,
+        exec: Exec::Container,
+        subcommands: MEMORY_SUBS,
+        ..BASE
+    },
 ];
+
+/// MEMORY's subcommands (USAGE gives an estimate; the allocator reports are not kept).
+pub static MEMORY_SUBS: &[CommandSpec] = &[
+    memory_sub("doctor", memory_doctor),
+    memory_sub("malloc-stats", memory_malloc_stats),
+    memory_sub("purge", memory_purge),
+    memory_sub("stats", memory_stats),
+    CommandSpec {
+        name: "usage",
+        parent: "memory",
+        arity: -3,
+        flags: READONLY,
+        keys: crate::commands::Keys::Range {
+            first: 2,
+            last: 2,
+            step: 1,
+        },
+        group: SERVER,
+        exec: Exec::Engine(memory_usage),
+        ..BASE
+    },
+    CommandSpec {
+        name: "help",
+        parent: "memory",
+        arity: 2,
+        flags: LOADING | STALE,
+        group: SERVER,
+        exec: Exec::Engine(memory_help),
+        ..BASE
+    },
+];
+
+const fn memory_sub(name: &'static str, h: crate::commands::Handler) -> CommandSpec {
+    CommandSpec {
+        name,
+        parent: "memory",
+        arity: 2,
+        group: SERVER,
+        exec: Exec::Engine(h),
+        ..BASE
+    }
+}
+
+fn memory_doctor(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    Reply::Verbatim(
+        "txt",
+        Bytes::from_static(b"Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."),
+    )
+}
+
+fn memory_malloc_stats(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    Reply::Verbatim(
+        "txt",
+        Bytes::from_static(b"Stats not supported for the current allocator"),
+    )
+}
+
+fn memory_purge(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    Reply::ok()
+}
+
+fn memory_stats(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    Reply::err("ERR MEMORY STATS is not supported by tumbler; see INFO memory")
+}
+
+/// MEMORY USAGE key [SAMPLES n]: an estimate of the bytes the key and its value use.
+fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let mut i = 3;
+    while i < a.len() {
+        if a[i].eq_ignore_ascii_case(b"samples") && i + 1 < a.len() {
+            match parse_i64(&a[i + 1]) {
+                Some(n) if n >= 0 => {}
+                Some(_) => return error::syntax(),
+                None => return error::not_integer(),
+            }
+            i += 2;
+        } else {
+            return error::syntax();
+        }
+    }
+    use crate::value::Value;
+    let key_len = a[2].len();
+    let Some(e) = ctx.write(&a[2]) else {
+        return Reply::Null;
+    };
+    // Per-item overheads roughly like Redis' (dict entry, robj and sds headers).
+    let body: usize = match &e.value {
+        Value::Str(s) => s.len() + 16,
+        Value::Hash(h) => h.map.iter().map(|(k, v)| k.len() + v.len() + 24).sum(),
+        Value::List(l) => l.iter().map(|v| v.len() + 11).sum(),
+        Value::ZSet(z) => z.len() * 48,
+        Value::Set(s) => s.members.iter().map(|m| m.len() + 24).sum(),
+    };
+    Reply::Int((key_len + 40 + body) as i64)
+}
+
+fn memory_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    const HELP: &[&str] = &[
+        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DOCTOR",
+        "    Return memory problems reports.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "PURGE",
+        "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value. Nested values are",
+        "    sampled up to <count> times (default: 5, 0 means sample all).",
+        "HELP",
+        "    Prints this help.",
+    ];
+    Reply::Array(HELP.iter().map(|l| Reply::simple(l)).collect())
+}
 
 fn select(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(n) = parse_i64(&a[1]) else {

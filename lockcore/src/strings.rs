@@ -81,6 +81,19 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("getrange", 4, READONLY, KEY1, getrange),
     cmd("substr", 4, READONLY, KEY1, getrange),
     cmd("setrange", 4, WRITE | DENYOOM, KEY1, setrange),
+    cmd("setbit", 4, WRITE | DENYOOM, KEY1, setbit),
+    cmd("getbit", 3, READONLY | FAST, KEY1, getbit),
+    cmd(
+        "lcs",
+        -3,
+        READONLY,
+        Keys::Range {
+            first: 1,
+            last: 2,
+            step: 1,
+        },
+        lcs,
+    ),
 ];
 
 /// Reads a string key: `Ok(None)` if absent, WRONGTYPE if not a string.
@@ -463,6 +476,7 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let len = new.len() as i64;
     let now = ctx.now();
     ctx.db().replace_value(&a[1], Value::Str(new), now);
+    ctx.db().set_raw(&a[1]);
     ctx.modified(&a[1], notify::STRING, "append");
     Reply::Int(len)
 }
@@ -532,6 +546,186 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let len = b.len() as i64;
     let now = ctx.now();
     ctx.db().replace_value(&a[1], Value::Str(b.freeze()), now);
+    ctx.db().set_raw(&a[1]);
     ctx.modified(&a[1], notify::STRING, "setrange");
     Reply::Int(len)
+}
+
+const BIT_OFFSET_ERR: &str = "ERR bit offset is not an integer or out of range";
+
+/// A bit offset: a non-negative integer whose byte fits in proto-max-bulk-len.
+fn bit_offset(ctx: &Ctx, v: &[u8]) -> Result<usize, Reply> {
+    match parse_i64(v) {
+        Some(n) if n >= 0 && ((n as u64) >> 3) < ctx.eng.config.proto_max_bulk_len as u64 => {
+            Ok(n as usize)
+        }
+        _ => Err(Reply::err(BIT_OFFSET_ERR)),
+    }
+}
+
+fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let offset = match bit_offset(ctx, &a[2]) {
+        Ok(o) => o,
+        Err(e) => return e,
+    };
+    let on = match parse_i64(&a[3]) {
+        Some(b @ (0 | 1)) => b == 1,
+        _ => return Reply::err("ERR bit is not an integer or out of range"),
+    };
+    let cur = match get_string(ctx, &a[1]) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    let byte = offset >> 3;
+    let mask = 1u8 << (7 - (offset & 7));
+    let mut b = BytesMut::from(cur.as_deref().unwrap_or(b""));
+    if b.len() <= byte {
+        b.resize(byte + 1, 0);
+    }
+    let old = b[byte] & mask != 0;
+    if on {
+        b[byte] |= mask;
+    } else {
+        b[byte] &= !mask;
+    }
+    let now = ctx.now();
+    ctx.db().replace_value(&a[1], Value::Str(b.freeze()), now);
+    ctx.db().set_raw(&a[1]);
+    ctx.modified(&a[1], notify::STRING, "setbit");
+    Reply::Int(old as i64)
+}
+
+fn getbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let offset = match bit_offset(ctx, &a[2]) {
+        Ok(o) => o,
+        Err(e) => return e,
+    };
+    match get_string(ctx, &a[1]) {
+        Ok(Some(v)) => {
+            let bit = v
+                .get(offset >> 3)
+                .is_some_and(|b| b & (1u8 << (7 - (offset & 7))) != 0);
+            Reply::Int(bit as i64)
+        }
+        Ok(None) => Reply::Int(0),
+        Err(e) => e,
+    }
+}
+
+/// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN], with Redis' dynamic
+/// programming table and its backward walk, so ranges come out in the same order.
+fn lcs(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let mut strs = [Bytes::new(), Bytes::new()];
+    for (i, k) in a[1..3].iter().enumerate() {
+        match get_string(ctx, k) {
+            Ok(v) => strs[i] = v.unwrap_or_default(),
+            Err(_) => return Reply::err("ERR The specified keys must contain string values"),
+        }
+    }
+    let (mut getlen, mut getidx, mut withmatchlen, mut minmatchlen) = (false, false, false, 0i64);
+    let mut j = 3;
+    while j < a.len() {
+        let opt = &a[j];
+        if opt.eq_ignore_ascii_case(b"idx") {
+            getidx = true;
+        } else if opt.eq_ignore_ascii_case(b"len") {
+            getlen = true;
+        } else if opt.eq_ignore_ascii_case(b"withmatchlen") {
+            withmatchlen = true;
+        } else if opt.eq_ignore_ascii_case(b"minmatchlen") && j + 1 < a.len() {
+            match parse_i64(&a[j + 1]) {
+                Some(n) => minmatchlen = n.max(0),
+                None => return error::not_integer(),
+            }
+            j += 1;
+        } else {
+            return error::syntax();
+        }
+        j += 1;
+    }
+    if getidx && getlen {
+        return Reply::err("ERR If you want both the length and indexes, please just use IDX.");
+    }
+    let (sa, sb) = (&strs[0][..], &strs[1][..]);
+    let (alen, blen) = (sa.len(), sb.len());
+    let cells = (alen + 1).saturating_mul(blen + 1);
+    // Redis refuses when it cannot allocate the table; we refuse beyond 1 GiB of table.
+    if cells > (1 << 28) {
+        return Reply::err("ERR Insufficient memory, failed allocating transient memory for LCS");
+    }
+    let w = blen + 1;
+    let mut t = vec![0u32; cells];
+    for i in 1..=alen {
+        for jj in 1..=blen {
+            t[i * w + jj] = if sa[i - 1] == sb[jj - 1] {
+                t[(i - 1) * w + jj - 1] + 1
+            } else {
+                t[(i - 1) * w + jj].max(t[i * w + jj - 1])
+            };
+        }
+    }
+    let total = t[alen * w + blen] as usize;
+    let mut idx = total;
+    let mut result = vec![0u8; total];
+    let mut matches = Vec::new();
+    let computelcs = getidx || !getlen;
+    let (mut i, mut jj) = (alen, blen);
+    // `alen` as arange_start means "no range open".
+    let (mut as_, mut ae, mut bs, mut be) = (alen, 0usize, 0usize, 0usize);
+    while computelcs && i > 0 && jj > 0 {
+        let mut emit = false;
+        if sa[i - 1] == sb[jj - 1] {
+            result[idx - 1] = sa[i - 1];
+            if as_ == alen {
+                as_ = i - 1;
+                ae = i - 1;
+                bs = jj - 1;
+                be = jj - 1;
+            } else if as_ == i && bs == jj {
+                as_ -= 1;
+                bs -= 1;
+            } else {
+                emit = true;
+            }
+            if as_ == 0 || bs == 0 {
+                emit = true;
+            }
+            idx -= 1;
+            i -= 1;
+            jj -= 1;
+        } else {
+            if t[(i - 1) * w + jj] > t[i * w + jj - 1] {
+                i -= 1;
+            } else {
+                jj -= 1;
+            }
+            if as_ != alen {
+                emit = true;
+            }
+        }
+        let match_len = ae.wrapping_sub(as_).wrapping_add(1);
+        if emit {
+            if getidx && (minmatchlen == 0 || match_len as i64 >= minmatchlen) {
+                let mut m = vec![
+                    Reply::Array(vec![Reply::Int(as_ as i64), Reply::Int(ae as i64)]),
+                    Reply::Array(vec![Reply::Int(bs as i64), Reply::Int(be as i64)]),
+                ];
+                if withmatchlen {
+                    m.push(Reply::Int(match_len as i64));
+                }
+                matches.push(Reply::Array(m));
+            }
+            as_ = alen;
+        }
+    }
+    if getidx {
+        Reply::Map(vec![
+            (Reply::bulk_str("matches"), Reply::Array(matches)),
+            (Reply::bulk_str("len"), Reply::Int(total as i64)),
+        ])
+    } else if getlen {
+        Reply::Int(total as i64)
+    } else {
+        Reply::Bulk(Bytes::from(result))
+    }
 }

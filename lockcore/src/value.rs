@@ -26,12 +26,44 @@ impl HashValue {
     }
 }
 
+/// A set: `intset` while every member is an integer and it is small (members then come
+/// out in numeric order, as from Redis' sorted intset); a "hashtable" once that stops.
+#[derive(Debug, Clone)]
+pub struct SetValue {
+    pub members: indexmap::IndexSet<Bytes>,
+    pub intset: bool,
+}
+
+impl Default for SetValue {
+    fn default() -> Self {
+        SetValue {
+            members: Default::default(),
+            intset: true,
+        }
+    }
+}
+
+impl SetValue {
+    pub fn remove(&mut self, m: &[u8]) -> bool {
+        self.members.swap_remove(m)
+    }
+    /// The members in Redis' iteration order for the encoding (numeric for an intset).
+    pub fn ordered(&self) -> Vec<Bytes> {
+        let mut v: Vec<Bytes> = self.members.iter().cloned().collect();
+        if self.intset {
+            v.sort_by_key(|m| crate::num::parse_i64(m).unwrap_or(0));
+        }
+        v
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum Value {
     Str(Bytes),
     Hash(Box<HashValue>),
     List(Box<VecDeque<Bytes>>),
     ZSet(Box<ZSet>),
+    Set(Box<SetValue>),
 }
 
 impl Value {
@@ -42,6 +74,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::List(_) => "list",
             Value::ZSet(_) => "zset",
+            Value::Set(_) => "set",
         }
     }
 
@@ -65,6 +98,13 @@ impl Value {
                 }
             }
             Value::List(_) => "quicklist",
+            Value::Set(s) => {
+                if s.intset {
+                    "intset"
+                } else {
+                    "hashtable"
+                }
+            }
             Value::ZSet(z) => {
                 if z.big {
                     "skiplist"
@@ -84,4 +124,16 @@ pub struct Entry {
     pub expire_at: Option<i64>,
     /// Last access in Unix ms, for OBJECT IDLETIME.
     pub lru_ms: i64,
+    /// A string modified in place (APPEND, SETRANGE, SETBIT): OBJECT ENCODING says "raw".
+    pub raw: bool,
+}
+
+impl Entry {
+    /// The name OBJECT ENCODING prints for this entry.
+    pub fn encoding(&self) -> &'static str {
+        match self.value {
+            Value::Str(_) if self.raw => "raw",
+            _ => self.value.encoding(),
+        }
+    }
 }

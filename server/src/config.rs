@@ -87,7 +87,8 @@ pub static PARAMS: &[Param] = &[
     Param {
         name: "hash-max-listpack-entries",
         aliases: &["hash-max-ziplist-entries"],
-        default: "128",
+        // redis-server's built-in default (redis.conf's example says 128).
+        default: "512",
         kind: Kind::Int(0, BIG),
         mutable: true,
     },
@@ -177,7 +178,21 @@ pub static PARAMS: &[Param] = &[
     p("close-on-replica-write", "yes", Kind::Bool),
     p("latency-tracking", "yes", Kind::Bool),
     p("active-expire-effort", "1", Kind::Int(1, 10)),
+    p("maxmemory-clients", "0", Kind::Special),
+    p("repl-backlog-size", "1048576", Kind::Memory),
+    Param {
+        name: "replicaof",
+        aliases: &["slaveof"],
+        default: "",
+        kind: Kind::Str,
+        mutable: false,
+    },
+    // Hidden (as in Redis): only an exact CONFIG GET shows it. Stored, no effect.
+    p("key-load-delay", "0", Kind::Int(i64::MIN, BIG)),
 ];
+
+/// Parameters CONFIG GET only returns when asked for by their exact name.
+const HIDDEN: &[&str] = &["key-load-delay"];
 
 pub fn find(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| {
@@ -247,6 +262,18 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
                 .map(|f| f.to_config_string())
                 .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
             "client-output-buffer-limit" => parse_output_limits(value),
+            "maxmemory-clients" => match value.strip_suffix('%') {
+                Some(pct) => match pct.parse::<i64>() {
+                    Ok(n) if n > 100 => {
+                        Err("percentage argument must be less or equal to 100".into())
+                    }
+                    Ok(n) if n >= 0 => Ok(format!("{n}%")),
+                    _ => Err("argument must be a memory or percent value".into()),
+                },
+                None => parse_memory(value)
+                    .map(|n| n.to_string())
+                    .ok_or_else(|| "argument must be a memory or percent value".into()),
+            },
             _ => Ok(value.to_string()),
         },
     }
@@ -334,8 +361,14 @@ impl Config {
         let mut out = Vec::new();
         for p in PARAMS {
             let v = &self.values[p.name];
+            let hidden = HIDDEN.contains(&p.name);
             for n in std::iter::once(&p.name).chain(p.aliases.iter()) {
-                if lockcore::glob::matches(pattern, n.as_bytes(), true) {
+                let hit = if hidden {
+                    n.as_bytes().eq_ignore_ascii_case(pattern)
+                } else {
+                    lockcore::glob::matches(pattern, n.as_bytes(), true)
+                };
+                if hit {
                     out.push((n.to_string(), v.clone()));
                 }
             }

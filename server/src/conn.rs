@@ -214,6 +214,11 @@ impl Conn {
 
     /// Writes a reply, honouring CLIENT REPLY OFF/SKIP.
     pub fn reply(&mut self, r: Reply) {
+        // Nothing to write (CLIENT REPLY SKIP itself, a blocked command): a pending SKIP
+        // must stay for the next real reply.
+        if matches!(r, Reply::NoReply) {
+            return;
+        }
         match self.reply_mode {
             ReplyMode::On => r.encode(&mut self.out, self.cl.resp3),
             ReplyMode::Off => {}

@@ -290,7 +290,7 @@ fn client(
             }
             Reply::ok()
         }
-        "info" => Reply::Verbatim("txt", Bytes::from(crate::info::client_line(c, &c.handle) + "\n")),
+        "info" => Reply::Verbatim("txt", Bytes::from(crate::info::client_line(c, &c.handle, a) + "\n")),
         "list" => client_list(c, a),
         "kill" => client_kill(c, a),
         "reply" => {
@@ -390,7 +390,7 @@ fn client_list(c: &mut Conn, a: &[Bytes]) -> Reply {
         if ids.as_ref().is_some_and(|v| !v.contains(&h.id)) {
             continue;
         }
-        s.push_str(&crate::info::client_line(c, &h));
+        s.push_str(&crate::info::client_line(c, &h, a));
         s.push('\n');
     }
     Reply::Verbatim("txt", Bytes::from(s))
@@ -436,7 +436,20 @@ fn client_kill(c: &mut Conn, a: &[Bytes]) -> Reply {
                 "no" => skipme = false,
                 _ => return error::syntax(),
             },
-            "addr" | "laddr" | "user" | "type" | "maxage" => {}
+            "type" => {
+                if !matches!(
+                    v.to_ascii_lowercase().as_str(),
+                    "normal" | "master" | "replica" | "slave" | "pubsub"
+                ) {
+                    return Reply::err(format!("ERR Unknown client type '{v}'"));
+                }
+            }
+            "user" => {
+                if v != "default" {
+                    return Reply::err(format!("ERR No such user '{v}'"));
+                }
+            }
+            "addr" | "laddr" | "maxage" => {}
             _ => return error::syntax(),
         }
     }
@@ -463,7 +476,12 @@ fn client_kill(c: &mut Conn, a: &[Bytes]) -> Reply {
         .map(|h| h.value().clone())
         .collect();
     for h in &targets {
-        kill_client(c, h);
+        if h.id == c.cl.id {
+            // Killing ourselves: the count is still sent, then the connection closes.
+            c.flow = Flow::Close;
+        } else {
+            kill_client(c, h);
+        }
     }
     Reply::Int(targets.len() as i64)
 }
@@ -514,12 +532,25 @@ fn config(
                     ));
                 };
                 if !names.insert(param.name) {
-                    return Reply::err(format!("ERR Duplicate parameter - '{name}'"));
+                    return Reply::err(format!("ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"));
                 }
-                if !param.mutable {
+                // Tumbler cannot re-bind its listener at runtime; setting the current
+                // value is accepted (Redis treats that as a no-op too).
+                let value = arg_str(&kv[1]);
+                if matches!(param.name, "port" | "bind") && next.get(param.name) != value {
+                    let why = if param.name == "port" {
+                        "Unable to listen on this port: tumbler cannot change its port at runtime"
+                    } else {
+                        "Failed to bind to specified addresses."
+                    };
+                    return Reply::err(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+                    ));
+                }
+                if !param.mutable && !matches!(param.name, "port" | "bind") {
                     return Reply::err(format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"));
                 }
-                if let Err(e) = next.set(&name, &arg_str(&kv[1])) {
+                if let Err(e) = next.set(&name, &value) {
                     return Reply::err(format!(
                         "ERR CONFIG SET failed (possibly related to argument '{name}') - {e}"
                     ));
@@ -678,7 +709,7 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
                 Some(e) => Reply::Simple(
                     format!(
                         "Value at:0x0 refcount:1 encoding:{} serializedlength:0 lru:0 lru_seconds_idle:0",
-                        e.value.encoding()
+                        e.encoding()
                     )
                     .into(),
                 ),

@@ -179,7 +179,19 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
 }
 
 /// One line of CLIENT LIST / CLIENT INFO, in Redis 7.2's field order.
-pub fn client_line(me: &Conn, h: &ClientHandle) -> String {
+/// One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields in Redis' order. `cur` is
+/// the command being run by `me`: Redis still has it in the caller's query buffer, so its
+/// `qbuf` shows the command's RESP size.
+pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String {
+    let (qbuf, argv_mem) = if h.id == me.cl.id {
+        let mut n = 1 + cur.len().to_string().len() + 2;
+        for a in cur {
+            n += 1 + a.len().to_string().len() + 2 + a.len() + 2;
+        }
+        (n, cur.iter().map(|a| a.len()).sum::<usize>())
+    } else {
+        (0, 0)
+    };
     let info = h.info.lock();
     let age = h.created.elapsed().as_secs();
     let idle = info.last_interaction.map_or(0, |t| t.elapsed().as_secs());
@@ -203,7 +215,7 @@ pub fn client_line(me: &Conn, h: &ClientHandle) -> String {
         info.last_cmd.clone()
     };
     format!(
-        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
         h.id,
         h.addr,
         h.laddr,
@@ -216,10 +228,12 @@ pub fn client_line(me: &Conn, h: &ClientHandle) -> String {
         info.psubs,
         info.ssubs,
         info.multi,
+        qbuf,
+        if qbuf > 0 { 20474 - qbuf.min(20474) } else { 0 },
+        argv_mem,
+        22000 + qbuf + argv_mem,
         cmd,
         info.user,
         info.resp,
-        String::from_utf8_lossy(&info.lib_name),
-        String::from_utf8_lossy(&info.lib_ver),
     )
 }
