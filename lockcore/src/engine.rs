@@ -112,6 +112,8 @@ pub struct Engine {
     pub broker: Arc<dyn Broker>,
     pub config: EngineConfig,
     pub stats: Stats,
+    /// DEBUG SET-ACTIVE-EXPIRE 0 turns background expiry off (keys still expire lazily).
+    pub active_expire_enabled: bool,
     /// Seeds the process-wide hash that orders SCAN cursors.
     pub scan_hasher: RandomState,
     /// When set, "now" for expiry checks (a script sees time stand still, as in Redis).
@@ -145,6 +147,7 @@ impl Engine {
             broker: Arc::new(NoBroker),
             config: EngineConfig::default(),
             stats: Stats::default(),
+            active_expire_enabled: true,
             scan_hasher: RandomState::new(),
             time_snapshot: None,
             wakeups: Vec::new(),
@@ -268,7 +271,7 @@ impl Engine {
     /// The background timer's step: active expiry, then blocked-client timeouts, then the
     /// hand-off to waiters that expiry made possible.
     pub fn tick(&mut self) {
-        while self.active_expire(1000) == 1000 {}
+        while self.active_expire_enabled && self.active_expire(1000) == 1000 {}
         let now = self.now_ms();
         while let Some(&(t, id)) = self.block_deadlines.first() {
             if t > now {

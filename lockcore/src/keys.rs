@@ -59,6 +59,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("scan", -2, READONLY, Keys::None, scan),
     cmd("randomkey", 1, READONLY, Keys::None, randomkey),
     cmd("touch", -2, READONLY | FAST, ALL_KEYS, touch),
+    cmd("dump", 2, READONLY, KEY1, dump),
+    cmd("restore", -4, WRITE | DENYOOM, KEY1, restore),
     CommandSpec {
         name: "object",
         arity: -2,
@@ -553,4 +555,96 @@ fn object_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
         "    Prints this help.",
     ];
     Reply::Array(HELP.iter().map(|l| Reply::simple(l)).collect())
+}
+
+fn dump(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match ctx.read(&a[1]) {
+        None => Reply::Null,
+        Some(e) => match crate::rdb::dump(&e.value) {
+            Some(p) => Reply::Bulk(Bytes::from(p)),
+            None => Reply::err("ERR DUMP of this type is not supported by tumbler"),
+        },
+    }
+}
+
+/// RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], checks in Redis' order.
+fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let (mut replace, mut absttl) = (false, false);
+    let (mut idle, mut freq): (Option<i64>, Option<i64>) = (None, None);
+    let mut j = 4;
+    while j < a.len() {
+        let more = j + 1 < a.len();
+        let o = &a[j];
+        if o.eq_ignore_ascii_case(b"replace") {
+            replace = true;
+        } else if o.eq_ignore_ascii_case(b"absttl") {
+            absttl = true;
+        } else if o.eq_ignore_ascii_case(b"idletime") && more && freq.is_none() {
+            let Some(n) = parse_i64(&a[j + 1]) else {
+                return error::not_integer();
+            };
+            if n < 0 {
+                return Reply::err("ERR Invalid IDLETIME value, must be >= 0");
+            }
+            idle = Some(n);
+            j += 1;
+        } else if o.eq_ignore_ascii_case(b"freq") && more && idle.is_none() {
+            let Some(n) = parse_i64(&a[j + 1]) else {
+                return error::not_integer();
+            };
+            if !(0..=255).contains(&n) {
+                return Reply::err("ERR Invalid FREQ value, must be >= 0 and <= 255");
+            }
+            freq = Some(n);
+            j += 1;
+        } else {
+            return error::syntax();
+        }
+        j += 1;
+    }
+    let key = &a[1];
+    if !replace && ctx.write(key).is_some() {
+        return Reply::err("BUSYKEY Target key name already exists.");
+    }
+    let Some(mut ttl) = parse_i64(&a[2]) else {
+        return error::not_integer();
+    };
+    if ttl < 0 {
+        return Reply::err("ERR Invalid TTL value, must be >= 0");
+    }
+    if !crate::rdb::verify(&a[3]) {
+        return Reply::err("ERR DUMP payload version or checksum are wrong");
+    }
+    let (me, mv) = (
+        ctx.eng.config.hash_max_listpack_entries,
+        ctx.eng.config.hash_max_listpack_value,
+    );
+    let Some(value) = crate::rdb::load(&a[3]).and_then(|l| crate::rdb::to_value(l, me, mv)) else {
+        return Reply::err("ERR Bad data format");
+    };
+    let db = ctx.dbi();
+    let now = ctx.now();
+    let deleted = replace && ctx.eng.dbs[db].remove(key).is_some();
+    if ttl != 0 && !absttl {
+        ttl = ttl.saturating_add(now);
+    }
+    if ttl != 0 && ttl <= now {
+        // Already expired: nothing is created, but a replaced key is gone.
+        if deleted {
+            ctx.modified(key, notify::GENERIC, "del");
+        }
+        return Reply::ok();
+    }
+    let expire = (ttl != 0).then_some(ttl);
+    ctx.eng.dbs[db].insert(key.clone(), value, expire, now);
+    if let Some(i) = idle {
+        if let Some(e) = ctx.eng.dbs[db].get_mut(key) {
+            e.lru_ms = now - i.saturating_mul(1000);
+        }
+    }
+    if expire.is_some() {
+        ctx.eng.deadline_changed = true;
+    }
+    ctx.modified(key, notify::GENERIC, "restore");
+    Reply::ok()
 }

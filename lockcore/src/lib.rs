@@ -15,6 +15,7 @@ pub mod locks;
 pub mod notify;
 pub mod num;
 pub mod pubsub;
+pub mod rdb;
 pub mod reply;
 pub mod scripting_cmds;
 pub mod server_cmds;

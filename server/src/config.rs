@@ -179,6 +179,11 @@ pub static PARAMS: &[Param] = &[
     p("latency-tracking", "yes", Kind::Bool),
     p("active-expire-effort", "1", Kind::Int(1, 10)),
     p("maxmemory-clients", "0", Kind::Special),
+    p(
+        "sanitize-dump-payload",
+        "no",
+        Kind::Enum(&["no", "yes", "clients"]),
+    ),
     p("repl-backlog-size", "1048576", Kind::Memory),
     Param {
         name: "replicaof",

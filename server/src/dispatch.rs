@@ -698,18 +698,28 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.clamp(0.0, 60.0)));
             Reply::ok()
         }
-        "set-active-expire" => Reply::ok(),
+        "set-active-expire" => match a.get(2).and_then(|v| parse_i64(v)) {
+            Some(n) => {
+                core.engine.active_expire_enabled = n != 0;
+                Reply::ok()
+            }
+            None => error::syntax(),
+        },
         "jmap" | "quicklist-packed-threshold" | "stringmatch-len" => Reply::ok(),
         "object" => {
             let Some(k) = a.get(2) else {
                 return error::syntax();
             };
             let db = c.cl.db;
+            let now = core.engine.now_ms();
             match core.engine.lookup(db, k) {
                 Some(e) => Reply::Simple(
                     format!(
-                        "Value at:0x0 refcount:1 encoding:{} serializedlength:0 lru:0 lru_seconds_idle:0",
-                        e.encoding()
+                        "Value at:0x0 refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+                        e.encoding(),
+                        lockcore::rdb::dump(&e.value).map_or(0, |p| p.len().saturating_sub(11)),
+                        (e.lru_ms / 1000) & 0xff_ffff,
+                        (now - e.lru_ms).max(0) / 1000
                     )
                     .into(),
                 ),

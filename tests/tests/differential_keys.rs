@@ -402,3 +402,119 @@ fn introspection_errors_and_config() {
         MEMORY USAGE nosuch SAMPLES x
     "#);
 }
+
+/// The payload of a bulk-string reply.
+fn bulk_payload(reply: &[u8]) -> Vec<u8> {
+    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
+    let n: usize = std::str::from_utf8(&reply[1..nl - 1])
+        .unwrap()
+        .parse()
+        .unwrap();
+    reply[nl + 1..nl + 1 + n].to_vec()
+}
+
+#[test]
+fn dump_payloads_restore_across_tumbler_and_redis() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    let (mut tc, mut rc) = (t.raw(), redis.raw());
+    let long = "x".repeat(100);
+    let setup: &[&[&str]] = &[
+        &[
+            "HSET",
+            "h",
+            "a",
+            "1",
+            "b",
+            "-2",
+            "c",
+            "hello",
+            "d",
+            "70000",
+            "e",
+            "5000000000",
+        ],
+        &["SADD", "si", "1", "2", "300", "70000", "-5"],
+        &["SADD", "ss", "a", "b"],
+        &["SET", "s", &long],
+        &["SET", "n", "12345"],
+        &["SET", "neg", "-70000"],
+        &["SET", "e", ""],
+    ];
+    for c in setup {
+        tc.cmd(c);
+        rc.cmd(c);
+    }
+    for k in ["h", "si", "ss", "s", "n", "neg", "e"] {
+        let from_redis = bulk_payload(&rc.cmd(&["DUMP", k]));
+        let from_tumbler = bulk_payload(&tc.cmd(&["DUMP", k]));
+        for (name, payload) in [("redis", &from_redis), ("tumbler", &from_tumbler)] {
+            let key = format!("{k}_from_{name}");
+            let c: [&[u8]; 4] = [b"RESTORE", key.as_bytes(), b"0", payload];
+            assert_eq!(tc.cmd_str(&c), "+OK\r\n", "tumbler restores {name}'s {k}");
+            assert_eq!(rc.cmd_str(&c), "+OK\r\n", "redis restores {name}'s {k}");
+        }
+    }
+    // Same contents (and encodings) on both sides after the cross restore.
+    diff_script(
+        &mut tc,
+        &mut rc,
+        r#"
+        HGETALL h_from_redis
+        OBJECT ENCODING h_from_redis
+        SMEMBERS si_from_redis
+        OBJECT ENCODING si_from_redis
+        SCARD ss_from_redis
+        GET s_from_redis
+        GET n_from_redis
+        GET neg_from_redis
+        GET e_from_redis
+        HGETALL h_from_tumbler
+        SMEMBERS si_from_tumbler
+        OBJECT ENCODING si_from_tumbler
+        SCARD ss_from_tumbler
+        GET s_from_tumbler
+        GET n_from_tumbler
+        GET neg_from_tumbler
+        GET e_from_tumbler
+        DUMP nosuch
+        RESTORE n 0 x
+        RESTORE newkey -1 x
+        RESTORE newkey x x
+        RESTORE newkey 0 badpayload
+        RESTORE newkey 0 x FOO
+        RESTORE newkey 0 x IDLETIME -1
+        RESTORE newkey 0 x FREQ 256
+        RESTORE newkey 0 x IDLETIME 1 FREQ 1
+        "#,
+    );
+    let p = bulk_payload(&rc.cmd(&["DUMP", "n"]));
+    diff_script(&mut tc, &mut rc, "SET x 1");
+    for c in [
+        vec![
+            b"RESTORE".to_vec(),
+            b"x".to_vec(),
+            b"0".to_vec(),
+            p.clone(),
+            b"REPLACE".to_vec(),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"y".to_vec(),
+            b"1".to_vec(),
+            p.clone(),
+            b"ABSTTL".to_vec(),
+        ],
+        vec![b"GET".to_vec(), b"x".to_vec()],
+        vec![b"EXISTS".to_vec(), b"y".to_vec()],
+    ] {
+        assert_eq!(
+            tc.cmd(&c),
+            rc.cmd(&c),
+            "{:?}",
+            String::from_utf8_lossy(&c[0])
+        );
+    }
+}

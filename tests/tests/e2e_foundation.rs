@@ -318,3 +318,26 @@ fn redis_cli_reads_commands_from_stdin() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "OK\n2\nint\nOK\n\n");
 }
+
+#[test]
+fn debug_set_active_expire_pauses_background_expiry() {
+    let t = Tumbler::start();
+    let mut c = t.raw();
+    assert_eq!(c.cmd_str(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), "+OK\r\n");
+    c.cmd(&["SET", "k", "v", "PX", "20"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Nobody touched the key and active expiry is off: it is still stored.
+    assert_eq!(c.cmd_str(&["DBSIZE"]), ":1\r\n");
+    assert_eq!(c.cmd_str(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), "+OK\r\n");
+    let mut gone = false;
+    for _ in 0..500 {
+        if c.cmd_str(&["DBSIZE"]) == ":0\r\n" {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(gone, "active expiry resumed");
+    let s = c.cmd_str(&["INFO", "stats"]);
+    assert!(s.contains("expired_keys:1"), "{s}");
+}
