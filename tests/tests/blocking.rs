@@ -212,3 +212,19 @@ fn blpop_with_the_redis_crate() {
         Some(("jobs".to_string(), "j1".to_string()))
     );
 }
+
+#[test]
+fn swapdb_wakes_a_client_blocked_in_the_swapped_db() {
+    let t = Tumbler::start();
+    let (mut waiter, mut ctl) = (t.raw(), t.raw());
+    ctl.cmd(&["SELECT", "1"]);
+    ctl.cmd(&["RPUSH", "k", "hello"]);
+    waiter.cmd(&["SELECT", "9"]);
+    waiter.send(&["BRPOP", "k", "5"]);
+    wait_blocked(&mut ctl, 1);
+    assert_eq!(ctl.cmd_str(&["SWAPDB", "1", "9"]), "+OK\r\n");
+    assert_eq!(
+        waiter.read_reply(),
+        &b"*2\r\n$1\r\nk\r\n$5\r\nhello\r\n"[..]
+    );
+}
