@@ -14,7 +14,7 @@ use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::engine::BlockRequest;
 use crate::error::{self, *};
 use crate::notify;
-use crate::num::{parse_f64, parse_i64};
+use crate::num::parse_i64;
 use crate::reply::Reply;
 use crate::value::Value;
 
@@ -396,26 +396,30 @@ fn lrem(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         count.unsigned_abs() as usize
     };
+    // Mark the victims first, then drop them in one pass: O(n) however many match.
+    let n = l.len();
+    let mut victim = vec![false; n];
     let mut removed = 0usize;
-    if count >= 0 {
-        let mut i = 0;
-        while i < l.len() && removed < limit {
-            if l[i] == a[3] {
-                l.remove(i);
-                removed += 1;
-            } else {
-                i += 1;
-            }
-        }
+    let order: Box<dyn Iterator<Item = usize>> = if count >= 0 {
+        Box::new(0..n)
     } else {
-        let mut i = l.len();
-        while i > 0 && removed < limit {
-            i -= 1;
-            if l[i] == a[3] {
-                l.remove(i);
-                removed += 1;
-            }
+        Box::new((0..n).rev())
+    };
+    for i in order {
+        if removed >= limit {
+            break;
         }
+        if l[i] == a[3] {
+            victim[i] = true;
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        let mut i = 0;
+        l.retain(|_| {
+            i += 1;
+            !victim[i - 1]
+        });
     }
     if removed > 0 {
         popped(ctx, &a[1], "lrem");
@@ -640,7 +644,7 @@ fn lmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 /// Parses a blocking command's timeout (float seconds) into an absolute deadline on the
 /// engine clock; `None` waits forever. Errors are Redis' exact texts.
 pub fn parse_timeout(ctx: &Ctx, arg: &[u8]) -> Result<Option<i64>, Reply> {
-    let Some(secs) = parse_f64(arg) else {
+    let Some(secs) = crate::zsets::parse_strtod(arg, true) else {
         return Err(Reply::err(TIMEOUT_NOT_FLOAT));
     };
     let ms = secs * 1000.0;

@@ -224,6 +224,13 @@ impl ZSet {
 
     /// Sets `member`'s score; returns the previous score if it existed.
     pub fn insert(&mut self, member: Bytes, score: f64) -> Option<f64> {
+        // A listpack stores the score as text that reads back as +0, so -0 does not survive
+        // in a small set; the skiplist keeps the double as is.
+        let score = if !self.big && score == 0.0 {
+            0.0
+        } else {
+            score
+        };
         let old = self.scores.insert(member.clone(), score);
         if let Some(o) = old {
             if o == score {

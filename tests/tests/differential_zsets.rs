@@ -266,6 +266,10 @@ fn resp3_shapes() {
         ZMPOP 1 nosuch MIN
         ZRANDMEMBER nosuch
         ZRANDMEMBER nosuch 2
+        ZADD one 2.5 only
+        ZRANDMEMBER one 1 WITHSCORES
+        ZRANDMEMBER one -2 WITHSCORES
+        ZRANDMEMBER one 5
         ZSCAN nosuch 0
     "#,
     );
@@ -292,5 +296,15 @@ fn encodings_and_scan() {
         ZRANDMEMBER s 1 2
         ZRANDMEMBER s 1 WITHSCORES x
         ZRANDMEMBER s x
+        ZADD one 2.5 only
+        ZRANDMEMBER one 1 WITHSCORES
+        ZRANDMEMBER one -2 WITHSCORES
+        ZRANDMEMBER one
+        ZADD hex 0x10 a
+        ZADD sp " 1" a
+        ZADD e 1e3 a 1E-2 b -0 c +5 d .5 f 5. g
+        ZRANGE e 0 -1 WITHSCORES
+        ZRANGEBYSCORE e (-0 +inf
+        ZRANGEBYSCORE e "( 1" 5
     "#);
 }
