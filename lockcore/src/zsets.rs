@@ -1243,6 +1243,10 @@ fn setop(
             None => sets.push(None),
             Some(e) => match &e.value {
                 Value::ZSet(z) => sets.push(Some(z.range(0, z.len()))),
+                // Plain sets take part with every score 1, as in Redis.
+                Value::Set(st) => {
+                    sets.push(Some(st.ordered().into_iter().map(|m| (m, 1.0)).collect()))
+                }
                 _ => return Err(error::wrongtype()),
             },
         }
@@ -1417,10 +1421,11 @@ fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     let mut sets = Vec::with_capacity(n);
     for k in &a[2..2 + n] {
-        match get_zset(ctx, k, true) {
-            Ok(Some(z)) => sets.push(Some(z.scores.keys().cloned().collect::<Vec<_>>())),
-            Ok(None) => sets.push(None),
-            Err(e) => return e,
+        match ctx.read(k).map(|e| &e.value) {
+            Some(Value::ZSet(z)) => sets.push(Some(z.scores.keys().cloned().collect::<Vec<_>>())),
+            Some(Value::Set(st)) => sets.push(Some(st.members.iter().cloned().collect())),
+            Some(_) => return error::wrongtype(),
+            None => sets.push(None),
         }
     }
     if sets.iter().any(|s| s.is_none()) {

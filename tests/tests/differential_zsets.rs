@@ -230,6 +230,12 @@ fn set_operations() {
         ZUNIONSTORE u 2 inf1 inf2
         ZRANGE u 0 -1 WITHSCORES
         ZINTERCARD 2 a b
+        SADD plain x w 7
+        ZUNIONSTORE u 2 a plain WEIGHTS 2 3
+        ZRANGE u 0 -1 WITHSCORES
+        ZINTER 2 plain a WITHSCORES
+        ZDIFF 2 plain a WITHSCORES
+        ZINTERCARD 2 plain a
         ZINTERCARD 2 a b LIMIT 1
         ZINTERCARD 0 a
         ZINTERCARD x a
