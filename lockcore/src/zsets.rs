@@ -388,13 +388,13 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], mut f: AddFlags) -> Reply {
         i += 1;
     }
     let rest = &a[i..];
-    if rest.is_empty() || rest.len() % 2 != 0 {
+    if rest.is_empty() || !rest.len().is_multiple_of(2) {
         return error::syntax();
     }
     if f.xx && f.nx {
         return Reply::err("ERR XX and NX options at the same time are not compatible");
     }
-    if (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt) {
+    if (f.nx && (f.gt || f.lt)) || (f.gt && f.lt) {
         return Reply::err("ERR GT, LT, and/or NX options at the same time are not compatible");
     }
     if f.incr && rest.len() > 2 {
@@ -1100,6 +1100,11 @@ fn zrandmember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         let i = rng.gen_range(0..len);
         return Reply::Bulk(z.nth(i).unwrap().1.clone());
     };
+    // Redis would stream billions of repeats until memory runs out; refuse instead of
+    // letting one request take the server down.
+    if count < -(1 << 27) {
+        return Reply::err("ERR value is out of range");
+    }
     let picks: Vec<usize> = if count < 0 {
         (0..count.unsigned_abs())
             .map(|_| rng.gen_range(0..len))
