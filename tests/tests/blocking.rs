@@ -228,3 +228,83 @@ fn swapdb_wakes_a_client_blocked_in_the_swapped_db() {
         &b"*2\r\n$1\r\nk\r\n$5\r\nhello\r\n"[..]
     );
 }
+
+/// Runs one wake-up scenario on tumbler and on redis-server and compares the bytes the
+/// waiter receives: `waiter` blocks, then `pushes` run on another connection.
+fn diff_wakeup(resp3: bool, waiter_cmd: &[&str], pushes: &[&[&str]]) {
+    let Some(redis) = tumbler_tests::RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    let mut got = Vec::new();
+    for (mut w, mut ctl) in [(t.raw(), t.raw()), (redis.raw(), redis.raw())] {
+        if resp3 {
+            w.cmd(&["HELLO", "3"]);
+        }
+        w.send(waiter_cmd);
+        wait_blocked(&mut ctl, 1);
+        for p in pushes {
+            ctl.cmd(p);
+        }
+        got.push(String::from_utf8_lossy(&w.read_reply()).into_owned());
+    }
+    assert_eq!(
+        got[0], got[1],
+        "{waiter_cmd:?} (resp3={resp3}): tumbler (left) vs redis-server (right)"
+    );
+}
+
+#[test]
+fn served_reply_shapes_match_redis() {
+    for resp3 in [false, true] {
+        diff_wakeup(
+            resp3,
+            &["BLPOP", "a", "b", "0"],
+            &[&["RPUSH", "b", "x", "y"]],
+        );
+        diff_wakeup(resp3, &["BRPOP", "a", "5"], &[&["RPUSH", "a", "x", "y"]]);
+        diff_wakeup(
+            resp3,
+            &["BLMOVE", "a", "d", "RIGHT", "LEFT", "0"],
+            &[&["RPUSH", "a", "x", "y"]],
+        );
+        diff_wakeup(
+            resp3,
+            &["BRPOPLPUSH", "a", "d", "0"],
+            &[&["LPUSH", "a", "x"]],
+        );
+        diff_wakeup(
+            resp3,
+            &["BLMPOP", "0", "2", "a", "b", "RIGHT", "COUNT", "3"],
+            &[&["RPUSH", "b", "1", "2"]],
+        );
+        diff_wakeup(
+            resp3,
+            &["BZPOPMAX", "z", "0"],
+            &[&["ZADD", "z", "1.5", "a", "2", "b"]],
+        );
+        diff_wakeup(
+            resp3,
+            &["BZMPOP", "0", "1", "z", "MIN", "COUNT", "2"],
+            &[&["ZADD", "z", "1.1", "a", "2", "b", "3", "c"]],
+        );
+        // A wrong-type write first keeps the waiter blocked; the later push serves it.
+        diff_wakeup(
+            resp3,
+            &["BLPOP", "k", "0"],
+            &[&["SET", "k", "s"], &["DEL", "k"], &["RPUSH", "k", "v"]],
+        );
+        // A transaction that pushes and pops leaves nothing: the waiter gets the second push.
+        diff_wakeup(
+            resp3,
+            &["BLPOP", "k", "0"],
+            &[
+                &["MULTI"],
+                &["RPUSH", "k", "t"],
+                &["LPOP", "k"],
+                &["EXEC"],
+                &["RPUSH", "k", "after"],
+            ],
+        );
+    }
+}
