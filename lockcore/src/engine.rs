@@ -314,6 +314,20 @@ impl Engine {
         }
     }
 
+    /// Marks every key of `db` that clients block on and that now exists as ready (SWAPDB
+    /// brings a whole database into place at once, as Redis' scanDatabaseForReadyKeys).
+    pub fn signal_db_ready(&mut self, db: usize) {
+        let keys: Vec<Bytes> = self
+            .blocked_on
+            .keys()
+            .filter(|(d, k)| *d == db && self.dbs[db].contains(k))
+            .map(|(_, k)| k.clone())
+            .collect();
+        for k in keys {
+            self.signal_ready(db, &k);
+        }
+    }
+
     // ---------------------------------------------------------------- WATCH
 
     pub fn watch(&mut self, id: ClientId, db: usize, key: Bytes) {

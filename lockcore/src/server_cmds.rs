@@ -419,6 +419,8 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     ctx.eng.touch_all_watched(x, false);
     ctx.eng.touch_all_watched(y, false);
     ctx.eng.dbs.swap(x, y);
+    ctx.eng.signal_db_ready(x);
+    ctx.eng.signal_db_ready(y);
     ctx.eng.stats.dirty += 1;
     Reply::ok()
 }
