@@ -375,7 +375,11 @@ impl Conn {
                     .as_mut()
                     .expect("engine command without the keyspace lock");
                 let r = core.engine.call(&mut self.cl, spec, argv);
-                core.engine.after_command();
+                // Inside EXEC or a script, blocked clients are served once it all ends
+                // (as Redis does), never between two of its commands.
+                if !self.cl.deny_blocking {
+                    core.engine.after_command();
+                }
                 if spec.name == "select" && !r.is_error() {
                     self.handle.info.lock().db = self.cl.db;
                 }
