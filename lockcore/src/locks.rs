@@ -1164,6 +1164,30 @@ mod tests {
     }
 
     #[test]
+    fn one_expiring_semaphore_holder_wakes_the_waiter() {
+        let (clock, mut e) = setup();
+        let (mut a, mut b, mut c) = (cl(1), cl(2), cl(3));
+        run(&mut e, &mut a, "sem.acquire s A 2 10000");
+        run(&mut e, &mut b, "sem.acquire s B 2 50");
+        assert_eq!(
+            run(&mut e, &mut c, "sem.acquire s C 2 100 WAIT 0"),
+            Reply::NoReply
+        );
+        // The key lives as long as the longest lease; B's own lease timer wakes C.
+        assert_eq!(run(&mut e, &mut a, "pttl s"), Reply::Int(10000));
+        assert_eq!(e.next_deadline(), Some(1_000_050));
+        clock.advance_ms(50);
+        e.tick();
+        assert_eq!(woke(&mut e), vec![(3, Reply::Int(3))]);
+        assert_eq!(
+            run(&mut e, &mut b, "sem.release s B"),
+            Reply::err(error::LOCK_NOT_HELD)
+        );
+        assert_eq!(run(&mut e, &mut a, "lock.check s 2"), Reply::Int(0));
+        assert_eq!(run(&mut e, &mut a, "lock.check s 3"), Reply::Int(1));
+    }
+
+    #[test]
     fn del_is_a_forced_unlock_and_tokens_keep_growing() {
         let (_c, mut e) = setup();
         let (mut a, mut b) = (cl(1), cl(2));

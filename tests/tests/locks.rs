@@ -27,6 +27,7 @@ fn grant_reentrancy_release_over_raw_resp() {
     assert_eq!(c.cmd_str(&["LOCK.ACQUIRE", "l", "B", "10000"]), "$-1\r\n");
     assert_eq!(c.cmd_str(&["TYPE", "l"]), "+lock\r\n");
     assert_eq!(c.cmd_str(&["EXISTS", "l"]), ":1\r\n");
+    assert_eq!(c.cmd_str(&["OBJECT", "ENCODING", "l"]), "$4\r\nlock\r\n");
     let pttl: i64 = c.cmd_str(&["PTTL", "l"])[1..].trim().parse().unwrap();
     assert!(pttl > 0 && pttl <= 10000, "{pttl}");
     let info = c.cmd_str(&["LOCK.INFO", "l"]);
@@ -306,7 +307,7 @@ fn wait_never_blocks_inside_multi() {
 }
 
 #[test]
-fn del_flushdb_exists_and_list() {
+fn del_flushdb_rename_scan_and_list() {
     let t = Tumbler::start();
     let mut a = client(&t);
     let mut b = client(&t);
@@ -326,6 +327,13 @@ fn del_flushdb_exists_and_list() {
         names(a.cmd(&["LOCK.LIST", "MATCH", "k*", "COUNT", "1"]).unwrap()),
         ["k1"]
     );
+    let scan = a
+        .cmd(&["SCAN", "0", "COUNT", "100", "TYPE", "lock"])
+        .unwrap();
+    let Frame::Array(parts) = scan else { panic!() };
+    let mut keys = names(parts[1].clone());
+    keys.sort();
+    assert_eq!(keys, ["k1", "k2"]);
     // DEL of a held lock is a forced unlock: the waiter is granted at once.
     b.send(&["LOCK.ACQUIRE", "k1", "B", "30000", "WAIT", "0"])
         .unwrap();
@@ -344,7 +352,17 @@ fn del_flushdb_exists_and_list() {
         panic!()
     };
     assert!(tc > tb);
-    assert_eq!(c.lock_release("k2", "C").unwrap(), 0);
+    // RENAME moves the lock; the holder releases it under the new name.
+    assert_eq!(
+        a.cmd(&["RENAME", "k2", "k3"]).unwrap(),
+        Frame::SimpleString(b"OK".to_vec())
+    );
+    assert_eq!(
+        a.cmd(&["TYPE", "k3"]).unwrap(),
+        Frame::SimpleString(b"lock".to_vec())
+    );
+    assert!(server_err(c.lock_release("k2", "C")).starts_with("NOTHELD"));
+    assert_eq!(c.lock_release("k3", "C").unwrap(), 0);
     assert_eq!(
         a.cmd(&["EXISTS", "k1", "k2", "sem", "plain"]).unwrap(),
         Frame::Integer(0)
@@ -453,4 +471,36 @@ fn command_table_entries() {
         c.cmd_str(&["COMMAND", "GETKEYS", "FENCE.SET", "data", "v", "lk", "1"]),
         "*2\r\n$4\r\ndata\r\n$2\r\nlk\r\n"
     );
+}
+
+#[test]
+fn keyspace_events_use_class_l() {
+    let t = Tumbler::start();
+    let mut a = client(&t);
+    let mut sub = client(&t);
+    a.cmd(&["CONFIG", "SET", "notify-keyspace-events", "EgL"])
+        .unwrap();
+    sub.send(&["PSUBSCRIBE", "__keyevent@0__:*"]).unwrap();
+    sub.read().unwrap();
+    a.lock_acquire("ev", "A", 10_000, None, false).unwrap();
+    a.lock_extend("ev", "A", 20_000).unwrap();
+    a.lock_release("ev", "A").unwrap();
+    let mut events = Vec::new();
+    for _ in 0..4 {
+        let Frame::Array(m) = sub.read().unwrap() else {
+            panic!()
+        };
+        events.push((tumbler_client::text(&m[2]), tumbler_client::text(&m[3])));
+    }
+    let want = [
+        ("__keyevent@0__:lock.acquire", "ev"),
+        ("__keyevent@0__:lock.extend", "ev"),
+        ("__keyevent@0__:lock.release", "ev"),
+        ("__keyevent@0__:del", "ev"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(events, want);
 }
