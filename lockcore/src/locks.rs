@@ -113,9 +113,9 @@ pub struct LockTables {
     /// The last fencing token handed out. One counter for the whole server: tokens then
     /// increase strictly per key across release, expiry, DEL and RENAME at O(1) memory.
     last_token: u64,
-    /// Per-grant lease deadlines of multi-holder kinds (semaphores, rwlocks), so waiters
-    /// retry when one of several holders expires. A mutex needs none: its key TTL is its
-    /// lease and key expiry wakes its waiters.
+    /// Per-grant lease deadlines, so waiters retry when one of several holders of a
+    /// semaphore or rwlock expires (a mutex's key TTL is its lease too, but PERSIST or
+    /// EXPIRE on the key must not keep its waiters asleep past the lease).
     leases: BTreeSet<(i64, usize, Bytes)>,
     /// The lock keys each connection holds with SESSION (may name keys since released).
     sessions: HashMap<ClientId, HashSet<(usize, Bytes)>>,
@@ -575,11 +575,13 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
                 Want::Sem { .. } => false,
             };
             if granted {
-                h.lease_until = lease.or(h.lease_until.filter(|_| h.session.is_none()));
+                // The lease restarts at now + ttl (ttl 0 comes with SESSION: no lease).
                 if req.session && h.session.is_none() {
                     h.session = Some(ctx.cl.id);
                 }
+                let old = std::mem::replace(&mut h.lease_until, lease);
                 let (token, session) = (h.token, h.session);
+                forget_lease(ctx.eng, db, &req.key, old);
                 register(ctx, req, lease, session);
                 after_change(ctx.eng, db, &req.key, "lock.acquire");
                 return Reply::Int(token as i64);
@@ -638,7 +640,7 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
 /// Records a grant's lease timer (multi-holder kinds) and session binding.
 fn register(ctx: &mut Ctx, req: &Acquire, lease: Option<i64>, session: Option<ClientId>) {
     let db = ctx.cl.db;
-    if let (Some(t), Want::Sem { .. } | Want::Read | Want::Write) = (lease, req.want) {
+    if let Some(t) = lease {
         ctx.eng.locks.leases.insert((t, db, req.key.clone()));
         ctx.eng.deadline_changed = true;
     }
@@ -759,14 +761,12 @@ fn lock_extend(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(Value::Lock(l)) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
         unreachable!("load saw the lock");
     };
-    let kind = l.kind;
     let Some(h) = l.holder_mut(&a[2]) else {
         return Reply::err(error::LOCK_NOT_HELD);
     };
-    h.lease_until = Some(lease);
-    if kind != Kind::Mutex {
-        ctx.eng.locks.leases.insert((lease, db, key.clone()));
-    }
+    let old = h.lease_until.replace(lease);
+    forget_lease(ctx.eng, db, key, old);
+    ctx.eng.locks.leases.insert((lease, db, key.clone()));
     after_change(ctx.eng, db, key, "lock.extend");
     Reply::Int(1)
 }
@@ -1185,6 +1185,23 @@ mod tests {
         );
         assert_eq!(run(&mut e, &mut a, "lock.check s 2"), Reply::Int(0));
         assert_eq!(run(&mut e, &mut a, "lock.check s 3"), Reply::Int(1));
+    }
+
+    #[test]
+    fn persist_on_the_key_does_not_outlive_the_lease() {
+        let (clock, mut e) = setup();
+        let (mut a, mut b) = (cl(1), cl(2));
+        run(&mut e, &mut a, "lock.acquire k A 100");
+        run(&mut e, &mut b, "lock.acquire k B 100 WAIT 0");
+        clock.advance_ms(60);
+        // Re-acquiring renews the lease from now; the old timer is dropped.
+        assert_eq!(run(&mut e, &mut a, "lock.acquire k A 100"), Reply::Int(1));
+        // Without a key TTL only the lease timer can wake B.
+        assert_eq!(run(&mut e, &mut a, "persist k"), Reply::Int(1));
+        assert_eq!(e.next_deadline(), Some(1_000_160));
+        clock.advance_ms(100);
+        e.tick();
+        assert_eq!(woke(&mut e), vec![(2, Reply::Int(2))]);
     }
 
     #[test]
