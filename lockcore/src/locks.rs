@@ -169,9 +169,26 @@ const fn cmd(
         group: "lock",
         since: "0.1.0",
         summary,
-        acl: &["keyspace", "lock"],
+        acl: acl_for(flags),
         exec: Exec::Engine(h),
         ..BASE
+    }
+}
+
+/// ACL categories from the flags, as Redis derives @write/@read/@fast/@slow/@blocking.
+const fn acl_for(flags: u32) -> &'static [&'static str] {
+    let write = flags & WRITE != 0;
+    let fast = flags & FAST != 0;
+    if flags & BLOCKING != 0 {
+        &["write", "slow", "blocking"]
+    } else if write && fast {
+        &["write", "fast"]
+    } else if write {
+        &["write", "slow"]
+    } else if fast {
+        &["read", "fast"]
+    } else {
+        &["read", "slow"]
     }
 }
 
