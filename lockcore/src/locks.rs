@@ -75,11 +75,13 @@ impl LockValue {
         }
     }
 
-    /// Drops holders whose lease has passed; true if any was dropped.
-    fn prune(&mut self, now: i64) -> bool {
-        let n = self.holders.len();
-        self.holders.retain(|h| h.live(now));
-        self.holders.len() != n
+    /// Drops holders whose lease has passed and returns them.
+    fn prune(&mut self, now: i64) -> Vec<Holder> {
+        let (live, gone) = std::mem::take(&mut self.holders)
+            .into_iter()
+            .partition(|h| h.live(now));
+        self.holders = live;
+        gone
     }
 
     /// The key's TTL: the latest lease, or none while a holder is bound only to a session.
@@ -468,7 +470,9 @@ fn load(ctx: &mut Ctx, key: &Bytes) -> Result<Option<Kind>, ()> {
         return Err(());
     };
     let kind = l.kind;
-    if l.prune(now) {
+    let gone = l.prune(now);
+    if !gone.is_empty() {
+        unindex(ctx.eng, ctx.cl.db, key, &gone);
         after_change(ctx.eng, ctx.cl.db, key, "lock.expire");
         if ctx.eng.dbs[ctx.cl.db].get(key).is_none() {
             return Ok(None);
@@ -715,6 +719,7 @@ fn release(ctx: &mut Ctx, key: &Bytes, owner: &[u8], want: Want, side: Side, cou
     if h.holds == 0 && h.reads == 0 {
         let gone = l.holders.remove(pos);
         forget_lease(ctx.eng, db, key, gone.lease_until);
+        unindex(ctx.eng, db, key, &[gone]);
     }
     after_change(ctx.eng, db, key, "lock.release");
     Reply::Int(left as i64)
@@ -946,18 +951,69 @@ fn fence_set(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 // ---------------------------------------------------------------- sessions
 
+/// Forgets the session index entries of departed holders whose connection holds nothing
+/// else under this key, so the index names exactly the keys holding live SESSION grants
+/// (as far as lock commands know: DEL, RENAME and expiry happen elsewhere).
+fn unindex(eng: &mut Engine, db: usize, key: &Bytes, gone: &[Holder]) {
+    for s in gone.iter().filter_map(|h| h.session) {
+        let still = match eng.dbs[db].get(key).map(|e| &e.value) {
+            Some(Value::Lock(l)) => l.holders.iter().any(|h| h.session == Some(s)),
+            _ => false,
+        };
+        if still {
+            continue;
+        }
+        if let Some(set) = eng.locks.sessions.get_mut(&s) {
+            set.remove(&(db, key.clone()));
+            if set.is_empty() {
+                eng.locks.sessions.remove(&s);
+            }
+        }
+    }
+}
+
 /// Releases every lock `id` holds with SESSION and marks the keys ready, so the server's
 /// next `after_command` hands them to their waiters. Called when the connection closes.
+///
+/// The index normally names the keys exactly. If one of them no longer holds this
+/// session's grant, the value was deleted or moved (DEL, FLUSHDB, expiry, RENAME, MOVE,
+/// SWAPDB) behind the lock commands' back; a moved lease-less SESSION lock would then be
+/// held forever, so this falls back to scanning every lock in the keyspace for the session.
 pub fn release_session(eng: &mut Engine, id: ClientId) {
     let Some(keys) = eng.locks.sessions.remove(&id) else {
         return;
     };
+    let mut missed = false;
     for (db, key) in keys {
-        let Some(e) = eng.lookup(db, &key) else {
-            continue;
+        missed |= !release_session_key(eng, id, db, &key);
+    }
+    if missed {
+        let found: Vec<(usize, Bytes)> = (0..eng.dbs.len())
+            .flat_map(|db| {
+                eng.dbs[db]
+                    .iter()
+                    .filter(|(_, e)| {
+                        matches!(&e.value, Value::Lock(l)
+                            if l.holders.iter().any(|h| h.session == Some(id)))
+                    })
+                    .map(move |(k, _)| (db, k.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for (db, key) in found {
+            release_session_key(eng, id, db, &key);
+        }
+    }
+}
+
+/// Drops `id`'s SESSION grants under one key; false if it had none there.
+fn release_session_key(eng: &mut Engine, id: ClientId, db: usize, key: &Bytes) -> bool {
+    {
+        let Some(e) = eng.lookup(db, key) else {
+            return false;
         };
         let Value::Lock(l) = &mut e.value else {
-            continue;
+            return false;
         };
         let before = l.holders.len();
         let mut leases = Vec::new();
@@ -968,13 +1024,15 @@ pub fn release_session(eng: &mut Engine, id: ClientId) {
             }
             keep
         });
-        if l.holders.len() != before {
-            for t in leases {
-                forget_lease(eng, db, &key, t);
-            }
-            after_change(eng, db, &key, "lock.release");
+        if l.holders.len() == before {
+            return false;
+        }
+        for t in leases {
+            forget_lease(eng, db, key, t);
         }
     }
+    after_change(eng, db, key, "lock.release");
+    true
 }
 
 #[cfg(test)]
@@ -1086,6 +1144,33 @@ mod tests {
         release_session(&mut e, 1);
         e.after_command();
         assert_eq!(woke(&mut e), vec![(2, Reply::Int(2))]);
+    }
+
+    #[test]
+    fn session_lock_moved_by_rename_is_still_released() {
+        let (_c, mut e) = setup();
+        let (mut a, mut b) = (cl(1), cl(2));
+        assert_eq!(
+            run(&mut e, &mut a, "lock.acquire k A 0 SESSION"),
+            Reply::Int(1)
+        );
+        assert_eq!(
+            run(&mut e, &mut a, "lock.acquire j A 0 SESSION"),
+            Reply::Int(2)
+        );
+        assert_eq!(run(&mut e, &mut a, "lock.release j A"), Reply::Int(0));
+        // Released normally: the index forgets it, so only k is left to look at.
+        assert_eq!(e.locks.sessions[&1].len(), 1);
+        assert_eq!(run(&mut e, &mut a, "rename k k2"), Reply::ok());
+        assert_eq!(
+            run(&mut e, &mut b, "lock.acquire k2 B 100 WAIT 0"),
+            Reply::NoReply
+        );
+        e.client_gone(1, &[]);
+        release_session(&mut e, 1);
+        e.after_command();
+        assert_eq!(woke(&mut e), vec![(2, Reply::Int(3))]);
+        assert!(e.locks.sessions.is_empty());
     }
 
     #[test]
