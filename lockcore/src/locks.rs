@@ -504,15 +504,27 @@ fn after_change(eng: &mut Engine, db: usize, key: &Bytes, event: &str) {
     eng.modified(db, key, notify::LOCK, event);
 }
 
+/// Could a client blocked in command `name` be granted a lock of `kind` (None: the key is
+/// free, any kind could)? A waiter of another kind stays parked until the key changes
+/// type, so it must not hold up the queue of the kind the key has now.
+fn waits_for(name: &str, kind: Option<Kind>) -> bool {
+    match kind {
+        None => WAITER_COMMANDS.contains(&name),
+        Some(Kind::Mutex) => name == "lock.acquire",
+        Some(Kind::Semaphore { .. }) => name == "sem.acquire",
+        Some(Kind::RwLock) => name == "rw.rlock" || name == "rw.wlock",
+    }
+}
+
 /// Is the calling client allowed to be granted now as far as FIFO order goes? A fresh
 /// request is when no lock waiter is queued on the key; a retried waiter is when it is the
 /// first lock waiter.
-fn first_in_line(ctx: &Ctx, key: &Bytes, retry: bool) -> bool {
+fn first_in_line(ctx: &Ctx, key: &Bytes, kind: Option<Kind>, retry: bool) -> bool {
     let first = ctx
         .eng
         .waiters(ctx.cl.db, key)
         .into_iter()
-        .find(|(_, name)| WAITER_COMMANDS.contains(name));
+        .find(|(_, name)| waits_for(name, kind));
     match first {
         None => !retry,
         Some((id, _)) => retry && id == ctx.cl.id,
@@ -562,7 +574,7 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
     let db = ctx.cl.db;
     let now = ctx.now();
     let lease = (req.ttl > 0).then(|| now + req.ttl);
-    let fifo_ok = first_in_line(ctx, &req.key, retry);
+    let fifo_ok = first_in_line(ctx, &req.key, kind, retry);
 
     // Reentrant acquisitions by a current holder are granted at once, ahead of waiters
     // (making them wait behind waiters that wait for them would deadlock).
@@ -845,7 +857,7 @@ fn lock_info(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         .eng
         .waiters(ctx.cl.db, &a[1])
         .iter()
-        .filter(|(_, n)| WAITER_COMMANDS.contains(n))
+        .filter(|(_, n)| waits_for(n, Some(l.kind)))
         .count();
     let mut f = vec![(Reply::bulk_str("type"), Reply::bulk_str(l.type_name()))];
     match l.kind {
@@ -1171,6 +1183,25 @@ mod tests {
         e.after_command();
         assert_eq!(woke(&mut e), vec![(2, Reply::Int(3))]);
         assert!(e.locks.sessions.is_empty());
+    }
+
+    #[test]
+    fn a_waiter_for_another_kind_does_not_hold_up_the_queue() {
+        let (_c, mut e) = setup();
+        let (mut r, mut x, mut c) = (cl(1), cl(2), cl(3));
+        run(&mut e, &mut r, "rw.wlock k R 1000");
+        assert_eq!(
+            run(&mut e, &mut x, "rw.wlock k X 1000 WAIT 0"),
+            Reply::NoReply
+        );
+        // k becomes a semaphore with free permits while X still waits for an rwlock.
+        run(&mut e, &mut r, "sem.acquire s R 3 1000");
+        assert_eq!(run(&mut e, &mut r, "rename s k"), Reply::ok());
+        assert!(woke(&mut e).is_empty());
+        assert_eq!(run(&mut e, &mut c, "sem.acquire k C 3 1000"), Reply::Int(3));
+        let info = run(&mut e, &mut c, "lock.info k");
+        let Reply::Map(f) = info else { panic!() };
+        assert_eq!(f.last(), Some(&(Reply::bulk_str("waiters"), Reply::Int(0))));
     }
 
     #[test]
