@@ -107,7 +107,7 @@ pub fn dump(v: &Value) -> Option<Vec<u8>> {
                 put_string(&mut out, v);
             }
         }
-        Value::ZSet(_) => return None,
+        Value::ZSet(_) | Value::Lock(_) => return None,
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(0, &out);

@@ -758,4 +758,8 @@ fn function(
 
 /// Called under the keyspace lock when a client disconnects, after its blocked command and
 /// watches are gone (session-bound native locks are released here).
-pub fn on_disconnect(_core: &mut Core, _id: lockcore::ClientId) {}
+pub fn on_disconnect(core: &mut Core, id: lockcore::ClientId) {
+    lockcore::locks::release_session(&mut core.engine, id);
+    // Hand the released locks to their waiters now, not at the next command.
+    core.engine.after_command();
+}
