@@ -301,3 +301,8 @@ impl Server {
         }
     }
 }
+
+/// Runs the examples in docs/embedding.md as doctests, so the guide cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/embedding.md")]
+pub struct EmbeddingGuide;
