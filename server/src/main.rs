@@ -126,6 +126,30 @@ fn split_args(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
     (for_clap, directives)
 }
 
+/// `TUMBLER_<PARAM>` environment variables (`TUMBLER_ENABLE_TIME_CONTROL=yes`,
+/// `TUMBLER_REQUIREPASS=...`) set defaults that a config file and `--name value` override.
+/// CI service containers (GitHub Actions `services:`) can set env but not arguments.
+/// Variables that name no parameter are left alone (they may be meant for something else).
+fn apply_env(cfg: &mut Config) {
+    let mut vars: Vec<(String, String)> = std::env::vars()
+        .filter_map(|(k, v)| {
+            let name = k
+                .strip_prefix("TUMBLER_")?
+                .to_ascii_lowercase()
+                .replace('_', "-");
+            config::find(&name).map(|_| (name, v))
+        })
+        .collect();
+    vars.sort();
+    for (name, value) in vars {
+        if let Err(e) = cfg.set(&name, &value) {
+            let var = format!("TUMBLER_{}", name.to_ascii_uppercase().replace('-', "_"));
+            eprintln!("tumbler: {var}={value}: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (for_clap, directives) = split_args(&args);
@@ -133,6 +157,7 @@ fn main() {
 
     let mut cfg = Config::default();
     let mut warnings = Vec::new();
+    apply_env(&mut cfg);
     if let Some(path) = m.get_one::<String>("config-file") {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,

@@ -199,6 +199,48 @@ fn redis_conf_with_unknown_directives_starts_with_warnings_and_flags_override_it
 }
 
 #[test]
+fn tumbler_env_vars_set_defaults_that_flags_override() {
+    // What a CI service container (env only, no arguments) relies on.
+    let mut child = Command::new(BIN)
+        .env("TUMBLER_ENABLE_TIME_CONTROL", "yes")
+        .env("TUMBLER_REQUIREPASS", "from-env")
+        .env("TUMBLER_PORT", "0")
+        .env("TUMBLER_NOT_A_PARAMETER", "ignored")
+        .args(["--requirepass", "from-flag"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line.trim().rsplit_once("port=").unwrap().1.parse().unwrap();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"AUTH from-flag\r\nCONFIG GET enable-time-control\r\n")
+        .unwrap();
+    let want = "+OK\r\n*2\r\n$19\r\nenable-time-control\r\n$3\r\nyes\r\n";
+    let mut got = Vec::new();
+    let mut b = [0u8; 256];
+    while got.len() < want.len() {
+        let n = s.read(&mut b).unwrap();
+        assert!(n > 0);
+        got.extend_from_slice(&b[..n]);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(String::from_utf8_lossy(&got), want);
+
+    let o = Command::new(BIN)
+        .env("TUMBLER_DATABASES", "many")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("TUMBLER_DATABASES=many"));
+}
+
+#[test]
 fn bad_values_and_files_fail_fast_with_a_message() {
     let o = run(&["--port", "70000"]);
     assert!(!o.status.success());

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+pub mod clients;
+
 /// A tumbler server running in this process on its own runtime thread
 /// (a thin wrapper over [`tumbler::embed::TestServer`]).
 pub struct Tumbler {
