@@ -274,7 +274,12 @@ impl Conn {
             let mut info = self.handle.info.lock();
             info.last_interaction = Some(Instant::now());
         }
-        let spec = match commands::lookup_checked(&argv) {
+        let looked_up = if crate::timectl::hidden_name(shared, &argv[0]) {
+            Err(error::unknown_command(&argv))
+        } else {
+            commands::lookup_checked(&argv)
+        };
+        let spec = match looked_up {
             Ok(s) => s,
             Err(e) => {
                 if let Some(m) = &mut self.multi {
