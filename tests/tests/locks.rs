@@ -504,3 +504,32 @@ fn keyspace_events_use_class_l() {
         .collect();
     assert_eq!(events, want);
 }
+
+#[test]
+fn info_is_a_map_in_resp3_and_list_checks_its_arguments() {
+    let t = Tumbler::start();
+    let mut c = t.raw();
+    c.cmd(&["HELLO", "3"]);
+    c.cmd(&["SEM.ACQUIRE", "s", "A", "2", "0", "SESSION"]);
+    let info = c.cmd_str(&["LOCK.INFO", "s"]);
+    assert_eq!(
+        info,
+        "%5\r\n$4\r\ntype\r\n$9\r\nsemaphore\r\n$7\r\npermits\r\n:2\r\n$9\r\navailable\r\n:1\r\n\
+         $7\r\nholders\r\n*1\r\n%5\r\n$5\r\nowner\r\n$1\r\nA\r\n$5\r\ntoken\r\n:1\r\n\
+         $7\r\npermits\r\n:1\r\n$3\r\nttl\r\n:-1\r\n$7\r\nsession\r\n:1\r\n$7\r\nwaiters\r\n:0\r\n"
+    );
+    assert_eq!(c.cmd_str(&["LOCK.INFO", "nope"]), "_\r\n");
+    assert_eq!(c.cmd_str(&["LOCK.LIST", "MATCH"]), "-ERR syntax error\r\n");
+    assert_eq!(
+        c.cmd_str(&["LOCK.LIST", "COUNT", "0"]),
+        "-ERR syntax error\r\n"
+    );
+    assert_eq!(
+        c.cmd_str(&["LOCK.LIST", "COUNT", "x"]),
+        "-ERR value is not an integer or out of range\r\n"
+    );
+    assert_eq!(
+        c.cmd_str(&["LOCK.LIST", "MATCH", "s*"]),
+        "*1\r\n$1\r\ns\r\n"
+    );
+}
