@@ -171,6 +171,12 @@ fn blocking_commands_that_need_not_block() {
         BLMPOP 0 2 nosuch l RIGHT COUNT 5
         BLPOP l x
         BLPOP l -1
+        BLPOP nosuch inf
+        BLPOP nosuch 1e30
+        BLPOP nosuch 0.0001
+        BLPOP nosuch 0x10p-10
+        BLPOP nosuch " 1"
+        BLPOP nosuch -inf
         BLPOP l ""
         BLMOVE l dst LEFT UP 0
         SET s v
