@@ -132,7 +132,11 @@ fn lpos_options() {
 fn moves_and_multi_pops() {
     run(r#"
         RPUSH src a b c
+        RPUSH dst z
+        EXPIRE dst 100
         LMOVE src dst LEFT RIGHT
+        TTL dst
+        DEL dst
         LMOVE src dst RIGHT LEFT
         LRANGE dst 0 -1
         LMOVE src src LEFT RIGHT
