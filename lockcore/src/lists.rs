@@ -665,7 +665,7 @@ pub fn parse_timeout(ctx: &Ctx, arg: &[u8]) -> Result<Option<i64>, Reply> {
     };
     let ms = (secs * 1000.0).ceil();
     // `ms < 2^63` is false for +inf too; C's conversion then yields LLONG_MIN.
-    if ms < 0.0 || ms >= 9_223_372_036_854_775_808.0 {
+    if !(0.0..9_223_372_036_854_775_808.0).contains(&ms) {
         return Err(Reply::err(TIMEOUT_NEGATIVE));
     }
     let ms = ms as i64;
