@@ -82,12 +82,26 @@ pub static COMMANDS: &[CommandSpec] = &[
         W_SLOW,
         lmpop,
     ),
-    cmd("blpop", -3, WRITE | BLOCKING, KEYS_BUT_LAST, W_BLOCK, blpop),
-    cmd("brpop", -3, WRITE | BLOCKING, KEYS_BUT_LAST, W_BLOCK, brpop),
+    cmd(
+        "blpop",
+        -3,
+        WRITE | NOSCRIPT | BLOCKING,
+        KEYS_BUT_LAST,
+        W_BLOCK,
+        blpop,
+    ),
+    cmd(
+        "brpop",
+        -3,
+        WRITE | NOSCRIPT | BLOCKING,
+        KEYS_BUT_LAST,
+        W_BLOCK,
+        brpop,
+    ),
     cmd(
         "blmove",
         6,
-        WRITE | DENYOOM | BLOCKING,
+        WRITE | DENYOOM | NOSCRIPT | BLOCKING,
         KEYS_1_2,
         W_BLOCK,
         blmove,
@@ -95,7 +109,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "brpoplpush",
         4,
-        WRITE | DENYOOM | BLOCKING,
+        WRITE | DENYOOM | NOSCRIPT | BLOCKING,
         KEYS_1_2,
         W_BLOCK,
         brpoplpush,
@@ -642,32 +656,23 @@ fn lmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 // ---------------------------------------------------------------- blocking
 
 /// Parses a blocking command's timeout (float seconds) into an absolute deadline on the
-/// engine clock; `None` waits forever. Errors are Redis' exact texts.
+/// engine clock; `None` waits forever. As Redis 7.0 does: milliseconds are rounded up
+/// (0.0001 waits 1 ms, not forever), values too large for a long long come out negative
+/// ("timeout is negative"), and a deadline that overflows never fires.
 pub fn parse_timeout(ctx: &Ctx, arg: &[u8]) -> Result<Option<i64>, Reply> {
     let Some(secs) = crate::zsets::parse_strtod(arg, true) else {
         return Err(Reply::err(TIMEOUT_NOT_FLOAT));
     };
-    let ms = secs * 1000.0;
-    if !ms.is_finite() || ms >= i64::MAX as f64 || ms <= i64::MIN as f64 {
-        // Redis converts to a long long; out-of-range values end up negative.
-        return Err(Reply::err(if ms > 0.0 {
-            "ERR timeout is out of range"
-        } else {
-            TIMEOUT_NEGATIVE
-        }));
-    }
-    let ms = ms as i64;
-    if ms < 0 {
+    let ms = (secs * 1000.0).ceil();
+    // `ms < 2^63` is false for +inf too; C's conversion then yields LLONG_MIN.
+    if !(0.0..9_223_372_036_854_775_808.0).contains(&ms) {
         return Err(Reply::err(TIMEOUT_NEGATIVE));
     }
+    let ms = ms as i64;
     if ms == 0 {
         return Ok(None);
     }
-    let now = ctx.now();
-    if ms > i64::MAX - now {
-        return Err(Reply::err("ERR timeout is out of range"));
-    }
-    Ok(Some(now + ms))
+    Ok(ctx.now().checked_add(ms))
 }
 
 /// True while the engine re-runs a parked client's command because a key became ready.

@@ -102,7 +102,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "bzpopmin",
         -3,
-        WRITE | FAST | BLOCKING,
+        WRITE | FAST | NOSCRIPT | BLOCKING,
         KEYS_BUT_LAST,
         W_BLOCK,
         bzpopmin,
@@ -110,7 +110,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "bzpopmax",
         -3,
-        WRITE | FAST | BLOCKING,
+        WRITE | FAST | NOSCRIPT | BLOCKING,
         KEYS_BUT_LAST,
         W_BLOCK,
         bzpopmax,
@@ -124,7 +124,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             numkeys_at: 2,
             step: 1,
         },
-        W_BLOCK,
+        &["write", "sortedset", "slow", "blocking"],
         bzmpop,
     ),
     cmd("zrandmember", -2, READONLY, KEY1, R_SLOW, zrandmember),

@@ -132,7 +132,11 @@ fn lpos_options() {
 fn moves_and_multi_pops() {
     run(r#"
         RPUSH src a b c
+        RPUSH dst z
+        EXPIRE dst 100
         LMOVE src dst LEFT RIGHT
+        TTL dst
+        DEL dst
         LMOVE src dst RIGHT LEFT
         LRANGE dst 0 -1
         LMOVE src src LEFT RIGHT
@@ -171,6 +175,12 @@ fn blocking_commands_that_need_not_block() {
         BLMPOP 0 2 nosuch l RIGHT COUNT 5
         BLPOP l x
         BLPOP l -1
+        BLPOP nosuch inf
+        BLPOP nosuch 1e30
+        BLPOP nosuch 0.0001
+        BLPOP nosuch 0x10p-10
+        BLPOP nosuch " 1"
+        BLPOP nosuch -inf
         BLPOP l ""
         BLMOVE l dst LEFT UP 0
         SET s v
@@ -223,4 +233,56 @@ fn redisson_fair_lock_shapes() {
         EXISTS redisson_lock_queue:{lock} redisson_lock_timeout:{lock}
         ZSCORE redisson_lock_timeout:{lock} c2:1
     "#);
+}
+
+/// COMMAND INFO of every list and sorted-set command agrees with redis-server on arity,
+/// flags, legacy key range and ACL categories (key-spec details are the table's business).
+#[test]
+fn command_info_matches() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    let cmds = "lpush rpush lpushx rpushx lpop rpop llen lindex lrange lset linsert lrem ltrim \
+        lpos lmove rpoplpush lmpop blpop brpop blmove brpoplpush blmpop zadd zincrby zrem zcard \
+        zscore zmscore zcount zlexcount zrank zrevrank zrange zrangestore zrevrange \
+        zrangebyscore zrevrangebyscore zrangebylex zrevrangebylex zremrangebyscore \
+        zremrangebyrank zremrangebylex zpopmin zpopmax bzpopmin bzpopmax zmpop bzmpop \
+        zrandmember zscan zunionstore zinterstore zdiffstore zunion zinter zdiff zintercard";
+    let mut rc = redis::Client::open(format!("redis://{}/", redis.addr))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut tc = redis::Client::open(t.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    for c in cmds.split_whitespace() {
+        let get = |con: &mut redis::Connection| -> Vec<String> {
+            let v: redis::Value = redis::cmd("COMMAND").arg("INFO").arg(c).query(con).unwrap();
+            let redis::Value::Array(outer) = v else {
+                panic!("{c}: not an array")
+            };
+            let redis::Value::Array(info) = &outer[0] else {
+                panic!("{c}: no info")
+            };
+            info[1..=6]
+                .iter()
+                .map(|x| {
+                    let mut s = match x {
+                        redis::Value::Array(items) => {
+                            let mut v: Vec<String> =
+                                items.iter().map(|i| format!("{i:?}")).collect();
+                            v.sort();
+                            v.join(",")
+                        }
+                        other => format!("{other:?}"),
+                    };
+                    s.retain(|ch| ch != '"');
+                    s
+                })
+                .collect()
+        };
+        assert_eq!(get(&mut tc), get(&mut rc), "COMMAND INFO {c}");
+    }
 }

@@ -230,6 +230,17 @@ fn set_operations() {
         ZUNIONSTORE u 2 inf1 inf2
         ZRANGE u 0 -1 WITHSCORES
         ZINTERCARD 2 a b
+        SET dst x EX 100
+        ZUNIONSTORE dst 1 a
+        TTL dst
+        EXPIRE dst 100
+        ZADD dst 5 new
+        TTL dst
+        ZRANGESTORE dst a 0 0
+        TTL dst
+        EXPIRE dst 100
+        ZINTERSTORE dst 2 a nosuch
+        EXISTS dst
         SADD plain x w 7
         ZUNIONSTORE u 2 a plain WEIGHTS 2 3
         ZRANGE u 0 -1 WITHSCORES
