@@ -325,7 +325,7 @@ fn client(
         },
         "unblock" => {
             let Some(id) = parse_i64(&a[2]) else {
-                return Reply::err("ERR value is out of range, value must between -9223372036854775808 and 9223372036854775807");
+                return error::not_integer();
             };
             let reply = match a.get(3) {
                 None => None,
