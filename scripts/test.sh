@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test Tumbler has, installing what they need first:
-#   1. redis-server (the reference for differential tests) and tclsh (Redis' Tcl suite),
-#   2. unit, end-to-end and differential tests (cargo test --workspace),
-#   3. Redis 7.0's own Tcl units against a tumbler binary, with a ratchet of pass counts.
+#   1. redis-server (the reference for differential tests; brings redis-cli and
+#      redis-benchmark) and tclsh (Redis' Tcl suite),
+#   2. the client libraries the client tests drive (redis-py, pottery, python-redis-lock;
+#      ioredis, redlock, redis-semaphore) into target/clients,
+#   3. unit, end-to-end, differential, client and doc tests (cargo test --workspace),
+#   4. the static binary the container image ships (scripts/static-build.sh),
+#   5. Redis 7.0's own Tcl units against a tumbler binary, with a ratchet of pass counts.
 # .ci/run calls exactly this. Under CI=true a missing reference server fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +15,7 @@ log() { printf '\n==> %s\n' "$*"; }
 
 need_pkgs=()
 command -v redis-server >/dev/null 2>&1 || need_pkgs+=(redis-server)
+command -v redis-benchmark >/dev/null 2>&1 || need_pkgs+=(redis-tools)
 command -v tclsh8.6 >/dev/null 2>&1 || command -v tclsh8.7 >/dev/null 2>&1 || need_pkgs+=(tcl)
 command -v dpkg-source >/dev/null 2>&1 || need_pkgs+=(dpkg-dev)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
@@ -25,11 +30,45 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   fi
 fi
 
+# Client libraries for tests/tests/clients_*.rs. Pinned in tests/clients/; reinstalled only
+# when the pins change. Bounded so a slow registry cannot eat the CI budget.
+clients=target/clients
+mkdir -p "$clients"
+if command -v python3 >/dev/null 2>&1; then
+  req=tests/clients/python/requirements.txt
+  if ! cmp -s "$req" "$clients/venv/requirements.txt"; then
+    log "installing Python client libraries into $clients/venv"
+    rm -rf "$clients/venv"
+    python3 -m venv "$clients/venv"
+    timeout 300 "$clients/venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+    cp "$req" "$clients/venv/requirements.txt"
+  fi
+else
+  echo "python3 missing: Python client tests will be skipped" >&2
+  [ "${CI:-}" = "true" ] && exit 1
+fi
+if command -v npm >/dev/null 2>&1; then
+  pkg=tests/clients/node/package.json
+  if ! cmp -s "$pkg" "$clients/node/package.json" || [ ! -d "$clients/node/node_modules" ]; then
+    log "installing Node client libraries into $clients/node"
+    mkdir -p "$clients/node"
+    cp "$pkg" "$clients/node/package.json"
+    (cd "$clients/node" && timeout 300 npm install --no-audit --no-fund --loglevel=error)
+  fi
+else
+  echo "npm missing: Node client tests will be skipped" >&2
+  [ "${CI:-}" = "true" ] && exit 1
+fi
+
 log "building"
 cargo build --release --workspace --all-targets
 
 log "cargo test --workspace"
+# (includes doctests: docs/embedding.md's examples run via server/src/embed.rs)
 cargo test --release --workspace
+
+log "static binary for the container image (Dockerfile; no Docker engine needed)"
+bash scripts/static-build.sh
 
 log "Redis 7.0 Tcl units against tumbler (ratchet: tests/tcl/tumbler.baseline)"
 out=$(mktemp); ./target/release/tumbler --port 0 --loglevel warning >"$out" 2>&1 &

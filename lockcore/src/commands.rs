@@ -372,8 +372,11 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
         .filter(|(f, _)| c.flags & f != 0)
         .map(|(_, n)| Reply::Simple((*n).into()))
         .chain(
-            matches!(c.keys, Keys::NumKeys { .. } | Keys::Movable)
-                .then(|| Reply::simple("movablekeys")),
+            matches!(
+                c.keys,
+                Keys::NumKeys { .. } | Keys::DestNumKeys { .. } | Keys::Movable
+            )
+            .then(|| Reply::simple("movablekeys")),
         )
         .collect();
     let acl = c

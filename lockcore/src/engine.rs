@@ -124,6 +124,8 @@ pub struct Engine {
     pub deadline_changed: bool,
     /// When the engine was created (LASTSAVE, INFO uptime), in ms.
     pub started_ms: i64,
+    /// Native locks' server-wide state: token counter, lease timers, session index.
+    pub locks: crate::locks::LockTables,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
@@ -153,6 +155,7 @@ impl Engine {
             wakeups: Vec::new(),
             deadline_changed: false,
             started_ms: clock.now_ms(),
+            locks: Default::default(),
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
             blocked: HashMap::new(),
@@ -262,10 +265,8 @@ impl Engine {
     pub fn next_deadline(&self) -> Option<i64> {
         let keys = self.dbs.iter().filter_map(|d| d.next_expiry()).min();
         let blocks = self.block_deadlines.first().map(|(t, _)| *t);
-        match (keys, blocks) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let leases = self.locks.next_lease();
+        [keys, blocks, leases].into_iter().flatten().min()
     }
 
     /// The background timer's step: active expiry, then blocked-client timeouts, then the
@@ -278,8 +279,13 @@ impl Engine {
                 break;
             }
             if let Some(b) = self.unblock(id) {
+                self.signal_keys(&b);
                 self.wakeups.push((id, b.timeout_reply));
             }
+        }
+        // Lock leases that ended: waiters on those keys retry (and prune the holders).
+        for (db, key) in self.locks.due_leases(now) {
+            self.signal_ready(db, &key);
         }
         self.after_command();
     }
@@ -436,6 +442,7 @@ impl Engine {
     pub fn unblock_with(&mut self, id: ClientId, reply: Option<Reply>) -> bool {
         match self.unblock(id) {
             Some(b) => {
+                self.signal_keys(&b);
                 self.wakeups.push((id, reply.unwrap_or(b.timeout_reply)));
                 true
             }
@@ -445,8 +452,43 @@ impl Engine {
 
     /// Forgets a client that disconnected: its blocked command and its watches.
     pub fn client_gone(&mut self, id: ClientId, watched: &[(usize, Bytes)]) {
-        self.unblock(id);
+        if let Some(b) = self.unblock(id) {
+            self.signal_keys(&b);
+        }
         self.unwatch(id, watched);
+    }
+
+    /// A client left the queues of its keys without being served (timeout, CLIENT UNBLOCK,
+    /// disconnect): the clients behind it get a new look, so a FIFO lock or semaphore
+    /// whose head waiter gave up is granted to the next one at once.
+    fn signal_keys(&mut self, b: &Blocked) {
+        for k in &b.keys {
+            self.signal_ready(b.cl.db, k);
+        }
+    }
+
+    /// Marks every key of `db` that has blocked clients ready (FLUSHDB frees locks).
+    pub fn signal_db(&mut self, db: usize) {
+        let keys: Vec<Bytes> = self
+            .blocked_on
+            .keys()
+            .filter(|(d, _)| *d == db)
+            .map(|(_, k)| k.clone())
+            .collect();
+        for k in keys {
+            self.signal_ready(db, &k);
+        }
+    }
+
+    /// The clients blocked on `key`, in arrival order, with the name of the command each
+    /// is blocked in. Native locks use it to serve waiters strictly FIFO.
+    pub fn waiters(&self, db: usize, key: &Bytes) -> Vec<(ClientId, &'static str)> {
+        let Some(q) = self.blocked_on.get(&(db, key.clone())) else {
+            return Vec::new();
+        };
+        q.iter()
+            .filter_map(|id| self.blocked.get(id).map(|b| (*id, b.spec.name)))
+            .collect()
     }
 
     fn serve_blocked_on(&mut self, db: usize, key: Bytes) {

@@ -105,3 +105,15 @@ pub fn not_integer() -> Reply {
 pub fn not_float() -> Reply {
     Reply::err(NOT_FLOAT)
 }
+
+// Native locks (locks.rs, docs/locking.md).
+pub const LOCK_NOT_HELD: &str = "NOTHELD the lock is not held by this owner";
+pub const LOCK_EMPTY_OWNER: &str = "ERR owner must not be empty";
+pub const LOCK_UPGRADE: &str =
+    "ERR cannot upgrade a read lock to a write lock: release the read lock first";
+pub const LOCK_FENCED: &str = "FENCED the token does not hold the lock";
+pub const LOCK_SAME_KEY: &str = "ERR key and lockkey must be different keys";
+pub const SEM_PERMITS: &str = "ERR permits must be a positive integer";
+pub const SEM_PERMITS_MISMATCH: &str = "ERR permits does not match the semaphore's permits";
+pub const SEM_COUNT: &str = "ERR COUNT must be between 1 and permits";
+pub const SEM_RELEASE_COUNT: &str = "ERR COUNT is more than the permits held by this owner";

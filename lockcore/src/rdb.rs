@@ -107,8 +107,8 @@ pub fn dump(v: &Value) -> Option<Vec<u8>> {
                 put_string(&mut out, v);
             }
         }
-        // Sorted sets and Tumbler's own types (locks) are not serialized.
-        _ => return None,
+        // Sorted sets, streams and Tumbler's own types (locks) are not serialized.
+        Value::ZSet(_) | Value::Stream(_) | Value::Lock(_) => return None,
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(0, &out);

@@ -324,8 +324,12 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Value::List(l) => l.iter().map(|v| v.len() + 11).sum(),
         Value::ZSet(z) => z.len() * 48,
         Value::Set(s) => s.members.iter().map(|m| m.len() + 24).sum(),
-        #[allow(unreachable_patterns)] // types added by other families (locks)
-        _ => 64,
+        Value::Lock(l) => l.holders.iter().map(|h| h.owner.len() + 64).sum(),
+        Value::Stream(s) => s
+            .entries
+            .values()
+            .map(|f| 16 + f.iter().map(|x| x.len() + 8).sum::<usize>())
+            .sum(),
     };
     Reply::Int((key_len + 40 + body) as i64)
 }
@@ -387,6 +391,8 @@ pub fn flush_db(eng: &mut crate::engine::Engine, db: usize) {
     let n = eng.dbs[db].len() as u64;
     eng.dbs[db].clear();
     eng.stats.dirty += n;
+    // Locks held in this db are gone: their waiters are granted now.
+    eng.signal_db(db);
 }
 
 fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
@@ -421,6 +427,8 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     ctx.eng.touch_all_watched(x, false);
     ctx.eng.touch_all_watched(y, false);
     ctx.eng.dbs.swap(x, y);
+    ctx.eng.signal_db(x);
+    ctx.eng.signal_db(y);
     ctx.eng.stats.dirty += 1;
     Reply::ok()
 }

@@ -1,5 +1,76 @@
-//! (Being built.)
+//! Tumbler's own commands (not in Redis). Specs only; the server runs them.
+//!
+//! `TUMBLER.TIME` moves the server's clock from tests: every TTL, active expiry, blocking
+//! timeout and lock lease reads that clock, so a test can let a 30 s lease lapse in
+//! microseconds. It exists only when the server was started with
+//! `--enable-time-control yes`; otherwise the server answers exactly as for an unknown
+//! command and hides it from COMMAND (server/src/timectl.rs).
 
-use crate::commands::CommandSpec;
+use crate::commands::{flag::*, CommandSpec, Exec, BASE};
 
-pub static COMMANDS: &[CommandSpec] = &[];
+/// The container's name as COMMAND shows it.
+pub const TIME: &str = "tumbler.time";
+
+const fn sub(name: &'static str, arity: i32, flags: u32, summary: &'static str) -> CommandSpec {
+    CommandSpec {
+        name,
+        parent: TIME,
+        arity,
+        flags,
+        group: "server",
+        since: "0.1.0",
+        summary,
+        exec: Exec::Server,
+        ..BASE
+    }
+}
+
+// NOSCRIPT: a script sees time stand still (as in Redis), so moving it from inside one
+// would be meaningless. NO_MULTI: ADVANCE fires expiry and serves blocked clients, which
+// must not happen between the commands of a transaction.
+const FLAGS: u32 = NOSCRIPT | NO_MULTI | LOADING | STALE | FAST;
+
+pub static TIME_SUBS: &[CommandSpec] = &[
+    sub(
+        "advance",
+        3,
+        FLAGS,
+        "Moves the server clock forward by a number of milliseconds.",
+    ),
+    sub(
+        "freeze",
+        2,
+        FLAGS,
+        "Stops the server clock; TTLs and timeouts stop counting down.",
+    ),
+    sub(
+        "resume",
+        2,
+        FLAGS,
+        "Lets a frozen server clock run again from where it stopped.",
+    ),
+    sub(
+        "now",
+        2,
+        FLAGS,
+        "Returns the server clock in Unix milliseconds.",
+    ),
+    sub(
+        "help",
+        2,
+        LOADING | STALE,
+        "Returns helpful text about the different subcommands.",
+    ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
+    name: TIME,
+    arity: -2,
+    flags: 0,
+    group: "server",
+    since: "0.1.0",
+    summary: "A container for time-control commands (tests only; --enable-time-control yes).",
+    exec: Exec::Container,
+    subcommands: TIME_SUBS,
+    ..BASE
+}];

@@ -4,6 +4,7 @@ use bytes::Bytes;
 use indexmap::IndexMap;
 use std::collections::VecDeque;
 
+use crate::locks::LockValue;
 use crate::zset::ZSet;
 
 /// A hash. Small hashes keep insertion order, as Redis' listpack encoding does, so HGETALL
@@ -66,6 +67,8 @@ pub enum Value {
     List(Box<VecDeque<Bytes>>),
     ZSet(Box<ZSet>),
     Set(Box<SetValue>),
+    /// A native lock, semaphore or read-write lock (locks.rs).
+    Lock(Box<LockValue>),
 }
 
 impl Value {
@@ -78,6 +81,7 @@ impl Value {
             Value::List(_) => "list",
             Value::ZSet(_) => "zset",
             Value::Set(_) => "set",
+            Value::Lock(l) => l.type_name(),
         }
     }
 
@@ -109,6 +113,7 @@ impl Value {
                     "hashtable"
                 }
             }
+            Value::Lock(_) => "lock",
             Value::ZSet(z) => {
                 if z.big {
                     "skiplist"

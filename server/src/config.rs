@@ -123,7 +123,8 @@ pub static PARAMS: &[Param] = &[
     },
     p("set-max-intset-entries", "512", Kind::Int(0, BIG)),
     p("set-max-listpack-entries", "128", Kind::Int(0, BIG)),
-    p("enable-time-control", "no", Kind::Bool),
+    // Immutable: a client must not be able to switch time control on (server/src/timectl.rs).
+    fixed("enable-time-control", "no", Kind::Bool),
     // Accepted for compatibility with redis-server scripts; Tumbler keeps no files.
     p("save", "", Kind::Special),
     p("appendonly", "no", Kind::Bool),

@@ -274,7 +274,12 @@ impl Conn {
             let mut info = self.handle.info.lock();
             info.last_interaction = Some(Instant::now());
         }
-        let spec = match commands::lookup_checked(&argv) {
+        let looked_up = if crate::timectl::hidden_name(shared, &argv[0]) {
+            Err(error::unknown_command(&argv))
+        } else {
+            commands::lookup_checked(&argv)
+        };
+        let spec = match looked_up {
             Ok(s) => s,
             Err(e) => {
                 if let Some(m) = &mut self.multi {
@@ -375,7 +380,11 @@ impl Conn {
                     .as_mut()
                     .expect("engine command without the keyspace lock");
                 let r = core.engine.call(&mut self.cl, spec, argv);
-                core.engine.after_command();
+                // Inside EXEC or a script (deny_blocking) blocked clients are served once,
+                // after the whole transaction/script, as in Redis; the caller does that.
+                if !self.cl.deny_blocking {
+                    core.engine.after_command();
+                }
                 if spec.name == "select" && !r.is_error() {
                     self.handle.info.lock().db = self.cl.db;
                 }

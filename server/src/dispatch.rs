@@ -28,7 +28,15 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
             };
             matches!(
                 top,
-                "exec" | "discard" | "watch" | "unwatch" | "reset" | "info" | "debug" | "function"
+                "exec"
+                    | "discard"
+                    | "watch"
+                    | "unwatch"
+                    | "reset"
+                    | "info"
+                    | "debug"
+                    | "function"
+                    | "tumbler.time"
             ) || (top == "client" && matches!(spec.name, "unblock" | "kill"))
                 || (top == "config" && matches!(spec.name, "set" | "resetstat"))
         }
@@ -73,7 +81,7 @@ pub fn server_command(
         "hello" => hello(c, a),
         "client" => client(c, guard, spec, a),
         "config" => config(c, guard, spec, a),
-        "command" => command(a),
+        "command" => command(c, a),
         "info" => crate::info::info(c, core(guard), a),
         "wait" => match (parse_i64(&a[1]), parse_i64(&a[2])) {
             (Some(_), Some(t)) if t >= 0 => Reply::Int(0),
@@ -317,7 +325,7 @@ fn client(
         },
         "unblock" => {
             let Some(id) = parse_i64(&a[2]) else {
-                return Reply::err("ERR value is out of range, value must between -9223372036854775808 and 9223372036854775807");
+                return error::not_integer();
             };
             let reply = match a.get(3) {
                 None => None,
@@ -591,8 +599,10 @@ fn config(
 
 // ---------------------------------------------------------------- COMMAND
 
-fn command(a: &[Bytes]) -> Reply {
-    let mut all: Vec<&CommandSpec> = commands::all().collect();
+fn command(c: &Conn, a: &[Bytes]) -> Reply {
+    // Time control is invisible unless enabled (timectl.rs).
+    let hidden = |s: &CommandSpec| crate::timectl::hidden_spec(&c.shared, s);
+    let mut all: Vec<&CommandSpec> = commands::all().filter(|s| !hidden(s)).collect();
     all.sort_by_key(|c| c.name);
     if a.len() == 1 {
         return Reply::Array(all.iter().map(|c| commands::info_reply(c)).collect());
@@ -605,6 +615,7 @@ fn command(a: &[Bytes]) -> Reply {
                 .and_then(|c| c.subcommands.iter().find(|x| x.name == child)),
             None => commands::lookup(name),
         }
+        .filter(|s| !hidden(s))
     };
     match sub.as_str() {
         "count" if a.len() == 2 => Reply::Int(all.len() as i64),
@@ -615,7 +626,7 @@ fn command(a: &[Bytes]) -> Reply {
             Reply::Array(
                 a[2..]
                     .iter()
-                    .map(|n| find(n).map_or(Reply::NullArray, commands::info_reply))
+                    .map(|n| find(n).map_or(Reply::Null, commands::info_reply))
                     .collect(),
             )
         }
@@ -635,6 +646,7 @@ fn command(a: &[Bytes]) -> Reply {
         "getkeys" | "getkeysandflags" if a.len() >= 3 => {
             let argv = &a[2..];
             let spec = match commands::lookup_checked(argv) {
+                Ok(s) if hidden(s) => return Reply::err("ERR Invalid command specified"),
                 Ok(s) => s,
                 Err(_) if commands::lookup(&argv[0]).is_none() => {
                     return Reply::err("ERR Invalid command specified")
@@ -765,4 +777,8 @@ fn function(
 
 /// Called under the keyspace lock when a client disconnects, after its blocked command and
 /// watches are gone (session-bound native locks are released here).
-pub fn on_disconnect(_core: &mut Core, _id: lockcore::ClientId) {}
+pub fn on_disconnect(core: &mut Core, id: lockcore::ClientId) {
+    lockcore::locks::release_session(&mut core.engine, id);
+    // Hand the released locks to their waiters now, not at the next command.
+    core.engine.after_command();
+}

@@ -7,6 +7,7 @@
 pub mod config;
 pub mod conn;
 pub mod dispatch;
+pub mod embed;
 pub mod info;
 pub mod monitor;
 pub mod multi;

@@ -32,6 +32,49 @@ fn cli() -> Command {
                 .help("Enable TUMBLER.TIME ADVANCE/FREEZE/RESUME for tests [default: no]"),
         )
         .arg(Arg::new("version-flag").short('v').action(ArgAction::Version).help("Print version"))
+        .arg(
+            Arg::new("healthcheck")
+                .long("healthcheck")
+                .action(ArgAction::SetTrue)
+                .help("Ping the server at --bind/--port (default 127.0.0.1:6379) and exit 0 if it answers; for container HEALTHCHECKs, which have no shell or redis-cli"),
+        )
+}
+
+/// `tumbler --healthcheck [--port P] [--bind A]`: exit status 0 if a server answers PING
+/// there (`-NOAUTH` counts: it is alive, just password-protected), 1 otherwise.
+fn healthcheck(cfg: &Config) -> ! {
+    use std::io::Read;
+    use std::net::ToSocketAddrs;
+    use std::time::Duration;
+    let host = match cfg.get("bind") {
+        "0.0.0.0" | "*" | "" => "127.0.0.1",
+        "::" | "::*" => "::1",
+        h => h,
+    };
+    let port = cfg.get_i64("port");
+    let probe = || -> std::io::Result<bool> {
+        let addr = (host, port as u16)
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| std::io::Error::other("no address"))?;
+        let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+        s.set_read_timeout(Some(Duration::from_secs(2)))?;
+        s.write_all(b"PING\r\n")?;
+        let mut b = [0u8; 64];
+        let n = s.read(&mut b)?;
+        Ok(b[..n].starts_with(b"+PONG") || b[..n].starts_with(b"-NOAUTH"))
+    };
+    match probe() {
+        Ok(true) => std::process::exit(0),
+        Ok(false) => {
+            eprintln!("tumbler: {host}:{port} did not answer PONG");
+            std::process::exit(1)
+        }
+        Err(e) => {
+            eprintln!("tumbler: {host}:{port}: {e}");
+            std::process::exit(1)
+        }
+    }
 }
 
 /// Splits argv into what clap should see (help, version, the config file) and redis-style
@@ -41,14 +84,17 @@ fn split_args(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
     let mut directives = Vec::new();
     let mut i = 1;
     if let Some(first) = args.get(1) {
-        if !first.starts_with("--") && first != "-h" && first != "-v" {
+        if !first.starts_with('-') {
             for_clap.push(first.clone());
             i = 2;
         }
     }
     while i < args.len() {
         let a = &args[i];
-        if matches!(a.as_str(), "-h" | "--help" | "-v" | "--version") {
+        if matches!(
+            a.as_str(),
+            "-h" | "--help" | "-v" | "-V" | "--version" | "--healthcheck"
+        ) {
             for_clap.push(a.clone());
             i += 1;
             continue;
@@ -80,6 +126,30 @@ fn split_args(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
     (for_clap, directives)
 }
 
+/// `TUMBLER_<PARAM>` environment variables (`TUMBLER_ENABLE_TIME_CONTROL=yes`,
+/// `TUMBLER_REQUIREPASS=...`) set defaults that a config file and `--name value` override.
+/// CI service containers (GitHub Actions `services:`) can set env but not arguments.
+/// Variables that name no parameter are left alone (they may be meant for something else).
+fn apply_env(cfg: &mut Config) {
+    let mut vars: Vec<(String, String)> = std::env::vars()
+        .filter_map(|(k, v)| {
+            let name = k
+                .strip_prefix("TUMBLER_")?
+                .to_ascii_lowercase()
+                .replace('_', "-");
+            config::find(&name).map(|_| (name, v))
+        })
+        .collect();
+    vars.sort();
+    for (name, value) in vars {
+        if let Err(e) = cfg.set(&name, &value) {
+            let var = format!("TUMBLER_{}", name.to_ascii_uppercase().replace('-', "_"));
+            eprintln!("tumbler: {var}={value}: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (for_clap, directives) = split_args(&args);
@@ -87,6 +157,7 @@ fn main() {
 
     let mut cfg = Config::default();
     let mut warnings = Vec::new();
+    apply_env(&mut cfg);
     if let Some(path) = m.get_one::<String>("config-file") {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -113,6 +184,10 @@ fn main() {
         }
     }
 
+    if m.get_flag("healthcheck") {
+        healthcheck(&cfg);
+    }
+
     let level = match cfg.get("loglevel") {
         "debug" => "debug",
         "verbose" => "info",
@@ -126,6 +201,9 @@ fn main() {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),
         )
         .with_writer(std::io::stderr)
+        // Colour only for a person at a terminal; log files and container logs stay plain
+        // so wait strategies can match "Ready to accept connections".
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     for w in &warnings {
         tracing::warn!("{w}");
@@ -147,6 +225,16 @@ fn main() {
                 std::process::exit(1);
             }
         };
+        // Signal handlers go in before anyone can learn the port: a supervisor that reads
+        // the port line and sends SIGTERM at once must get a clean shutdown, not a kill.
+        #[cfg(unix)]
+        let (mut sigterm, mut sigint) = {
+            use tokio::signal::unix::{signal, SignalKind};
+            (
+                signal(SignalKind::terminate()).expect("SIGTERM handler"),
+                signal(SignalKind::interrupt()).expect("SIGINT handler"),
+            )
+        };
         // A machine-readable line for scripts (and `--port 0`), then Redis' own log line,
         // which Testcontainers-style wait strategies look for.
         println!(
@@ -156,20 +244,15 @@ fn main() {
         );
         let _ = std::io::stdout().flush();
         tracing::info!("Ready to accept connections tcp");
-        let sigterm = async {
-            #[cfg(unix)]
-            {
-                let mut s =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                        .expect("SIGTERM handler");
-                s.recv().await;
-            }
-            #[cfg(not(unix))]
-            std::future::pending::<()>().await
-        };
+        #[cfg(unix)]
+        tokio::select! {
+            _ = sigint.recv() => tracing::info!("Received SIGINT scheduling shutdown..."),
+            _ = sigterm.recv() => tracing::info!("Received SIGTERM scheduling shutdown..."),
+            _ = server.wait_shutdown_request() => {}
+        }
+        #[cfg(not(unix))]
         tokio::select! {
             _ = tokio::signal::ctrl_c() => tracing::info!("Received SIGINT scheduling shutdown..."),
-            _ = sigterm => tracing::info!("Received SIGTERM scheduling shutdown..."),
             _ = server.wait_shutdown_request() => {}
         }
         server.shutdown().await;

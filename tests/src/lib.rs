@@ -4,17 +4,18 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-/// A tumbler server running in this process on its own runtime thread.
+pub mod clients;
+
+/// A tumbler server running in this process on its own runtime thread
+/// (a thin wrapper over [`tumbler::embed::TestServer`]).
 pub struct Tumbler {
     pub addr: SocketAddr,
     pub shared: std::sync::Arc<tumbler::Shared>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: tumbler::embed::TestServer,
 }
 
 impl Tumbler {
@@ -24,53 +25,29 @@ impl Tumbler {
 
     /// Starts with config directives, e.g. `&[("requirepass", "secret")]`.
     pub fn start_with(directives: &[(&str, &str)]) -> Tumbler {
-        let mut cfg = tumbler::Config::default();
-        cfg.set("port", "0").unwrap();
+        let mut b = tumbler::embed::TestServer::builder();
         for (k, v) in directives {
-            cfg.set(k, v).unwrap_or_else(|e| panic!("config {k}: {e}"));
+            b = b.config(k, v);
         }
-        let (tx, rx) = mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let server = tumbler::Server::start(cfg).await.expect("start tumbler");
-                tx.send((server.addr, server.shared.clone())).unwrap();
-                let _ = stop_rx.await;
-                server.shutdown().await;
-            });
-            rt.shutdown_timeout(Duration::from_millis(100));
-        });
-        let (addr, shared) = rx.recv().expect("tumbler started");
+        let server = b.spawn().unwrap_or_else(|e| panic!("start tumbler: {e}"));
         Tumbler {
-            addr,
-            shared,
-            stop: Some(stop_tx),
-            thread: Some(thread),
+            addr: server.addr(),
+            shared: server.shared().clone(),
+            server,
         }
     }
 
     pub fn url(&self) -> String {
-        format!("redis://{}/", self.addr)
+        self.server.url()
     }
 
     pub fn raw(&self) -> Raw {
         Raw::connect(self.addr)
     }
-}
 
-impl Drop for Tumbler {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+    /// Direct control of the server clock.
+    pub fn time(&self) -> tumbler::embed::TimeHandle {
+        self.server.time()
     }
 }
 

@@ -1,0 +1,308 @@
+//! Running tumbler inside a test process.
+//!
+//! A [`TestServer`] listens on a free loopback port, serves real TCP clients (any Redis
+//! client library) and gives the test a [`TimeHandle`] to move the server's clock directly,
+//! so a 30 s lock lease or a TTL can lapse without sleeping. It starts in either of two
+//! ways:
+//!
+//! - [`Builder::start`] (async) serves on the *current* tokio runtime, for `#[tokio::test]`.
+//!   Call [`TestServer::shutdown`] at the end, or just drop it (dropping stops accepting and
+//!   disconnects clients; the runtime's end reaps the rest).
+//! - [`Builder::spawn`] (blocking) runs the server on its own runtime thread, for plain
+//!   `#[test]` functions and synchronous clients. Dropping it stops the server and joins
+//!   the thread.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! let server = tumbler::embed::TestServer::builder().spawn().unwrap();
+//! let conn = std::net::TcpStream::connect(server.addr()).unwrap();
+//! // ... SET lock token PX 30000 with any client ...
+//! server.time().advance(Duration::from_millis(30_001)); // the lease has now lapsed
+//! drop(conn);
+//! ```
+//!
+//! docs/embedding.md has complete examples with the `redis` crate.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lockcore::clock::Clock;
+
+use crate::config::Config;
+use crate::shared::Shared;
+use crate::Server;
+
+/// Configures a [`TestServer`]. Defaults: `bind 127.0.0.1`, `port 0` (a free port), time
+/// control over the wire off, everything else as `tumbler` with no arguments.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    config: Config,
+    error: Option<String>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        let mut config = Config::default();
+        // Infallible: both are valid values of known parameters.
+        config.set("bind", "127.0.0.1").expect("bind");
+        config.set("port", "0").expect("port");
+        Builder {
+            config,
+            error: None,
+        }
+    }
+}
+
+impl Builder {
+    /// Sets any config parameter, as `--name value` would (e.g. `("requirepass", "s3cret")`).
+    /// An unknown name or bad value makes `start`/`spawn` fail with that message.
+    pub fn config(mut self, name: &str, value: &str) -> Self {
+        if let Err(e) = self.config.set(name, value) {
+            self.error
+                .get_or_insert_with(|| format!("config {name} {value:?}: {e}"));
+        }
+        self
+    }
+
+    /// Also lets clients move the clock with `TUMBLER.TIME` (the [`TimeHandle`] works
+    /// either way).
+    pub fn time_control(self, on: bool) -> Self {
+        self.config("enable-time-control", if on { "yes" } else { "no" })
+    }
+
+    fn checked(self) -> std::io::Result<Config> {
+        match self.error {
+            Some(e) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),
+            None => Ok(self.config),
+        }
+    }
+
+    /// Starts serving on the current tokio runtime (`#[tokio::test]`, either flavour).
+    pub async fn start(self) -> std::io::Result<TestServer> {
+        let server = Server::start(self.checked()?).await?;
+        Ok(TestServer {
+            addr: server.addr,
+            shared: server.shared.clone(),
+            run: Run::Local(Some(server)),
+        })
+    }
+
+    /// Starts the server on its own runtime thread and returns once it accepts connections.
+    /// For synchronous tests and blocking clients; it has its own threads, so it also works
+    /// from `#[tokio::test]` (drop it with [`TestServer::shutdown`] there, since dropping
+    /// joins the thread).
+    pub fn spawn(self) -> std::io::Result<TestServer> {
+        let config = self.checked()?;
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("tumbler-embedded".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .thread_name("tumbler-embedded-worker")
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    let server = match Server::start(config).await {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    let _ = ready_tx.send(Ok((server.addr, server.shared.clone())));
+                    // Stop on request, on drop of the handle (sender dropped), or on SHUTDOWN.
+                    tokio::select! {
+                        _ = stop_rx => {}
+                        _ = server.wait_shutdown_request() => {}
+                    }
+                    server.shutdown().await;
+                });
+                rt.shutdown_timeout(Duration::from_millis(100));
+            })?;
+        match ready_rx.recv() {
+            Ok(Ok((addr, shared))) => Ok(TestServer {
+                addr,
+                shared,
+                run: Run::Thread {
+                    stop: Some(stop_tx),
+                    thread: Some(thread),
+                },
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(std::io::Error::other("tumbler server thread exited early"))
+            }
+        }
+    }
+}
+
+enum Run {
+    /// Serving on the caller's runtime.
+    Local(Option<Server>),
+    /// Serving on its own runtime thread.
+    Thread {
+        stop: Option<tokio::sync::oneshot::Sender<()>>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    },
+}
+
+/// A tumbler server running inside this process. See the [module docs](self).
+pub struct TestServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    run: Run,
+}
+
+impl TestServer {
+    /// A builder with test defaults (loopback, free port).
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// The address clients connect to (`127.0.0.1:<port>`).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `redis://127.0.0.1:<port>/`, for client libraries that take a URL.
+    pub fn url(&self) -> String {
+        format!("redis://{}/", self.addr)
+    }
+
+    /// Direct control of the server's clock (no TUMBLER.TIME needed).
+    pub fn time(&self) -> TimeHandle {
+        TimeHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The server's shared state, for white-box assertions.
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Stops the server: stops accepting, disconnects every client, stops the timer and
+    /// (for a spawned server) joins its thread. Safe from any context.
+    pub async fn shutdown(mut self) {
+        if let Run::Local(server) = &mut self.run {
+            if let Some(s) = server.take() {
+                s.shutdown().await;
+            }
+        } else {
+            // Joining the server thread blocks; do it off the async worker.
+            let _ = tokio::task::spawn_blocking(move || drop(self)).await;
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        match &mut self.run {
+            Run::Local(server) => {
+                if let Some(s) = server.take() {
+                    // The synchronous part of `Server::shutdown`: what cannot wait for an
+                    // executor. Connection tasks see the kill when the runtime polls them.
+                    s.stop_now();
+                }
+            }
+            Run::Thread { stop, thread } => {
+                if let Some(s) = stop.take() {
+                    let _ = s.send(());
+                }
+                if let Some(t) = thread.take() {
+                    let _ = t.join();
+                }
+            }
+        }
+    }
+}
+
+/// Moves an embedded server's clock. Cloneable; every method is synchronous and takes the
+/// keyspace lock only for as long as it takes to fire what became due.
+#[derive(Clone)]
+pub struct TimeHandle {
+    shared: Arc<Shared>,
+}
+
+impl TimeHandle {
+    /// Moves the clock forward by `by` and, before returning, fires everything now due:
+    /// expired keys are deleted (with keyspace events), blocked commands whose timeout
+    /// passed get their timeout reply, waiters on freed keys are served. Exactly what
+    /// `TUMBLER.TIME ADVANCE` does.
+    pub fn advance(&self, by: Duration) {
+        let ms = i64::try_from(by.as_millis())
+            .unwrap_or(i64::MAX)
+            .min(crate::timectl::MAX_ADVANCE_MS);
+        let mut core = self.shared.lock_core_blocking();
+        self.shared.clock.advance_ms(ms);
+        core.engine.tick();
+        drop(core);
+        self.shared.timer.notify_one();
+    }
+
+    /// Stops the clock: TTLs and timeouts stop counting down until [`TimeHandle::resume`].
+    pub fn freeze(&self) {
+        let core = self.shared.lock_core_blocking();
+        self.shared.clock.freeze();
+        drop(core);
+        self.shared.timer.notify_one();
+    }
+
+    /// Lets a frozen clock run again from the instant it stopped.
+    pub fn resume(&self) {
+        let core = self.shared.lock_core_blocking();
+        self.shared.clock.resume();
+        drop(core);
+        self.shared.timer.notify_one();
+    }
+
+    /// True while frozen.
+    pub fn is_frozen(&self) -> bool {
+        self.shared.clock.is_frozen()
+    }
+
+    /// The server clock in Unix milliseconds.
+    pub fn now_ms(&self) -> i64 {
+        self.shared.clock.now_ms()
+    }
+}
+
+impl Server {
+    /// Stops accepting, flags shutdown and tells every client to disconnect, without
+    /// awaiting anything (for `Drop`).
+    pub(crate) fn stop_now(self) {
+        self.shared.shutting_down.store(true, Ordering::SeqCst);
+        self.shared.shutdown.notify_waiters();
+        self.shared.timer.notify_one();
+        self.accept.abort();
+        for c in self.shared.clients.iter() {
+            c.send(crate::shared::Msg::Kill);
+        }
+    }
+}
+
+/// Runs the examples in docs/embedding.md as doctests, so the guide cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/embedding.md")]
+pub struct EmbeddingGuide;

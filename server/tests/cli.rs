@@ -1,0 +1,423 @@
+//! The `tumbler` binary as a drop-in for redis-server: command line, config files, the
+//! machine-readable port line, logs, signals, the container health check, and Redis' own
+//! tools (redis-cli info/monitor/--latency, redis-benchmark) against it.
+//!
+//! These live in the server crate so that Cargo builds the binary first and hands us its
+//! path (`CARGO_BIN_EXE_tumbler`): the binary under test is always the current one.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tumbler");
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// A tumbler child process started with `--port 0`.
+struct Proc {
+    child: Child,
+    port: u16,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Proc {
+    fn start(args: &[&str]) -> Proc {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run tumbler");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).expect("read port line");
+        // The first stdout line is machine-readable: `tumbler listening on ADDR port=P`.
+        let port: u16 = line
+            .trim()
+            .rsplit_once("port=")
+            .unwrap_or_else(|| panic!("no port line, got {line:?}"))
+            .1
+            .parse()
+            .unwrap();
+        assert!(line.starts_with("tumbler listening on "), "{line:?}");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut err = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut b = [0u8; 4096];
+            while let Ok(n) = err.read(&mut b) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&b[..n]));
+            }
+        });
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = out.read_to_string(&mut rest);
+        });
+        Proc {
+            child,
+            port,
+            stderr,
+        }
+    }
+
+    fn cmd(&self, line: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(format!("{line}\r\n").as_bytes()).unwrap();
+        let mut b = vec![0u8; 65536];
+        let n = s.read(&mut b).unwrap();
+        String::from_utf8_lossy(&b[..n]).into_owned()
+    }
+
+    /// Waits until stderr contains `needle` (bounded), returning all of stderr.
+    fn wait_log(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let s = self.stderr.lock().unwrap().clone();
+            if s.contains(needle) || Instant::now() > deadline {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            assert!(Instant::now() < deadline, "tumbler did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run tumbler")
+}
+
+#[test]
+fn version_and_help() {
+    for flag in ["--version", "-v", "-V"] {
+        let o = run(&[flag]);
+        assert!(o.status.success(), "{flag}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            format!("tumbler {}", env!("CARGO_PKG_VERSION"))
+        );
+    }
+    for flag in ["--help", "-h"] {
+        let o = run(&[flag]);
+        assert!(o.status.success(), "{flag}");
+        let help = String::from_utf8_lossy(&o.stdout);
+        for word in [
+            "--port",
+            "--enable-time-control",
+            "--healthcheck",
+            "config-file",
+        ] {
+            assert!(help.contains(word), "{flag} lacks {word}: {help}");
+        }
+    }
+}
+
+#[test]
+fn port_zero_prints_a_machine_readable_port_and_the_redis_ready_line() {
+    let p = Proc::start(&["--port", "0", "--save", "", "--appendonly", "no"]);
+    assert_ne!(p.port, 0);
+    assert_eq!(p.cmd("PING"), "+PONG\r\n");
+    let log = p.wait_log("Ready to accept connections");
+    assert!(log.contains("Ready to accept connections"), "{log}");
+    // Not a terminal: no colour codes for log scrapers to trip over.
+    assert!(!log.contains('\u{1b}'), "{log:?}");
+    assert_eq!(p.cmd("CONFIG GET save"), "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+}
+
+#[test]
+fn redis_conf_with_unknown_directives_starts_with_warnings_and_flags_override_it() {
+    let dir = std::env::temp_dir().join(format!("tumbler-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("redis.conf");
+    std::fs::write(
+        &conf,
+        "# a redis.conf written for redis-server\n\
+         bind 127.0.0.1 -::1\n\
+         port 6399\n\
+         daemonize no\n\
+         save 900 1\n\
+         save 300 10\n\
+         appendonly no\n\
+         requirepass \"from file\"\n\
+         maxclients 500\n\
+         some-future-directive yes\n\
+         lazyfree-lazy-user-del yes\n",
+    )
+    .unwrap();
+    let p = Proc::start(&[
+        conf.to_str().unwrap(),
+        "--port",
+        "0",
+        "--requirepass",
+        "from-flag",
+    ]);
+    let log = p.wait_log("some-future-directive");
+    assert!(
+        log.contains("ignoring unsupported directive 'some-future-directive'"),
+        "{log}"
+    );
+    assert!(p.cmd("PING").starts_with("-NOAUTH"));
+    let mut s = TcpStream::connect(("127.0.0.1", p.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"AUTH from-flag\r\nCONFIG GET maxclients\r\nCONFIG GET save\r\n")
+        .unwrap();
+    let want = "+OK\r\n*2\r\n$10\r\nmaxclients\r\n$3\r\n500\r\n*2\r\n$4\r\nsave\r\n$12\r\n900 1 300 10\r\n";
+    let mut got = Vec::new();
+    let mut b = [0u8; 4096];
+    while got.len() < want.len() {
+        let n = s.read(&mut b).unwrap();
+        assert!(n > 0);
+        got.extend_from_slice(&b[..n]);
+    }
+    assert_eq!(String::from_utf8_lossy(&got), want);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn tumbler_env_vars_set_defaults_that_flags_override() {
+    // What a CI service container (env only, no arguments) relies on.
+    let mut child = Command::new(BIN)
+        .env("TUMBLER_ENABLE_TIME_CONTROL", "yes")
+        .env("TUMBLER_REQUIREPASS", "from-env")
+        .env("TUMBLER_PORT", "0")
+        .env("TUMBLER_NOT_A_PARAMETER", "ignored")
+        .args(["--requirepass", "from-flag"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line.trim().rsplit_once("port=").unwrap().1.parse().unwrap();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"AUTH from-flag\r\nCONFIG GET enable-time-control\r\n")
+        .unwrap();
+    let want = "+OK\r\n*2\r\n$19\r\nenable-time-control\r\n$3\r\nyes\r\n";
+    let mut got = Vec::new();
+    let mut b = [0u8; 256];
+    while got.len() < want.len() {
+        let n = s.read(&mut b).unwrap();
+        assert!(n > 0);
+        got.extend_from_slice(&b[..n]);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(String::from_utf8_lossy(&got), want);
+
+    let o = Command::new(BIN)
+        .env("TUMBLER_DATABASES", "many")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("TUMBLER_DATABASES=many"));
+}
+
+#[test]
+fn bad_values_and_files_fail_fast_with_a_message() {
+    let o = run(&["--port", "70000"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--port 70000"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&["/nonexistent/redis.conf"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read config file"));
+    let o = run(&["--enable-time-control", "maybe"]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn healthcheck_mode_reports_whether_a_server_answers() {
+    let p = Proc::start(&["--port", "0"]);
+    let port = p.port.to_string();
+    assert!(run(&["--healthcheck", "--port", &port]).status.success());
+    // Password-protected servers are alive too.
+    let q = Proc::start(&["--port", "0", "--requirepass", "x"]);
+    assert!(run(&["--healthcheck", "--port", &q.port.to_string()])
+        .status
+        .success());
+    drop(p);
+    let o = run(&["--healthcheck", "--port", &port]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn sigterm_and_shutdown_exit_cleanly() {
+    let mut p = Proc::start(&["--port", "0"]);
+    let st = Command::new("kill")
+        .args(["-TERM", &p.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(p.wait_exit().success());
+    assert!(p.wait_log("bye bye").contains("Received SIGTERM"));
+
+    let mut p = Proc::start(&["--port", "0"]);
+    let mut s = TcpStream::connect(("127.0.0.1", p.port)).unwrap();
+    s.write_all(b"SHUTDOWN NOSAVE\r\n").unwrap();
+    assert!(p.wait_exit().success());
+}
+
+/// Finds a Redis tool; `None` (skip) if absent, except under CI where it must be there.
+fn tool(name: &str) -> Option<&str> {
+    let ok = Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            !in_ci(),
+            "{name} is required under CI (scripts/test.sh installs redis-tools)"
+        );
+        eprintln!("skipping: {name} not installed");
+        return None;
+    }
+    Some(name)
+}
+
+#[test]
+fn redis_cli_info_and_plain_commands() {
+    let Some(cli) = tool("redis-cli") else { return };
+    let p = Proc::start(&["--port", "0"]);
+    let port = p.port.to_string();
+    let o = Command::new(cli)
+        .args(["-p", &port, "info", "server"])
+        .output()
+        .unwrap();
+    let info = String::from_utf8_lossy(&o.stdout);
+    assert!(info.contains("redis_version:"), "{info}");
+    assert!(info.contains(&format!("tcp_port:{port}")), "{info}");
+    let o = Command::new(cli)
+        .args(["-p", &port, "set", "k", "v"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "OK\n");
+    let o = Command::new(cli)
+        .args(["-p", &port, "get", "k"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "v\n");
+}
+
+#[test]
+fn redis_cli_latency_runs_briefly() {
+    let Some(cli) = tool("redis-cli") else { return };
+    let p = Proc::start(&["--port", "0"]);
+    let mut lat = Command::new(cli)
+        .args(["-p", &p.port.to_string(), "--latency"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Not on a terminal, redis-cli samples for about a second, prints one
+    // "min max avg samples" line and exits; SIGINT (bounding the test) also prints it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while lat.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if lat.try_wait().unwrap().is_none() {
+        Command::new("kill")
+            .args(["-INT", &lat.id().to_string()])
+            .status()
+            .unwrap();
+    }
+    let o = lat.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let fields: Vec<&str> = out.split_whitespace().collect();
+    assert!(
+        fields.len() >= 4,
+        "{out:?} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let samples: u64 = fields[fields.len() - 1].parse().unwrap();
+    assert!(samples > 0, "{out:?}");
+}
+
+#[test]
+fn redis_cli_monitor_sees_commands() {
+    let Some(cli) = tool("redis-cli") else { return };
+    let p = Proc::start(&["--port", "0"]);
+    let port = p.port.to_string();
+    let mut mon = Command::new(cli)
+        .args(["-p", &port, "monitor"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(mon.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "OK");
+    p.cmd("SET monitored yes");
+    let line = lines.next().unwrap().unwrap();
+    let _ = mon.kill();
+    let _ = mon.wait();
+    assert!(line.ends_with("\"SET\" \"monitored\" \"yes\""), "{line}");
+}
+
+#[test]
+fn redis_benchmark_runs_against_tumbler() {
+    let Some(bench) = tool("redis-benchmark") else {
+        return;
+    };
+    let p = Proc::start(&["--port", "0"]);
+    let o = Command::new(bench)
+        .args([
+            "-p",
+            &p.port.to_string(),
+            "-n",
+            "1000",
+            "-c",
+            "4",
+            "-q",
+            "-t",
+            "ping,set,get,incr,mset",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for t in ["PING_INLINE", "PING_MBULK", "SET", "GET", "INCR", "MSET"] {
+        assert!(
+            out.split(['\r', '\n']).any(|l| {
+                let l = l.trim_start();
+                l.starts_with(&format!("{t}: ")) || l.starts_with(&format!("{t} ("))
+            }),
+            "no result for {t}: {out}"
+        );
+    }
+    assert!(!out.contains("ERR"), "{out}");
+    // It wrote its 3-byte values under its usual key name.
+    assert!(p.cmd("GET key:__rand_int__").starts_with("$3\r\n"));
+}
