@@ -301,10 +301,14 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
     .flatten()
 }
 
-fn registry() -> &'static HashMap<&'static str, &'static CommandSpec> {
-    static REG: OnceLock<HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
+/// Name -> spec. FxHash, not SipHash: the table is fixed at startup and never takes
+/// client-chosen keys, so there is nothing to flood, and the lookup runs once per command.
+type Registry = HashMap<&'static str, &'static CommandSpec, rustc_hash::FxBuildHasher>;
+
+fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
-        let mut m = HashMap::new();
+        let mut m = Registry::default();
         for c in families() {
             let prev = m.insert(c.name, c);
             assert!(prev.is_none(), "command {} registered twice", c.name);

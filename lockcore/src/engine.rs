@@ -118,6 +118,9 @@ pub struct Engine {
     pub scan_hasher: RandomState,
     /// When set, "now" for expiry checks (a script sees time stand still, as in Redis).
     pub time_snapshot: Option<i64>,
+    /// "Now" read once at the start of the running command, so one command sees one
+    /// instant and the clock is read once per command rather than once per lookup.
+    cmd_now: Option<i64>,
     /// Replies for clients woken by this command (served or timed out), to be delivered.
     pub wakeups: Vec<(ClientId, Reply)>,
     /// Set when a deadline earlier than any the timer knew about was added.
@@ -152,6 +155,7 @@ impl Engine {
             active_expire_enabled: true,
             scan_hasher: RandomState::new(),
             time_snapshot: None,
+            cmd_now: None,
             wakeups: Vec::new(),
             deadline_changed: false,
             started_ms: clock.now_ms(),
@@ -168,7 +172,9 @@ impl Engine {
 
     /// "Now" in ms for expiry: the script's snapshot while a script runs, else the clock.
     pub fn now_ms(&self) -> i64 {
-        self.time_snapshot.unwrap_or_else(|| self.clock.now_ms())
+        self.time_snapshot
+            .or(self.cmd_now)
+            .unwrap_or_else(|| self.clock.now_ms())
     }
 
     // ---------------------------------------------------------------- command execution
@@ -185,13 +191,19 @@ impl Engine {
             return Reply::err(format!("ERR '{}' cannot run here", spec.full_name()));
         };
         self.stats.commands_processed += 1;
+        let outer_now = self.cmd_now;
+        if outer_now.is_none() {
+            self.cmd_now = Some(self.clock.now_ms());
+        }
         let mut ctx = Ctx {
             eng: self,
             cl,
             block: None,
         };
         let reply = handler(&mut ctx, argv);
-        if let Some(req) = ctx.block.take() {
+        let block = ctx.block.take();
+        self.cmd_now = outer_now;
+        if let Some(req) = block {
             if cl.deny_blocking {
                 return req.timeout_reply;
             }

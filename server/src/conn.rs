@@ -47,6 +47,10 @@ pub enum Flow {
 }
 
 pub struct Conn {
+    /// The command this client ran last (CLIENT LIST `cmd=`).
+    pub last_spec: Option<&'static CommandSpec>,
+    /// When the current batch of commands started (CLIENT LIST idle), read once per batch.
+    pub batch_started: Instant,
     pub shared: Arc<Shared>,
     pub handle: Arc<ClientHandle>,
     pub cl: ClientCtx,
@@ -94,6 +98,8 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         .connections_received
         .fetch_add(1, Ordering::Relaxed);
     let mut conn = Conn {
+        last_spec: None,
+        batch_started: Instant::now(),
         shared: shared.clone(),
         handle,
         cl: ClientCtx {
@@ -153,11 +159,7 @@ impl Conn {
                 let _ = wr.shutdown().await;
                 return;
             }
-            let query_limit = self
-                .shared
-                .config
-                .read()
-                .get_i64("client-query-buffer-limit") as usize;
+            let query_limit = self.shared.query_buffer_limit.load(Ordering::Relaxed) as usize;
             tokio::select! {
                 biased;
                 msg = rx.recv() => match msg {
@@ -227,11 +229,12 @@ impl Conn {
     }
 
     async fn process_buffer(&mut self, buf: &mut BytesMut) {
+        self.batch_started = Instant::now();
         let shared = self.shared.clone();
         let mut guard: Option<CoreGuard<'_>> = None;
         while self.flow == Flow::Continue && !buf.is_empty() {
             let lim = Limits {
-                max_bulk: shared.config.read().get_i64("proto-max-bulk-len"),
+                max_bulk: shared.proto_max_bulk.load(Ordering::Relaxed),
                 authenticated: self.authenticated,
             };
             let argv = match protocol::parse(buf, lim) {
@@ -250,6 +253,15 @@ impl Conn {
             self.process_command(&shared, &mut guard, argv).await;
         }
         drop(guard);
+        // What CLIENT LIST shows of this client, written once per batch rather than once
+        // per command (the registry entry's mutex is shared with other connections).
+        {
+            let mut info = self.handle.info.lock();
+            info.last_interaction = Some(self.batch_started);
+            if self.last_spec.is_some() {
+                info.last_cmd = self.last_spec;
+            }
+        }
         if buf.is_empty() && buf.capacity() > 1 << 20 {
             *buf = BytesMut::with_capacity(16 * 1024);
         } else if buf.remaining() == 0 {
@@ -270,10 +282,6 @@ impl Conn {
         guard: &mut Option<CoreGuard<'a>>,
         argv: Vec<Bytes>,
     ) {
-        {
-            let mut info = self.handle.info.lock();
-            info.last_interaction = Some(Instant::now());
-        }
         let looked_up = if crate::timectl::hidden_name(shared, &argv[0]) {
             Err(error::unknown_command(&argv))
         } else {
@@ -336,10 +344,7 @@ impl Conn {
                 return;
             }
         }
-        {
-            let mut info = self.handle.info.lock();
-            info.last_cmd = spec.full_name();
-        }
+        self.last_spec = Some(spec);
         if crate::dispatch::needs_core(spec) && guard.is_none() {
             match shared.lock_core(spec.has(flag::ALLOW_BUSY)).await {
                 Ok(g) => *guard = Some(g),

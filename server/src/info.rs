@@ -95,12 +95,12 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let up = sh.uptime_ms() / 1000;
             let _ = write!(
                 out,
-                "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{:040x}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
+                "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
                 crate::dispatch::REDIS_VERSION,
                 std::env::consts::OS,
                 std::env::consts::ARCH,
                 std::process::id(),
-                sh.started.elapsed().as_nanos() ^ 0x7475_6d62_6c65_72,
+                sh.run_id,
                 sh.port.load(Ordering::Relaxed),
                 lockcore::clock::Clock::now_us(&*sh.clock),
                 up,
@@ -209,11 +209,12 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
         flags.push('N');
     }
     let db = if h.id == me.cl.id { me.cl.db } else { info.db };
-    let cmd = if info.last_cmd.is_empty() {
-        "NULL".to_string()
+    let last = if h.id == me.cl.id {
+        me.last_spec
     } else {
-        info.last_cmd.clone()
+        info.last_cmd
     };
+    let cmd = last.map_or_else(|| "NULL".to_string(), |c| c.full_name());
     format!(
         "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
         h.id,

@@ -3,7 +3,7 @@
 //!
 //! Parsing is two-phase in spirit: [`parse`] first walks the buffer, checking headers and
 //! jumping over bulk payloads by their declared length, and only when a whole command is
-//! present does it split the buffer and slice the arguments out of it without copying. An
+//! present does it copy the arguments out, each into its own allocation. An
 //! incomplete command is the ordinary `Ok(None)`, never an error. A declared length is never
 //! allocated up front, so a client cannot make the server reserve memory it did not send.
 //!
@@ -12,7 +12,7 @@
 //! fits. Requests are only ever arrays of bulk strings or inline text, and Redis' exact
 //! error texts and limits are part of the contract, so that side is parsed here.
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 /// Longest line (inline command, or a `*`/`$` header) Redis accepts: PROTO_INLINE_MAX_SIZE.
 pub const INLINE_MAX: usize = 64 * 1024;
@@ -129,11 +129,15 @@ fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>
         spans.push((start, end));
         pos = end + 2;
     }
-    // Phase two: split the command off and slice its arguments without copying.
-    let frame = buf.split_to(pos).freeze();
-    Ok(Some(
-        spans.into_iter().map(|(s, e)| frame.slice(s..e)).collect(),
-    ))
+    // Phase two: copy each argument into an allocation of its own, then drop the frame.
+    // Slicing the read buffer instead would save a copy, but every key and value stored
+    // from it would then keep the whole buffer alive for as long as it lives.
+    let argv = spans
+        .into_iter()
+        .map(|(s, e)| Bytes::copy_from_slice(&buf[s..e]))
+        .collect();
+    buf.advance(pos);
+    Ok(Some(argv))
 }
 
 fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
