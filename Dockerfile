@@ -9,7 +9,8 @@
 # Every redis.conf directive works as `--name value` or as env TUMBLER_<NAME>
 # (dashes as underscores). docs/clients.md shows CI service-container and Testcontainers use.
 
-FROM rust:1.85-slim-bookworm AS build
+# Latest stable Rust: the lockfile may hold crates newer than the workspace MSRV.
+FROM rust:1-slim-bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends musl-tools \
  && rm -rf /var/lib/apt/lists/* \
