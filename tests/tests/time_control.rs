@@ -326,3 +326,47 @@ fn time_control_is_refused_inside_a_transaction() {
     );
     assert!(c.cmd_str(&["EXEC"]).starts_with("-EXECABORT"));
 }
+
+/// Acquire in one script, the way Redisson's RLock does: take the lock when absent or
+/// re-enter when we own it, and otherwise return the remaining lease for the retry delay.
+const ACQUIRE: &str = "\
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then \
+  redis.call('hincrby', KEYS[1], ARGV[2], 1) \
+  redis.call('pexpire', KEYS[1], ARGV[1]) \
+  return false \
+end \
+return redis.call('pttl', KEYS[1])";
+
+#[test]
+fn scripted_lock_lease_and_script_time_follow_the_controlled_clock() {
+    let t = enabled();
+    let mut c = t.raw();
+    if c.cmd_str(&["EVAL", "return 1", "0"]) != ":1\r\n" {
+        eprintln!("skipping: EVAL not implemented on this branch");
+        return;
+    }
+    let acquire =
+        |c: &mut Raw, owner: &str| c.cmd_str(&["EVAL", ACQUIRE, "1", "lock:{res}", "30000", owner]);
+    let mut w = t.raw();
+    assert_eq!(acquire(&mut c, "a:1"), "$-1\r\n");
+    assert_eq!(acquire(&mut c, "a:1"), "$-1\r\n", "re-entry");
+    let left = int(&acquire(&mut w, "b:1"));
+    assert!((29_000..=30_000).contains(&left), "{left}");
+    c.cmd_str(&["TUMBLER.TIME", "ADVANCE", "30001"]);
+    assert_eq!(acquire(&mut w, "b:1"), "$-1\r\n");
+    assert_eq!(
+        c.cmd_str(&["HGETALL", "lock:{res}"]),
+        "*2\r\n$3\r\nb:1\r\n$1\r\n1\r\n"
+    );
+    // redis.call('TIME') inside a script reads the same clock.
+    let now = int(&c.cmd_str(&["TUMBLER.TIME", "ADVANCE", "3600000"]));
+    let secs = int(&c.cmd_str(&["EVAL", "return tonumber(redis.call('TIME')[1])", "0"]));
+    assert!(
+        secs * 1000 >= now - 1000,
+        "script TIME {secs} vs clock {now}"
+    );
+    // Time control itself is not callable from scripts.
+    assert!(c
+        .cmd_str(&["EVAL", "return redis.call('TUMBLER.TIME', 'NOW')", "0"])
+        .starts_with("-"));
+}
