@@ -370,3 +370,34 @@ fn scripted_lock_lease_and_script_time_follow_the_controlled_clock() {
         .cmd_str(&["EVAL", "return redis.call('TUMBLER.TIME', 'NOW')", "0"])
         .starts_with("-"));
 }
+
+#[test]
+fn native_lock_lease_lapses_on_advance_and_hands_over_to_the_waiter() {
+    let t = enabled();
+    let mut a = t.raw();
+    if a.cmd_str(&["COMMAND", "INFO", "lock.acquire"]) == "*1\r\n$-1\r\n" {
+        eprintln!("skipping: native locks not on this branch");
+        return;
+    }
+    let token = a.cmd_str(&["LOCK.ACQUIRE", "job", "a", "30000"]);
+    assert!(token.starts_with(':'), "{token}");
+    // b waits for up to an hour (server time); the lease is what frees the lock.
+    let mut b = t.raw();
+    b.send(&["LOCK.ACQUIRE", "job", "b", "30000", "WAIT", "3600000"]);
+    std::thread::sleep(Duration::from_millis(100));
+    let mut ctl = t.raw();
+    ctl.cmd_str(&["TUMBLER.TIME", "ADVANCE", "29000"]);
+    std::thread::sleep(Duration::from_millis(50));
+    ctl.cmd_str(&["TUMBLER.TIME", "ADVANCE", "1001"]);
+    let granted = String::from_utf8_lossy(&b.read_reply()).into_owned();
+    assert!(granted.starts_with(':'), "{granted}");
+    assert!(int(&granted) > int(&token), "fencing tokens increase");
+    // The old holder's release is refused: it lost the lock when its lease lapsed.
+    assert!(a.cmd_str(&["LOCK.RELEASE", "job", "a"]).starts_with('-'));
+    // A WAIT timeout also runs on the controlled clock.
+    let mut c = t.raw();
+    c.send(&["LOCK.ACQUIRE", "job", "c", "30000", "WAIT", "5000"]);
+    std::thread::sleep(Duration::from_millis(100));
+    ctl.cmd_str(&["TUMBLER.TIME", "ADVANCE", "5001"]);
+    assert_eq!(&c.read_reply()[..], b"$-1\r\n");
+}
