@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Tumbler as a ~2.5 MB container image: a static musl binary on an empty base.
+# Tumbler as a ~3 MB container image: a static musl binary on an empty base.
 #
 #   docker build -t tumbler .
 #   docker run --rm -p 6379:6379 tumbler                       # like redis-server
