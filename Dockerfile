@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Tumbler as a ~2.5 MB container image: a static musl binary on an empty base.
+# Tumbler as a ~3 MB container image: a static musl binary on an empty base.
 #
 #   docker build -t tumbler .
 #   docker run --rm -p 6379:6379 tumbler                       # like redis-server
@@ -9,7 +9,8 @@
 # Every redis.conf directive works as `--name value` or as env TUMBLER_<NAME>
 # (dashes as underscores). docs/clients.md shows CI service-container and Testcontainers use.
 
-FROM rust:1.85-slim-bookworm AS build
+# Latest stable Rust: the lockfile may hold crates newer than the workspace MSRV.
+FROM rust:1-slim-bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends musl-tools \
  && rm -rf /var/lib/apt/lists/* \

@@ -8,6 +8,7 @@
 #   - RSS idle (fresh server, one client),
 #   - RSS after 100k string keys (SET key:N <16-byte value>, pipelined),
 #   - RSS after 10k held Redisson-style locks (HSET lock:N <uuid>:<thread> 1 + PEXPIRE 30000),
+#   - tumbler only: RSS after 10k held native locks (LOCK.ACQUIRE lock:N <uuid> 30000),
 # and prints the tumbler/redis ratios. TUMBLER_BIN picks the binary (default: the release
 # build, built if missing); REDIS_SERVER the reference (default: redis-server on PATH).
 set -euo pipefail
@@ -92,6 +93,10 @@ def locks_payload(n):
     return b"".join(cmd("HSET", f"lock:{i}", f"6b6e3a0c-5f7e-4a6f-9a55-7d1c2e9b{i:04x}:1", 1)
                     + cmd("PEXPIRE", f"lock:{i}", 30000) for i in range(n))
 
+def native_locks_payload(n):
+    return b"".join(cmd("LOCK.ACQUIRE", f"lock:{i}", f"6b6e3a0c-5f7e-4a6f-9a55-7d1c2e9b{i:04x}:1", 30000)
+                    for i in range(n))
+
 def settle(pid):
     time.sleep(0.3)
     return rss_kib(pid)
@@ -118,6 +123,13 @@ for kind in ("tumbler", "redis"):
     r["rss_10k_locks_kib"] = settle(p.pid)
     r["rss_10k_locks_delta_kib"] = r["rss_10k_locks_kib"] - base
     stop(p)
+    if kind == "tumbler":
+        p, port, _ = start(kind)
+        base = settle(p.pid)
+        load(port, native_locks_payload(10_000), 10_000)
+        native = settle(p.pid)
+        r_native = (native, native - base)
+        stop(p)
     res[kind] = r
 
 print(f"startup/footprint, {runs} startup runs each; tumbler={tumbler}")
@@ -127,6 +139,8 @@ for k in res["tumbler"]:
     ratio = t / r if r else float("nan")
     fmt = "{:12.2f}" if "ms" in k else "{:12d}"
     print(f"{k:28} {fmt.format(t)} {fmt.format(r):>14} {ratio:10.2f}")
+print(f"{'rss_10k_native_locks_kib':28} {r_native[0]:12d} {'-':>14} {'':>10}"
+      f"   (delta {r_native[1]} KiB; LOCK.ACQUIRE, no Redis equivalent)")
 size = os.path.getsize(tumbler)
 print(f"tumbler binary: {size} bytes ({size / 1048576:.2f} MiB); "
       f"redis-server binary: {os.path.getsize(redis)} bytes (dynamically linked)")

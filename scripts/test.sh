@@ -18,6 +18,10 @@ command -v redis-server >/dev/null 2>&1 || need_pkgs+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need_pkgs+=(redis-tools)
 command -v tclsh8.6 >/dev/null 2>&1 || command -v tclsh8.7 >/dev/null 2>&1 || need_pkgs+=(tcl)
 command -v dpkg-source >/dev/null 2>&1 || need_pkgs+=(dpkg-dev)
+command -v musl-gcc >/dev/null 2>&1 || need_pkgs+=(musl-tools)   # static binary (Dockerfile)
+# Client-library tests (tests/clients): a Python venv and npm.
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3 python3-venv)
+command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     log "installing ${need_pkgs[*]}"

@@ -20,7 +20,7 @@ fn scenario(name: &str, n: usize, needs_scripting: bool) {
     }
     // ES modules resolve packages from the script's own directory, so the program runs
     // from next to node_modules.
-    let script = node_dir.join(format!("locks-{}.mjs", std::process::id()));
+    let script = node_dir.join(format!("locks-{}-{name}.mjs", std::process::id()));
     std::fs::copy(clients::programs_dir().join("node/locks.mjs"), &script).unwrap();
     let mut cmd = Command::new("node");
     cmd.arg(&script)

@@ -326,3 +326,78 @@ fn time_control_is_refused_inside_a_transaction() {
     );
     assert!(c.cmd_str(&["EXEC"]).starts_with("-EXECABORT"));
 }
+
+/// Acquire in one script, the way Redisson's RLock does: take the lock when absent or
+/// re-enter when we own it, and otherwise return the remaining lease for the retry delay.
+const ACQUIRE: &str = "\
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then \
+  redis.call('hincrby', KEYS[1], ARGV[2], 1) \
+  redis.call('pexpire', KEYS[1], ARGV[1]) \
+  return false \
+end \
+return redis.call('pttl', KEYS[1])";
+
+#[test]
+fn scripted_lock_lease_and_script_time_follow_the_controlled_clock() {
+    let t = enabled();
+    let mut c = t.raw();
+    if c.cmd_str(&["EVAL", "return 1", "0"]) != ":1\r\n" {
+        eprintln!("skipping: EVAL not implemented on this branch");
+        return;
+    }
+    let acquire =
+        |c: &mut Raw, owner: &str| c.cmd_str(&["EVAL", ACQUIRE, "1", "lock:{res}", "30000", owner]);
+    let mut w = t.raw();
+    assert_eq!(acquire(&mut c, "a:1"), "$-1\r\n");
+    assert_eq!(acquire(&mut c, "a:1"), "$-1\r\n", "re-entry");
+    let left = int(&acquire(&mut w, "b:1"));
+    assert!((29_000..=30_000).contains(&left), "{left}");
+    c.cmd_str(&["TUMBLER.TIME", "ADVANCE", "30001"]);
+    assert_eq!(acquire(&mut w, "b:1"), "$-1\r\n");
+    assert_eq!(
+        c.cmd_str(&["HGETALL", "lock:{res}"]),
+        "*2\r\n$3\r\nb:1\r\n$1\r\n1\r\n"
+    );
+    // redis.call('TIME') inside a script reads the same clock.
+    let now = int(&c.cmd_str(&["TUMBLER.TIME", "ADVANCE", "3600000"]));
+    let secs = int(&c.cmd_str(&["EVAL", "return tonumber(redis.call('TIME')[1])", "0"]));
+    assert!(
+        secs * 1000 >= now - 1000,
+        "script TIME {secs} vs clock {now}"
+    );
+    // Time control itself is not callable from scripts.
+    assert!(c
+        .cmd_str(&["EVAL", "return redis.call('TUMBLER.TIME', 'NOW')", "0"])
+        .starts_with("-"));
+}
+
+#[test]
+fn native_lock_lease_lapses_on_advance_and_hands_over_to_the_waiter() {
+    let t = enabled();
+    let mut a = t.raw();
+    if a.cmd_str(&["COMMAND", "INFO", "lock.acquire"]) == "*1\r\n$-1\r\n" {
+        eprintln!("skipping: native locks not on this branch");
+        return;
+    }
+    let token = a.cmd_str(&["LOCK.ACQUIRE", "job", "a", "30000"]);
+    assert!(token.starts_with(':'), "{token}");
+    // b waits for up to an hour (server time); the lease is what frees the lock.
+    let mut b = t.raw();
+    b.send(&["LOCK.ACQUIRE", "job", "b", "30000", "WAIT", "3600000"]);
+    std::thread::sleep(Duration::from_millis(100));
+    let mut ctl = t.raw();
+    ctl.cmd_str(&["TUMBLER.TIME", "ADVANCE", "29000"]);
+    std::thread::sleep(Duration::from_millis(50));
+    ctl.cmd_str(&["TUMBLER.TIME", "ADVANCE", "1001"]);
+    let granted = String::from_utf8_lossy(&b.read_reply()).into_owned();
+    assert!(granted.starts_with(':'), "{granted}");
+    assert!(int(&granted) > int(&token), "fencing tokens increase");
+    // The old holder's release is refused: it lost the lock when its lease lapsed.
+    assert!(a.cmd_str(&["LOCK.RELEASE", "job", "a"]).starts_with('-'));
+    // A WAIT timeout also runs on the controlled clock.
+    let mut c = t.raw();
+    c.send(&["LOCK.ACQUIRE", "job", "c", "30000", "WAIT", "5000"]);
+    std::thread::sleep(Duration::from_millis(100));
+    ctl.cmd_str(&["TUMBLER.TIME", "ADVANCE", "5001"]);
+    assert_eq!(&c.read_reply()[..], b"$-1\r\n");
+}
