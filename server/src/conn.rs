@@ -35,7 +35,12 @@ pub enum ReplyMode {
 pub struct Multi {
     pub queue: Vec<(&'static CommandSpec, Vec<Bytes>)>,
     pub dirty: bool,
+    /// The union of the queued commands' flags (EXEC is refused on OOM if one is DENYOOM).
+    pub flags: u32,
 }
+
+/// Redis' `shared.oomerr`.
+pub const OOM_ERR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
 /// What the main loop does after a batch.
 #[derive(Debug, PartialEq, Eq)]
@@ -66,6 +71,10 @@ pub struct Conn {
     pub monitor: bool,
     /// The name of the blocked command, for CLIENT LIST.
     pub blocked_cmd: Option<&'static CommandSpec>,
+    /// EXEC is running the queued commands.
+    pub in_exec: bool,
+    /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
+    pub out_push_cost: usize,
 }
 
 /// Accepts a connection and runs it to the end.
@@ -117,6 +126,8 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         flow: Flow::Continue,
         monitor: false,
         blocked_cmd: None,
+        in_exec: false,
+        out_push_cost: 0,
     };
     let maxclients = shared.config.read().get_i64("maxclients") as usize;
     if shared.clients.len() > maxclients {
@@ -143,7 +154,7 @@ impl Conn {
             }
             if !self.out.is_empty() {
                 let n = self.out.len();
-                if wr.write_all(&self.out).await.is_err() {
+                if !self.write_out(&mut wr).await {
                     return;
                 }
                 self.shared
@@ -151,6 +162,14 @@ impl Conn {
                     .net_output_bytes
                     .fetch_add(n as u64, Ordering::Relaxed);
                 self.out.clear();
+                if self.out_push_cost > 0 {
+                    let cost = std::mem::take(&mut self.out_push_cost);
+                    let _ = self.handle.pending_out.fetch_update(
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                        |p| Some(p.saturating_sub(cost)),
+                    );
+                }
                 if self.out.capacity() > 1 << 20 {
                     self.out = BytesMut::with_capacity(4096);
                 }
@@ -191,17 +210,38 @@ impl Conn {
         }
     }
 
-    /// Encodes a push message and releases its bytes from the output-limit accounting.
+    /// Writes `out` to the socket. A subscriber that stopped reading leaves this write
+    /// pending forever, so it also watches for the kill that the output buffer limit (or
+    /// CLIENT KILL) decides; returns false when the connection must end.
+    async fn write_out(&mut self, wr: &mut tokio::net::tcp::OwnedWriteHalf) -> bool {
+        let mut off = 0;
+        while off < self.out.len() {
+            tokio::select! {
+                r = wr.write(&self.out[off..]) => match r {
+                    Ok(0) | Err(_) => return false,
+                    Ok(n) => off += n,
+                },
+                _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
+                    if self.handle.killed.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Encodes an out-of-band message (pub/sub delivery, MONITOR line); its output-limit
+    /// cost is released when `out` has been written.
     fn push_out(&mut self, r: Reply) {
-        let before = self.out.len();
+        self.out_push_cost += crate::pubsub::push_cost(&r);
         r.encode(&mut self.out, self.cl.resp3);
-        let n = self.out.len() - before;
-        let _ = self
-            .handle
-            .pending_out
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| {
-                Some(p.saturating_sub(n + 32))
-            });
+    }
+
+    /// Writes a pub/sub reply (subscribe confirmations): always, whatever CLIENT REPLY says,
+    /// as Redis 7 flags these replies as pushes.
+    pub fn push(&mut self, r: Reply) {
+        r.encode(&mut self.out, self.cl.resp3);
     }
 
     /// The reply to our blocked command arrived.
@@ -274,8 +314,67 @@ impl Conn {
         self.flow = Flow::Close;
     }
 
-    /// Central checks (lookup, arity, auth, MULTI queueing, pub/sub context, busy script),
-    /// then execution. Mirrors Redis' `processCommand`.
+    /// Answers a command that `processCommand` refused, as Redis' `rejectCommand` does: the
+    /// open transaction is flagged so EXEC fails, and a refused EXEC itself aborts the
+    /// transaction with the reason (`-EXECABORT Transaction discarded because of: ...`).
+    fn reject(
+        &mut self,
+        shared: &Shared,
+        guard: &mut Option<CoreGuard<'_>>,
+        argv: &[Bytes],
+        err: Reply,
+    ) {
+        if let Some(m) = &mut self.multi {
+            m.dirty = true;
+        }
+        if argv[0].eq_ignore_ascii_case(b"exec") {
+            let msg = match &err {
+                Reply::Error(e) => e.to_string(),
+                _ => String::new(),
+            };
+            // Redis formats the reason without the generic "ERR " prefix but keeps
+            // specific codes (OOM, BUSY, NOAUTH).
+            let reason = msg.strip_prefix("ERR ").unwrap_or(&msg);
+            self.multi = None;
+            self.handle.info.lock().multi = -1;
+            self.discard_watches(guard);
+            self.reply(Reply::err(format!(
+                "EXECABORT Transaction discarded because of: {reason}"
+            )));
+            // As in Redis, monitors see the EXEC that ended the transaction.
+            shared.feed_monitors(self.cl.db, &self.handle.addr.to_string(), argv);
+            return;
+        }
+        self.reply(err);
+    }
+
+    /// Drops this client's WATCHes. Without the keyspace lock in hand (a refused EXEC while
+    /// a script runs), the reply must not wait for the script, so the unwatch is handed to
+    /// a task that takes the lock when the script is done.
+    fn discard_watches(&mut self, guard: &mut Option<CoreGuard<'_>>) {
+        if self.watched.is_empty() {
+            return;
+        }
+        let w = std::mem::take(&mut self.watched);
+        let id = self.cl.id;
+        if let Some(core) = guard.as_mut() {
+            core.engine.unwatch(id, &w);
+        } else if let Some(g) = self.shared.core.try_lock() {
+            let mut g = g;
+            g.engine.unwatch(id, &w);
+        } else {
+            let shared = self.shared.clone();
+            tokio::spawn(async move {
+                if let Ok(mut core) = shared.lock_core(true).await {
+                    core.engine.unwatch(id, &w);
+                }
+            });
+        }
+    }
+
+    /// Central checks (lookup, arity, auth, NO_MULTI, OOM, pub/sub context, busy script,
+    /// MULTI queueing), then execution and the MONITOR feed. Mirrors Redis'
+    /// `processCommand` and `call`, in the same order, so that the same error wins.
     pub async fn process_command<'a>(
         &mut self,
         shared: &'a Shared,
@@ -290,18 +389,12 @@ impl Conn {
         let spec = match looked_up {
             Ok(s) => s,
             Err(e) => {
-                if let Some(m) = &mut self.multi {
-                    m.dirty = true;
-                }
-                self.reply(e);
+                self.reject(shared, guard, &argv, e);
                 return;
             }
         };
         if !self.authenticated && !spec.has(flag::NO_AUTH) {
-            if let Some(m) = &mut self.multi {
-                m.dirty = true;
-            }
-            self.reply(Reply::err(error::NOAUTH));
+            self.reject(shared, guard, &argv, Reply::err(error::NOAUTH));
             return;
         }
         let top = if spec.parent.is_empty() {
@@ -309,6 +402,30 @@ impl Conn {
         } else {
             spec.parent
         };
+        if self.multi.is_some() && spec.has(flag::NO_MULTI) {
+            self.reject(
+                shared,
+                guard,
+                &argv,
+                Reply::err("ERR Command not allowed inside a transaction"),
+            );
+            return;
+        }
+        if self.over_maxmemory(shared) {
+            let denyoom = spec.has(flag::DENYOOM)
+                || (top == "exec"
+                    && self
+                        .multi
+                        .as_ref()
+                        .is_some_and(|m| m.flags & flag::DENYOOM != 0));
+            // Queueing in MULTI takes memory too; EXEC, DISCARD, QUIT and RESET never fail.
+            let queueing =
+                self.multi.is_some() && !matches!(top, "exec" | "discard" | "quit" | "reset");
+            if denyoom || queueing {
+                self.reject(shared, guard, &argv, Reply::err(OOM_ERR));
+                return;
+            }
+        }
         if self.in_resp2_pubsub()
             && !matches!(
                 top,
@@ -323,10 +440,14 @@ impl Conn {
                     | "reset"
             )
         {
-            self.reply(Reply::err(format!(
+            self.reject(shared, guard, &argv, Reply::err(format!(
                 "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                 spec.full_name()
             )));
+            return;
+        }
+        if !spec.has(flag::ALLOW_BUSY) && guard.is_none() && shared.script_busy() {
+            self.reject(shared, guard, &argv, Reply::err(BUSY_ERR));
             return;
         }
         if let Some(m) = &mut self.multi {
@@ -334,11 +455,7 @@ impl Conn {
                 top,
                 "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
             ) {
-                if spec.has(flag::NO_MULTI) {
-                    m.dirty = true;
-                    self.reply(Reply::err("ERR Command not allowed inside a transaction"));
-                    return;
-                }
+                m.flags |= spec.flags;
                 m.queue.push((spec, argv));
                 self.reply(lockcore::reply::QUEUED);
                 return;
@@ -349,19 +466,15 @@ impl Conn {
             match shared.lock_core(spec.has(flag::ALLOW_BUSY)).await {
                 Ok(g) => *guard = Some(g),
                 Err(LockError::Busy) => {
-                    self.reply(Reply::err(BUSY_ERR));
+                    self.reject(shared, guard, &argv, Reply::err(BUSY_ERR));
                     return;
                 }
             }
         }
         let reply = self.execute(guard, spec, &argv);
-        if !spec.has(flag::SKIP_MONITOR)
-            && !spec.has(flag::ADMIN)
-            && !shared.monitors.is_empty()
-            && top != "exec"
-        {
-            shared.feed_monitors(self.cl.db, &self.handle.addr.to_string(), &argv);
-        }
+        // Redis feeds monitors after the command ran (so SELECT shows the new db and EXEC
+        // comes after the commands it ran), whatever the outcome.
+        self.feed_monitors_for(spec, &argv);
         if self.cl.blocked {
             self.flow = Flow::Blocked;
             self.blocked_cmd = Some(spec);
@@ -370,6 +483,25 @@ impl Conn {
             return;
         }
         self.reply(reply);
+    }
+
+    /// Sends a command to MONITOR clients unless its flags hide it (admin, skip_monitor),
+    /// with passwords redacted as Redis does.
+    pub fn feed_monitors_for(&self, spec: &CommandSpec, argv: &[Bytes]) {
+        if self.shared.monitors.is_empty() || spec.has(flag::SKIP_MONITOR) || spec.has(flag::ADMIN)
+        {
+            return;
+        }
+        let argv = crate::monitor::redact(argv);
+        self.shared
+            .feed_monitors(self.cl.db, &self.handle.addr.to_string(), &argv);
+    }
+
+    /// True if `maxmemory` is set and the process uses more (Redis' OOM check). Tumbler has
+    /// no eviction: over the limit, commands that may add memory are refused.
+    fn over_maxmemory(&self, shared: &Shared) -> bool {
+        let max = shared.config.read().get_i64("maxmemory");
+        max > 0 && crate::info::rss_bytes() > max as u64
     }
 
     /// Runs a checked command: engine commands under the lock, the rest in `dispatch`.

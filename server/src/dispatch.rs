@@ -98,11 +98,7 @@ pub fn server_command(
         "multi" | "exec" | "discard" | "watch" | "unwatch" => {
             crate::multi::command(c, guard, top, a)
         }
-        "monitor" => {
-            c.monitor = true;
-            c.shared.monitors.insert(c.cl.id, c.handle.clone());
-            Reply::ok()
-        }
+        "monitor" => crate::monitor::command(c),
         "subscribe" | "ssubscribe" | "psubscribe" => pubsub::subscribe(c, top, a),
         "unsubscribe" | "sunsubscribe" | "punsubscribe" => pubsub::unsubscribe(c, top, &a[1..]),
         "pubsub" => pubsub::pubsub_command(c, spec, a),

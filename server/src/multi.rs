@@ -7,7 +7,7 @@ use bytes::Bytes;
 
 use lockcore::{error, Reply};
 
-use crate::conn::{Conn, Multi};
+use crate::conn::{Conn, Flow, Multi, ReplyMode};
 use crate::dispatch::core;
 use crate::shared::{Core, CoreGuard};
 
@@ -79,28 +79,32 @@ fn exec(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     if broken {
         return Reply::NullArray;
     }
-    if !c.shared.monitors.is_empty() {
-        c.shared.feed_monitors(
-            c.cl.db,
-            &c.handle.addr.to_string(),
-            &[Bytes::from_static(b"exec")],
-        );
+    // The reply is streamed as Redis does: the array header first, then each command's
+    // reply as it runs. A SUBSCRIBE inside the transaction thus writes its confirmations
+    // in place, byte for byte like Redis.
+    if c.reply_mode == ReplyMode::On {
+        c.out
+            .extend_from_slice(format!("*{}\r\n", multi.queue.len()).as_bytes());
     }
-    let mut replies = Vec::with_capacity(multi.queue.len());
+    let deny = c.cl.deny_blocking;
     c.cl.deny_blocking = true;
+    c.in_exec = true;
     for (spec, argv) in &multi.queue {
-        if !c.shared.monitors.is_empty() {
-            c.shared
-                .feed_monitors(c.cl.db, &c.handle.addr.to_string(), argv);
-        }
         let r = c.execute(guard, spec, argv);
-        replies.push(if matches!(r, Reply::NoReply) {
-            Reply::ok()
-        } else {
-            r
-        });
+        c.feed_monitors_for(spec, argv);
+        // A blocking command inside EXEC answered with its timeout reply already.
+        c.cl.blocked = false;
+        if c.reply_mode == ReplyMode::On {
+            r.encode(&mut c.out, c.cl.resp3);
+        }
+        if c.flow == Flow::Close {
+            break;
+        }
     }
-    c.cl.deny_blocking = false;
-    core(guard).engine.after_command();
-    Reply::Array(replies)
+    c.cl.deny_blocking = deny;
+    c.in_exec = false;
+    if let Some(core) = guard.as_mut() {
+        core.engine.after_command();
+    }
+    Reply::NoReply
 }

@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use dashmap::DashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use lockcore::{ClientId, Reply};
@@ -20,6 +20,11 @@ pub struct PubSub {
     pub channels: DashMap<Bytes, Vec<Arc<ClientHandle>>>,
     pub patterns: DashMap<Bytes, Vec<Arc<ClientHandle>>>,
     pub shard_channels: DashMap<Bytes, Vec<Arc<ClientHandle>>>,
+    /// `client-output-buffer-limit pubsub <hard> <soft> <soft-seconds>`, copied here by
+    /// [`PubSub::set_limits`] so that delivery never reads the config table.
+    pub limit_hard: AtomicI64,
+    pub limit_soft: AtomicI64,
+    pub limit_soft_secs: AtomicI64,
 }
 
 /// Adds `c` to `table[name]`; false if it was already there.
@@ -54,15 +59,85 @@ pub fn remove(table: &DashMap<Bytes, Vec<Arc<ClientHandle>>>, name: &Bytes, id: 
     removed
 }
 
-/// Queues `msg` for `c`, accounting its size against the output buffer limits.
-pub fn deliver(c: &ClientHandle, msg: Reply, size: usize) {
-    c.pending_out.fetch_add(size, Ordering::Relaxed);
+/// What a queued push counts against the output buffer limit: its payload plus a fixed
+/// overhead per element. [`deliver`] adds it and the connection subtracts the same amount
+/// once the bytes are written to the socket (`Conn::push_out`), so the counter is the
+/// subscriber's unwritten backlog, as Redis' output buffer size is.
+pub fn push_cost(r: &Reply) -> usize {
+    match r {
+        Reply::Push(items) => {
+            items
+                .iter()
+                .map(|i| match i {
+                    Reply::Bulk(b) => b.len() + 16,
+                    _ => 16,
+                })
+                .sum::<usize>()
+                + 16
+        }
+        _ => 0,
+    }
+}
+
+/// Queues `msg` for subscriber `c`, enforcing the pubsub output buffer limits like
+/// Redis' `checkClientOutputBufferLimits`: past the hard limit, or past the soft limit for
+/// longer than the soft seconds, the subscriber is disconnected instead of letting its
+/// backlog grow. A client already condemned gets nothing more (it is still counted as a
+/// receiver, as in Redis).
+pub fn deliver(ps: &PubSub, c: &ClientHandle, msg: Reply) {
+    if c.killed.load(Ordering::Relaxed) {
+        return;
+    }
+    let cost = push_cost(&msg);
+    let pending = c.pending_out.fetch_add(cost, Ordering::Relaxed) + cost;
+    if over_limits(ps, c, pending) {
+        c.killed.store(true, Ordering::Relaxed);
+        tracing::warn!(
+            client = c.id,
+            addr = %c.addr,
+            "Client scheduled to be closed ASAP for overcoming of output buffer limits."
+        );
+        c.send(Msg::Kill);
+        return;
+    }
     c.send(Msg::Push(msg));
 }
 
+fn over_limits(ps: &PubSub, c: &ClientHandle, pending: usize) -> bool {
+    let pending = pending as i64;
+    let hard = ps.limit_hard.load(Ordering::Relaxed);
+    if hard > 0 && pending >= hard {
+        return true;
+    }
+    let soft = ps.limit_soft.load(Ordering::Relaxed);
+    if soft > 0 && pending >= soft {
+        // ms since the client connected, +1 so that 0 keeps meaning "not over".
+        let now = c.created.elapsed().as_millis() as i64 + 1;
+        let since = c.soft_since_ms.load(Ordering::Relaxed);
+        if since == 0 {
+            c.soft_since_ms.store(now, Ordering::Relaxed);
+            return false;
+        }
+        return now - since >= ps.limit_soft_secs.load(Ordering::Relaxed) * 1000;
+    }
+    if c.soft_since_ms.load(Ordering::Relaxed) != 0 {
+        c.soft_since_ms.store(0, Ordering::Relaxed);
+    }
+    false
+}
+
 impl PubSub {
+    /// Takes the pubsub class of `client-output-buffer-limit` from the config.
+    pub fn set_limits(&self, cfg: &crate::config::Config) {
+        let (hard, soft, secs) = cfg.pubsub_output_limit();
+        self.limit_hard.store(hard, Ordering::Relaxed);
+        self.limit_soft.store(soft, Ordering::Relaxed);
+        self.limit_soft_secs.store(secs, Ordering::Relaxed);
+    }
+
+    /// Delivers `message` to the subscribers of `channel` (and, unless sharded, of the
+    /// matching patterns); returns how many received it.
     pub fn publish_to(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64 {
-        let size = channel.len() + message.len() + 32;
         let mut n = 0;
         let table = if sharded {
             &self.shard_channels
@@ -77,7 +152,7 @@ impl PubSub {
                     Reply::Bulk(channel.clone()),
                     Reply::Bulk(message.clone()),
                 ]);
-                deliver(s, m, size);
+                deliver(self, s, m);
                 n += 1;
             }
         }
@@ -91,7 +166,7 @@ impl PubSub {
                             Reply::Bulk(channel.clone()),
                             Reply::Bulk(message.clone()),
                         ]);
-                        deliver(s, m, size + entry.key().len());
+                        deliver(self, s, m);
                         n += 1;
                     }
                 }
@@ -116,9 +191,16 @@ fn set_counts(c: &Conn) {
     info.ssubs = c.ssubs.len();
 }
 
+/// SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE. Confirmations are pushes: they are written even under
+/// CLIENT REPLY OFF/SKIP, as Redis 7 writes every pub/sub reply.
 pub fn subscribe(c: &mut Conn, kind: &'static str, a: &[Bytes]) -> Reply {
-    if c.multi.is_some() && kind != "ssubscribe" {
-        // Inside MULTI, SUBSCRIBE is allowed in Redis 7.0 only for RESP3 clients.
+    // Inside EXEC (deny_blocking with a transaction open) Redis 7.0 lets SUBSCRIBE and
+    // PSUBSCRIBE through for backward compatibility but not SSUBSCRIBE.
+    if c.cl.deny_blocking && (kind == "ssubscribe" || !c.in_exec) {
+        return Reply::err(format!(
+            "ERR {} isn't allowed for a DENY BLOCKING client",
+            kind.to_ascii_uppercase()
+        ));
     }
     let ps = c.shared.pubsub.clone();
     for ch in &a[1..] {
@@ -136,7 +218,7 @@ pub fn subscribe(c: &mut Conn, kind: &'static str, a: &[Bytes]) -> Reply {
             c.subs.len() + c.psubs.len()
         };
         set_counts(c);
-        c.reply(Reply::Push(vec![
+        c.push(Reply::Push(vec![
             Reply::bulk_str(kind),
             Reply::Bulk(ch.clone()),
             Reply::Int(count as i64),
@@ -145,6 +227,8 @@ pub fn subscribe(c: &mut Conn, kind: &'static str, a: &[Bytes]) -> Reply {
     Reply::NoReply
 }
 
+/// UNSUBSCRIBE, PUNSUBSCRIBE, SUNSUBSCRIBE; with no names, from everything of that kind
+/// (or one reply with a nil name when there is nothing).
 pub fn unsubscribe(c: &mut Conn, kind: &'static str, names: &[Bytes]) -> Reply {
     let ps = c.shared.pubsub.clone();
     let targets: Vec<Bytes> = if names.is_empty() {
@@ -163,7 +247,7 @@ pub fn unsubscribe(c: &mut Conn, kind: &'static str, names: &[Bytes]) -> Reply {
         } else {
             c.subs.len() + c.psubs.len()
         };
-        c.reply(Reply::Push(vec![
+        c.push(Reply::Push(vec![
             Reply::bulk_str(kind),
             Reply::Null,
             Reply::Int(count as i64),
@@ -185,7 +269,7 @@ pub fn unsubscribe(c: &mut Conn, kind: &'static str, names: &[Bytes]) -> Reply {
             c.subs.len() + c.psubs.len()
         };
         set_counts(c);
-        c.reply(Reply::Push(vec![
+        c.push(Reply::Push(vec![
             Reply::bulk_str(kind),
             Reply::Bulk(ch),
             Reply::Int(count as i64),
@@ -220,15 +304,16 @@ pub fn pubsub_command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
                 .collect(),
         )
     };
+    // A flat array in both protocols, as Redis 7.0 replies (not a RESP3 map).
     let counts = |t: &DashMap<Bytes, Vec<Arc<ClientHandle>>>| {
-        Reply::Map(
+        Reply::Array(
             a[2..]
                 .iter()
-                .map(|ch| {
-                    (
+                .flat_map(|ch| {
+                    [
                         Reply::Bulk(ch.clone()),
                         Reply::Int(t.get(ch).map_or(0, |v| v.len() as i64)),
-                    )
+                    ]
                 })
                 .collect(),
         )

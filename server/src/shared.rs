@@ -265,6 +265,7 @@ impl Shared {
         let cfg = self.config.read();
         self.busy_threshold_ms
             .store(cfg.get_i64("busy-reply-threshold"), Ordering::Relaxed);
+        self.pubsub.set_limits(&cfg);
         let ec = &mut core.engine.config;
         ec.notify =
             lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
