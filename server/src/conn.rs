@@ -6,8 +6,8 @@
 //! messages from other tasks: pub/sub deliveries, MONITOR lines, the wake-up of a blocked
 //! command, or a kill.
 
+use crate::pubsub::SubSet;
 use bytes::{Buf, Bytes, BytesMut};
-use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -62,9 +62,9 @@ pub struct Conn {
     pub authenticated: bool,
     pub multi: Option<Multi>,
     pub watched: Vec<(usize, Bytes)>,
-    pub subs: HashSet<Bytes>,
-    pub psubs: HashSet<Bytes>,
-    pub ssubs: HashSet<Bytes>,
+    pub subs: SubSet,
+    pub psubs: SubSet,
+    pub ssubs: SubSet,
     pub reply_mode: ReplyMode,
     pub out: BytesMut,
     pub flow: Flow,
@@ -118,9 +118,9 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         authenticated: !requirepass,
         multi: None,
         watched: Vec::new(),
-        subs: HashSet::new(),
-        psubs: HashSet::new(),
-        ssubs: HashSet::new(),
+        subs: SubSet::default(),
+        psubs: SubSet::default(),
+        ssubs: SubSet::default(),
         reply_mode: ReplyMode::On,
         out: BytesMut::with_capacity(4096),
         flow: Flow::Continue,

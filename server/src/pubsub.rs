@@ -184,6 +184,52 @@ impl lockcore::engine::Broker for PubSub {
 
 // ---------------------------------------------------------------- subscriptions
 
+/// A client's subscriptions of one kind, in subscription order: UNSUBSCRIBE and
+/// PUNSUBSCRIBE without arguments answer in that order (Redis 7.0 keeps a client's
+/// patterns in a list).
+#[derive(Default)]
+pub struct SubSet {
+    order: Vec<Bytes>,
+    set: std::collections::HashSet<Bytes>,
+}
+
+impl SubSet {
+    pub fn insert(&mut self, b: Bytes) -> bool {
+        if self.set.insert(b.clone()) {
+            self.order.push(b);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn remove(&mut self, b: &Bytes) -> bool {
+        if self.set.remove(b) {
+            self.order.retain(|x| x != b);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Bytes> {
+        self.order.iter()
+    }
+
+    pub fn drain(&mut self) -> impl Iterator<Item = Bytes> + '_ {
+        self.set.clear();
+        self.order.drain(..)
+    }
+}
+
 fn set_counts(c: &Conn) {
     let mut info = c.handle.info.lock();
     info.subs = c.subs.len();
@@ -338,6 +384,9 @@ pub fn pubsub_command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
             .map(|s| Reply::simple(s))
             .collect(),
         ),
-        _ => lockcore::error::wrong_arity(&spec.full_name()),
+        _ => Reply::err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
+            String::from_utf8_lossy(&a[1])
+        )),
     }
 }
