@@ -9,6 +9,7 @@
 //! its reply, and the subscriber sees that delivery before the reply to its later PING.
 //! Inside MULTI (a PING would be queued) exactly one reply is read instead.
 //! `<conn>: ~<command>` runs without comparing (HELLO shows versions and client ids).
+//! `@sleep <ms>` pauses (expiry).
 //! `<conn>: @read` collects what arrived on that connection without sending a command.
 
 #![allow(dead_code)]
@@ -66,6 +67,10 @@ pub fn diff_with(config: &[(&str, &str)], script: &str) {
             continue;
         }
         eprintln!("script line {}: {line}", i + 1);
+        if let Some(ms) = line.strip_prefix("@sleep ") {
+            std::thread::sleep(std::time::Duration::from_millis(ms.trim().parse().unwrap()));
+            continue;
+        }
         let (name, cmd) = line.split_once(':').expect("`<conn>: <command>`");
         let p = conns
             .entry(name.trim().to_string())

@@ -1,0 +1,153 @@
+//! Keyspace notifications: a subscriber on `__key*@*__:*` receives the same messages from
+//! tumbler and redis-server for the same commands (generic, string, hash, expired from
+//! lazy and active expiry), and the config flags parse and print as Redis does.
+
+mod support;
+
+use support::{diff, diff_with};
+
+const ALL: &[(&str, &str)] = &[("notify-keyspace-events", "KEA")];
+
+#[test]
+fn string_and_generic_events() {
+    diff_with(
+        ALL,
+        r#"
+        a: PSUBSCRIBE __key*@*__:*
+        b: SET s v
+        b: SET s v NX
+        b: SETNX s2 v
+        b: SETEX s3 100 v
+        b: PSETEX s4 100000 v
+        b: SET s v EX 100 GET
+        b: MSET m1 1 m2 2
+        b: MSETNX m3 3 m4 4
+        b: APPEND s more
+        b: SETRANGE s 2 xy
+        b: INCR n
+        b: INCRBY n 5
+        b: DECR n
+        b: DECRBY n 2
+        b: INCRBYFLOAT f 1.5
+        b: GETSET s new
+        b: GETDEL s
+        b: GETEX m1 EX 100
+        b: GETEX m1 PERSIST
+        b: GETEX m1
+        b: EXPIRE m1 100
+        b: PEXPIRE m1 100000
+        b: EXPIREAT m1 99999999999
+        b: PERSIST m1
+        b: PERSIST m1
+        b: EXPIRE m1 -1
+        b: DEL m2 m3 nosuch
+        b: UNLINK m4
+        b: SET t 1
+        b: SELECT 1
+        b: SET other 1
+        b: SELECT 0
+        a: @read
+        "#,
+    );
+}
+
+#[test]
+fn hash_events() {
+    diff_with(
+        ALL,
+        r#"
+        a: PSUBSCRIBE __key*@0__:*
+        b: HSET h f1 v1 f2 v2
+        b: HMSET h f4 v
+        b: HINCRBY h n 2
+        b: HDEL h f1 nosuch
+        b: HDEL h nosuch
+        b: HDEL h f2 f4 n
+        b: EXISTS h
+        a: @read
+        "#,
+    );
+}
+
+#[test]
+fn class_masks_and_keyevent_only() {
+    diff_with(
+        &[("notify-keyspace-events", "E$")],
+        r#"
+        a: PSUBSCRIBE *
+        b: SET k v
+        b: HSET h f v
+        b: DEL k
+        b: CONFIG SET notify-keyspace-events Kg
+        b: SET k v
+        b: DEL k
+        b: CONFIG SET notify-keyspace-events Eh
+        b: HSET h g v
+        b: CONFIG GET notify-keyspace-events
+        b: CONFIG SET notify-keyspace-events Q
+        b: CONFIG SET notify-keyspace-events ""
+        b: SET k v
+        a: @read
+        "#,
+    );
+    diff(
+        r#"
+        a: CONFIG SET notify-keyspace-events KA
+        a: CONFIG GET notify-keyspace-events
+        a: CONFIG SET notify-keyspace-events gKE
+        a: CONFIG GET notify-keyspace-events
+        a: CONFIG SET notify-keyspace-events $lshzxeKE
+        a: CONFIG GET notify-keyspace-events
+        a: CONFIG SET notify-keyspace-events KEA
+        "#,
+    );
+}
+
+#[test]
+fn expired_events_match_redis() {
+    diff_with(
+        ALL,
+        r#"
+        a: PSUBSCRIBE __key*@0__:*
+        b: SET k1 v PX 30
+        a: @read
+        @sleep 100
+        b: GET k1
+        a: @read
+        b: SET k2 v PX 30
+        @sleep 700
+        a: @read
+        b: SET k3 v
+        b: EXPIRE k3 0
+        b: SET k4 v
+        b: PEXPIREAT k4 1
+        a: @read
+        "#,
+    );
+}
+
+/// The `expired` event comes from lazy expiry (a read of an expired key, with active
+/// expiry off) and from active expiry (nobody reads the key).
+#[test]
+fn expired_events_from_lazy_and_active_expiry() {
+    let t = tumbler_tests::Tumbler::start_with(ALL);
+    let mut sub = t.raw();
+    assert!(sub
+        .cmd_str(&["SUBSCRIBE", "__keyevent@0__:expired"])
+        .contains(":1\r\n"));
+    let mut c = t.raw();
+    assert_eq!(c.cmd_str(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), "+OK\r\n");
+    assert_eq!(c.cmd_str(&["SET", "lazy", "v", "PX", "20"]), "+OK\r\n");
+    std::thread::sleep(std::time::Duration::from_millis(80));
+    assert_eq!(c.cmd_str(&["GET", "lazy"]), "$-1\r\n");
+    assert_eq!(
+        sub.read_reply(),
+        "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$4\r\nlazy\r\n"
+    );
+    assert_eq!(c.cmd_str(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), "+OK\r\n");
+    assert_eq!(c.cmd_str(&["SET", "active", "v", "PX", "20"]), "+OK\r\n");
+    assert_eq!(
+        sub.read_reply(),
+        "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$6\r\nactive\r\n"
+    );
+}
