@@ -386,6 +386,21 @@ impl Engine {
         }
     }
 
+    /// SWAPDB: watchers of a key in `a` or `b` are touched if the key exists on either
+    /// side of the swap (Redis' `touchAllWatchedKeysInDb(emptied, replaced_with)`); a
+    /// watched key missing from both dbs is logically unchanged.
+    pub fn touch_swapped_watched(&mut self, a: usize, b: usize) {
+        for (db, other) in [(a, b), (b, a)] {
+            if let Some(m) = self.watched.get(&db) {
+                for (k, v) in m {
+                    if self.dbs[db].contains(k) || self.dbs[other].contains(k) {
+                        self.dirty_cas.extend(v.iter().copied());
+                    }
+                }
+            }
+        }
+    }
+
     // ---------------------------------------------------------------- blocking
 
     fn block_client(

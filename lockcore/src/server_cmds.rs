@@ -424,8 +424,7 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::err(DB_INDEX_OUT_OF_RANGE);
     }
     let (x, y) = (x as usize, y as usize);
-    ctx.eng.touch_all_watched(x, false);
-    ctx.eng.touch_all_watched(y, false);
+    ctx.eng.touch_swapped_watched(x, y);
     ctx.eng.dbs.swap(x, y);
     ctx.eng.signal_db(x);
     ctx.eng.signal_db(y);

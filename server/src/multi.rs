@@ -37,6 +37,10 @@ pub fn command(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>, name: &str, a: &
             let core = core(guard);
             for k in &a[1..] {
                 let item = (c.cl.db, k.clone());
+                // A key already expired at WATCH time is deleted now, before it is watched:
+                // its later removal is no logical change (Redis flags it `expired` and
+                // ignores its deletion), so it must not break EXEC.
+                core.engine.expire_if_needed(c.cl.db, k);
                 if !c.watched.contains(&item) {
                     core.engine.watch(c.cl.id, c.cl.db, k.clone());
                     c.watched.push(item);

@@ -111,6 +111,11 @@ fn watch_broken_by_other_clients_and_flush_and_swapdb() {
         a: MULTI
         a: PING
         a: EXEC
+        a: WATCH neither
+        b: SWAPDB 0 1
+        a: MULTI
+        a: PING
+        a: EXEC
         a: WATCH k
         b: DEL nothere
         a: MULTI
@@ -157,6 +162,21 @@ fn watch_broken_by_expiry() {
     assert_eq!(a.cmd_str(&["MULTI"]), "+OK\r\n");
     assert_eq!(a.cmd_str(&["SET", "k", "new"]), "+QUEUED\r\n");
     assert_eq!(a.cmd_str(&["EXEC"]), "*1\r\n+OK\r\n");
+    // Same when the expired key was still in memory at WATCH time (active expiry off).
+    assert_eq!(a.cmd_str(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), "+OK\r\n");
+    assert_eq!(a.cmd_str(&["SET", "s", "v", "PX", "10"]), "+OK\r\n");
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(a.cmd_str(&["WATCH", "s"]), "+OK\r\n");
+    assert_eq!(a.cmd_str(&["MULTI"]), "+OK\r\n");
+    assert_eq!(a.cmd_str(&["GET", "s"]), "+QUEUED\r\n");
+    assert_eq!(a.cmd_str(&["EXEC"]), "*1\r\n$-1\r\n");
+    // And a key that expires after WATCH, never touched by anyone, still breaks it.
+    assert_eq!(a.cmd_str(&["SET", "s", "v", "PX", "30"]), "+OK\r\n");
+    assert_eq!(a.cmd_str(&["WATCH", "s"]), "+OK\r\n");
+    std::thread::sleep(Duration::from_millis(80));
+    assert_eq!(a.cmd_str(&["MULTI"]), "+OK\r\n");
+    assert_eq!(a.cmd_str(&["PING"]), "+QUEUED\r\n");
+    assert_eq!(a.cmd_str(&["EXEC"]), "*-1\r\n");
 }
 
 /// EXEC runs atomically: a concurrent client never sees half a transaction.
