@@ -274,3 +274,35 @@ fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
     assert!(good.read_reply().ends_with(b"after\r\n"));
     assert_eq!(p.cmd_str(&["PING"]), "+PONG\r\n");
 }
+
+/// Past the soft limit for longer than the soft seconds (and under the hard limit), a
+/// subscriber that does not read is disconnected too.
+#[test]
+fn slow_subscriber_soft_limit_disconnects_after_the_grace_period() {
+    let t = Tumbler::start_with(&[("client-output-buffer-limit", "pubsub 0 256kb 1")]);
+    let mut slow = t.raw();
+    assert!(slow.cmd_str(&["SUBSCRIBE", "soft"]).contains("subscribe"));
+    let mut p = t.raw();
+    let payload = "y".repeat(64 * 1024);
+    // Enough to fill the kernel's socket buffers and pass the soft limit.
+    for _ in 0..400 {
+        p.cmd(&["PUBLISH", "soft", &payload]);
+    }
+    let start = Instant::now();
+    let gone = loop {
+        p.cmd(&["PUBLISH", "soft", &payload]);
+        let alive = t.shared.clients.iter().any(|h| {
+            h.info.lock().subs > 0 && !h.killed.load(std::sync::atomic::Ordering::Relaxed)
+        });
+        if !alive {
+            break true;
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    println!("soft limit: disconnected after {:?} over", start.elapsed());
+    assert!(gone, "subscriber over the soft limit was not disconnected");
+    assert!(slow.is_closed());
+}
