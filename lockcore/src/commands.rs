@@ -246,6 +246,11 @@ impl Ctx<'_> {
         let db = self.cl.db;
         self.eng.modified(db, key, class, event);
     }
+    /// Call before creating `key`: sends the `new` event if it does not exist yet.
+    pub fn note_new_key(&mut self, key: &Bytes) {
+        let db = self.cl.db;
+        self.eng.note_new_key(db, key);
+    }
     pub fn notify(&mut self, class: u32, event: &str, key: &Bytes) {
         let db = self.cl.db;
         self.eng.notify(class, event, db, key);

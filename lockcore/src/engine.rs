@@ -313,6 +313,14 @@ impl Engine {
         self.signal_ready(db, key);
     }
 
+    /// Sends the `new` event (class `n`) if `key` does not exist in `db`: the caller is
+    /// about to create it (Redis fires it from `dbAdd`, before the command's own event).
+    pub fn note_new_key(&mut self, db: usize, key: &Bytes) {
+        if self.config.notify.wants(notify::NEW) && !self.dbs[db].contains(key) {
+            self.notify(notify::NEW, "new", db, key);
+        }
+    }
+
     /// Sends a keyspace notification if the class is enabled.
     pub fn notify(&mut self, class: u32, event: &str, db: usize, key: &Bytes) {
         if !self.config.notify.wants(class) {
@@ -578,6 +586,7 @@ pub fn delete_key(eng: &mut Engine, db: usize, key: &Bytes) -> bool {
 /// Stores `value` under `key` (replacing any value and TTL) and runs no epilogue.
 pub fn store(eng: &mut Engine, db: usize, key: Bytes, value: Value, expire_at: Option<i64>) {
     let now = eng.now_ms();
+    eng.note_new_key(db, &key);
     eng.dbs[db].insert(key, value, expire_at, now);
 }
 

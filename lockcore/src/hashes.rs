@@ -69,6 +69,7 @@ pub fn hash_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut HashV
     let db = ctx.dbi();
     let now = ctx.now();
     if ctx.write(key).is_none() {
+        ctx.note_new_key(key);
         ctx.eng.dbs[db].insert(key.clone(), Value::Hash(Box::default()), None, now);
     }
     match &mut ctx.eng.dbs[db].get_mut(key).unwrap().value {

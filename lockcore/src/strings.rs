@@ -397,6 +397,7 @@ fn incr_generic(ctx: &mut Ctx, key: &Bytes, by: i64) -> Reply {
     };
     let now = ctx.now();
     let val = Value::Str(Bytes::from(itoa::Buffer::new().format(n).to_owned()));
+    ctx.note_new_key(key);
     ctx.db().replace_value(key, val, now);
     ctx.modified(key, notify::STRING, "incrby");
     Reply::Int(n)
@@ -443,6 +444,7 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     let s = Bytes::from(fmt_incrbyfloat(n));
     let now = ctx.now();
+    ctx.note_new_key(&a[1]);
     ctx.db().replace_value(&a[1], Value::Str(s.clone()), now);
     ctx.modified(&a[1], notify::STRING, "incrbyfloat");
     Reply::Bulk(s)
@@ -475,6 +477,7 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     };
     let len = new.len() as i64;
     let now = ctx.now();
+    ctx.note_new_key(&a[1]);
     ctx.db().replace_value(&a[1], Value::Str(new), now);
     ctx.db().set_raw(&a[1]);
     ctx.modified(&a[1], notify::STRING, "append");
@@ -545,6 +548,7 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     b[offset..offset + value.len()].copy_from_slice(value);
     let len = b.len() as i64;
     let now = ctx.now();
+    ctx.note_new_key(&a[1]);
     ctx.db().replace_value(&a[1], Value::Str(b.freeze()), now);
     ctx.db().set_raw(&a[1]);
     ctx.modified(&a[1], notify::STRING, "setrange");

@@ -151,3 +151,26 @@ fn expired_events_from_lazy_and_active_expiry() {
         "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$6\r\nactive\r\n"
     );
 }
+
+#[test]
+fn new_key_events() {
+    diff_with(
+        &[("notify-keyspace-events", "KEn$gh")],
+        r#"
+        a: PSUBSCRIBE *
+        b: SET foo bar
+        b: SET foo baz
+        b: SET bar bar
+        b: INCR n
+        b: INCR n
+        b: APPEND ap x
+        b: SETRANGE sr 1 x
+        b: INCRBYFLOAT fl 1
+        b: MSET foo 1 m 2
+        b: HSET h f v
+        b: HSET h g v
+        b: SETEX ex 100 v
+        a: @read
+        "#,
+    );
+}
