@@ -455,8 +455,13 @@ impl Conn {
                 top,
                 "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
             ) {
-                m.flags |= spec.flags;
-                m.queue.push((spec, argv));
+                // An already-aborted transaction keeps answering QUEUED but stores
+                // nothing, as Redis does (a pipelining client may not notice the abort).
+                if !m.dirty {
+                    m.flags |= spec.flags;
+                    m.queue.push((spec, argv));
+                    self.handle.info.lock().multi = m.queue.len() as i64;
+                }
                 self.reply(lockcore::reply::QUEUED);
                 return;
             }
