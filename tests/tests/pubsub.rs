@@ -101,6 +101,11 @@ fn subscribe_inside_multi_like_redis_7_0() {
         a: PING
         b: PUBLISH c x
         a: @read
+        b: MULTI
+        b: PUBLISH c in-multi
+        b: PUBLISH nobody y
+        b: EXEC
+        a: @read
         "#,
     );
     diff(
