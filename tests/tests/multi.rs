@@ -236,3 +236,38 @@ fn maxmemory_oom_rejects_queueing_and_exec() {
         "#,
     );
 }
+
+/// Blocking commands inside MULTI return at once (their timeout reply); a client blocked
+/// on a key the transaction fills is served after EXEC, seeing the transaction's end
+/// state, never a state in the middle of it.
+#[test]
+fn blocking_inside_multi_and_wakeups_after_exec() {
+    diff(
+        r#"
+        a: MULTI
+        a: BLPOP nolist 0
+        a: BRPOPLPUSH nolist other 0
+        a: EXEC
+        "#,
+    );
+    let t = Tumbler::start();
+    let mut waiter = t.raw();
+    waiter.send(&["BLPOP", "l", "0"]);
+    // Let the BLPOP park before the transaction runs.
+    let mut c = t.raw();
+    for _ in 0..100 {
+        if c.cmd_str(&["CLIENT", "LIST"]).contains("cmd=blpop") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(c.cmd_str(&["MULTI"]), "+OK\r\n");
+    assert_eq!(c.cmd_str(&["RPUSH", "l", "a", "b"]), "+QUEUED\r\n");
+    assert_eq!(c.cmd_str(&["LPOP", "l"]), "+QUEUED\r\n");
+    assert_eq!(c.cmd_str(&["EXEC"]), "*2\r\n:2\r\n$1\r\na\r\n");
+    // Served after EXEC: the transaction popped "a" first, so the waiter gets "b".
+    assert_eq!(
+        String::from_utf8_lossy(&waiter.read_reply()),
+        "*2\r\n$1\r\nl\r\n$1\r\nb\r\n"
+    );
+}

@@ -58,11 +58,14 @@ fn hash_events() {
         r#"
         a: PSUBSCRIBE __key*@0__:*
         b: HSET h f1 v1 f2 v2
+        b: HSETNX h f1 x
+        b: HSETNX h f3 x
         b: HMSET h f4 v
         b: HINCRBY h n 2
+        b: HINCRBYFLOAT h fl 1.5
         b: HDEL h f1 nosuch
         b: HDEL h nosuch
-        b: HDEL h f2 f4 n
+        b: HDEL h f2 f3 f4 n fl
         b: EXISTS h
         a: @read
         "#,
