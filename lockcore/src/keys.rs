@@ -259,6 +259,7 @@ fn rename_generic(ctx: &mut Ctx, a: &[Bytes], nx: bool) -> Reply {
     }
     let mut entry = ctx.eng.dbs[db].remove(src).unwrap();
     entry.lru_ms = ctx.now();
+    ctx.note_new_key(dst);
     ctx.eng.dbs[db].insert_entry(dst.clone(), entry);
     ctx.modified(src, notify::GENERIC, "rename_from");
     ctx.modified(dst, notify::GENERIC, "rename_to");
@@ -328,6 +329,7 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         // encoding is kept.
         h.map.shrink_to_fit();
     }
+    ctx.eng.note_new_key(dst_db, dst);
     ctx.eng.dbs[dst_db].insert_entry(dst.clone(), entry);
     ctx.eng.modified(dst_db, dst, notify::GENERIC, "copy_to");
     Reply::Int(1)
@@ -348,6 +350,7 @@ fn move_(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::Int(0);
     }
     let entry = ctx.eng.dbs[src_db].remove(key).unwrap();
+    ctx.eng.note_new_key(dst_db, key);
     ctx.eng.dbs[dst_db].insert_entry(key.clone(), entry);
     ctx.eng.modified(src_db, key, notify::GENERIC, "move_from");
     ctx.eng.modified(dst_db, key, notify::GENERIC, "move_to");
@@ -636,6 +639,7 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::ok();
     }
     let expire = (ttl != 0).then_some(ttl);
+    ctx.note_new_key(key);
     ctx.eng.dbs[db].insert(key.clone(), value, expire, now);
     if let Some(i) = idle {
         if let Some(e) = ctx.eng.dbs[db].get_mut(key) {

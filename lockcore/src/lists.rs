@@ -191,6 +191,7 @@ fn list_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut List, Rep
     let db = ctx.dbi();
     let now = ctx.now();
     if ctx.write(key).is_none() {
+        ctx.note_new_key(key);
         ctx.eng.dbs[db].insert(key.clone(), Value::List(Box::default()), None, now);
     }
     match &mut ctx.eng.dbs[db].get_mut(key).unwrap().value {

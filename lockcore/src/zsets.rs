@@ -420,6 +420,7 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], mut f: AddFlags) -> Reply {
                 || ctx.eng.config.zset_max_listpack_value < pairs[0].1.len();
             let mut z = ZSet::default();
             z.big = big;
+            ctx.note_new_key(key);
             ctx.eng.dbs[db].insert(key.clone(), Value::ZSet(Box::new(z)), None, now);
         }
     }

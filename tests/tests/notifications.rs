@@ -46,6 +46,10 @@ fn string_and_generic_events() {
         b: SELECT 1
         b: SET other 1
         b: SELECT 0
+        b: LPUSH l a
+        b: RPUSH l b
+        b: ZADD z 1 a
+        b: ZADD z 2 b
         a: @read
         "#,
     );
@@ -158,7 +162,7 @@ fn expired_events_from_lazy_and_active_expiry() {
 #[test]
 fn new_key_events() {
     diff_with(
-        &[("notify-keyspace-events", "KEn$gh")],
+        &[("notify-keyspace-events", "KEAn")],
         r#"
         a: PSUBSCRIBE *
         b: SET foo bar
@@ -173,6 +177,18 @@ fn new_key_events() {
         b: HSET h f v
         b: HSET h g v
         b: SETEX ex 100 v
+        b: RENAME foo foo2
+        b: RENAME foo2 bar
+        b: COPY bar c1
+        b: COPY bar c1 REPLACE
+        b: MOVE c1 1
+        b: SELECT 1
+        b: MOVE c1 0
+        b: SELECT 0
+        b: LPUSH l a
+        b: RPUSH l b
+        b: ZADD z 1 a
+        b: ZADD z 2 b
         a: @read
         "#,
     );
