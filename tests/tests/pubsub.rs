@@ -311,3 +311,38 @@ fn slow_subscriber_soft_limit_disconnects_after_the_grace_period() {
     assert!(gone, "subscriber over the soft limit was not disconnected");
     assert!(slow.is_closed());
 }
+
+/// CLIENT KILL reaches a subscriber whose connection is stuck writing (it stopped reading
+/// and the socket buffers are full): the kill does not wait for the write to finish.
+#[test]
+fn client_kill_reaches_a_subscriber_stuck_writing() {
+    let t = Tumbler::start_with(&[("client-output-buffer-limit", "pubsub 0 0 0")]);
+    let mut slow = t.raw();
+    assert!(slow.cmd_str(&["SUBSCRIBE", "stuck"]).contains("subscribe"));
+    let id = t
+        .shared
+        .clients
+        .iter()
+        .find(|h| h.info.lock().subs > 0)
+        .map(|h| h.id)
+        .unwrap();
+    let mut p = t.raw();
+    let payload = "z".repeat(64 * 1024);
+    for _ in 0..400 {
+        p.cmd(&["PUBLISH", "stuck", &payload]);
+    }
+    assert_eq!(
+        p.cmd_str(&["CLIENT", "KILL", "ID", &id.to_string()]),
+        ":1\r\n"
+    );
+    let start = Instant::now();
+    while t.shared.clients.contains_key(&id) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !t.shared.clients.contains_key(&id),
+        "killed subscriber still registered"
+    );
+    assert_eq!(p.cmd_str(&["PUBLISH", "stuck", "x"]), ":0\r\n");
+    drop(slow);
+}
