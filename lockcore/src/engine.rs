@@ -313,6 +313,25 @@ impl Engine {
         self.signal_ready(db, key);
     }
 
+    /// Evicts one key for `maxmemory`: any key, or with `volatile` only keys with a TTL
+    /// (the one expiring soonest). Runs the epilogue with the `evicted` event. Returns false
+    /// when there is nothing left to evict.
+    pub fn evict_one(&mut self, volatile: bool) -> bool {
+        for db in 0..self.dbs.len() {
+            let key = if volatile {
+                self.dbs[db].due_keys(i64::MAX, 1).into_iter().next()
+            } else {
+                self.dbs[db].random_key()
+            };
+            if let Some(k) = key {
+                self.dbs[db].remove(&k);
+                self.modified(db, &k, notify::EVICTED, "evicted");
+                return true;
+            }
+        }
+        false
+    }
+
     /// Sends the `new` event (class `n`) if `key` does not exist in `db`: the caller is
     /// about to create it (Redis fires it from `dbAdd`, before the command's own event).
     pub fn note_new_key(&mut self, db: usize, key: &Bytes) {

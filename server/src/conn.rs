@@ -411,6 +411,16 @@ impl Conn {
             );
             return;
         }
+        if self.over_maxmemory(shared) && evicting(shared) {
+            if guard.is_none() {
+                if let Ok(g) = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await {
+                    *guard = Some(g);
+                }
+            }
+            if let Some(core) = guard.as_mut() {
+                perform_evictions(shared, &mut core.engine);
+            }
+        }
         if self.over_maxmemory(shared) {
             let denyoom = spec.has(flag::DENYOOM)
                 || (top == "exec"
@@ -576,4 +586,41 @@ fn used_memory() -> u64 {
         RSS.store(crate::info::rss_bytes(), Ordering::Relaxed);
     }
     RSS.load(Ordering::Relaxed)
+}
+
+/// True if `maxmemory-policy` evicts (anything but `noeviction`).
+fn evicting(shared: &Shared) -> bool {
+    shared.config.read().get("maxmemory-policy") != "noeviction"
+}
+
+/// Redis' `performEvictions`: while the process is over `maxmemory`, evicts keys per
+/// `maxmemory-policy` (all keys, or only keys with a TTL for `volatile-*`), each with the
+/// `evicted` keyspace event. Used memory is the process RSS, which freeing keys does not
+/// always lower, so this can evict more than Redis would; with `maxmemory` under the
+/// server's own footprint it empties the keyspace, as Redis does.
+pub fn perform_evictions(shared: &Shared, engine: &mut lockcore::Engine) {
+    let (max, policy) = {
+        let cfg = shared.config.read();
+        (
+            cfg.get_i64("maxmemory"),
+            cfg.get("maxmemory-policy").to_string(),
+        )
+    };
+    if max <= 0 || policy == "noeviction" {
+        return;
+    }
+    let volatile = policy.starts_with("volatile");
+    let mut n = 0u64;
+    while crate::info::rss_bytes() > max as u64 {
+        // Re-reading RSS per key would cost a file read each; check every 64 keys.
+        for _ in 0..64 {
+            if !engine.evict_one(volatile) {
+                return;
+            }
+            n += 1;
+        }
+    }
+    if n > 0 {
+        tracing::debug!(evicted = n, "maxmemory eviction");
+    }
 }

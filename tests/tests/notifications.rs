@@ -193,3 +193,31 @@ fn new_key_events() {
         "#,
     );
 }
+
+/// With an evicting policy, a maxmemory under the server's footprint evicts every key at
+/// once (CONFIG SET runs the eviction), each with an `evicted` event; writes then fail
+/// with OOM as nothing is left to evict.
+#[test]
+fn evicted_events_match_redis() {
+    diff_with(
+        &[("notify-keyspace-events", "KEe")],
+        r#"
+        a: PSUBSCRIBE *
+        b: SET foo bar
+        b: CONFIG SET maxmemory-policy allkeys-lru
+        b: CONFIG SET maxmemory 1
+        a: @read
+        b: SET x y
+        b: GET foo
+        b: CONFIG SET maxmemory 0
+        b: SET x y
+        b: CONFIG SET maxmemory-policy volatile-lru
+        b: SET v 1 EX 100
+        b: CONFIG SET maxmemory 1
+        a: @read
+        b: DBSIZE
+        b: CONFIG SET maxmemory 0
+        b: CONFIG SET maxmemory-policy noeviction
+        "#,
+    );
+}
