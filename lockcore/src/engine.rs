@@ -101,6 +101,7 @@ impl Default for EngineConfig {
 pub struct Stats {
     pub dirty: u64,
     pub expired_keys: u64,
+    pub evicted_keys: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub commands_processed: u64,
@@ -325,6 +326,7 @@ impl Engine {
             };
             if let Some(k) = key {
                 self.dbs[db].remove(&k);
+                self.stats.evicted_keys += 1;
                 self.modified(db, &k, notify::EVICTED, "evicted");
                 return true;
             }

@@ -146,13 +146,14 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let ps = &sh.pubsub;
             let _ = write!(
                 out,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\n",
                 sh.counters.connections_received.load(Ordering::Relaxed),
                 eng.stats.commands_processed,
                 sh.counters.net_input_bytes.load(Ordering::Relaxed),
                 sh.counters.net_output_bytes.load(Ordering::Relaxed),
                 sh.counters.rejected_connections.load(Ordering::Relaxed),
                 eng.stats.expired_keys,
+                eng.stats.evicted_keys,
                 eng.stats.keyspace_hits,
                 eng.stats.keyspace_misses,
                 ps.channels.len(),

@@ -221,3 +221,23 @@ fn evicted_events_match_redis() {
         "#,
     );
 }
+
+#[test]
+fn eviction_counts_in_info() {
+    let t = tumbler_tests::Tumbler::start();
+    let mut c = t.raw();
+    for i in 0..10 {
+        c.cmd(&["SET", &format!("k{i}"), "v"]);
+    }
+    assert_eq!(
+        c.cmd_str(&["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]),
+        "+OK\r\n"
+    );
+    assert_eq!(c.cmd_str(&["CONFIG", "SET", "maxmemory", "1"]), "+OK\r\n");
+    assert_eq!(c.cmd_str(&["DBSIZE"]), ":0\r\n");
+    assert!(c
+        .cmd_str(&["INFO", "stats"])
+        .contains("evicted_keys:10\r\n"));
+    assert_eq!(c.cmd_str(&["CONFIG", "SET", "maxmemory", "0"]), "+OK\r\n");
+    assert_eq!(c.cmd_str(&["SET", "k", "v"]), "+OK\r\n");
+}
