@@ -515,7 +515,7 @@ impl Conn {
     /// True if `maxmemory` is set and the process uses more (Redis' OOM check). Tumbler has
     /// no eviction: over the limit, commands that may add memory are refused.
     fn over_maxmemory(&self, shared: &Shared) -> bool {
-        let max = shared.config.read().get_i64("maxmemory");
+        let max = shared.maxmemory.load(Ordering::Relaxed);
         max > 0 && used_memory() > max as u64
     }
 
@@ -590,7 +590,7 @@ fn used_memory() -> u64 {
 
 /// True if `maxmemory-policy` evicts (anything but `noeviction`).
 fn evicting(shared: &Shared) -> bool {
-    shared.config.read().get("maxmemory-policy") != "noeviction"
+    shared.evicting.load(Ordering::Relaxed)
 }
 
 /// Redis' `performEvictions`: while the process is over `maxmemory`, evicts keys per
@@ -599,17 +599,15 @@ fn evicting(shared: &Shared) -> bool {
 /// always lower, so this can evict more than Redis would; with `maxmemory` under the
 /// server's own footprint it empties the keyspace, as Redis does.
 pub fn perform_evictions(shared: &Shared, engine: &mut lockcore::Engine) {
-    let (max, policy) = {
-        let cfg = shared.config.read();
-        (
-            cfg.get_i64("maxmemory"),
-            cfg.get("maxmemory-policy").to_string(),
-        )
-    };
-    if max <= 0 || policy == "noeviction" {
+    let max = shared.maxmemory.load(Ordering::Relaxed);
+    if max <= 0 || !evicting(shared) {
         return;
     }
-    let volatile = policy.starts_with("volatile");
+    let volatile = shared
+        .config
+        .read()
+        .get("maxmemory-policy")
+        .starts_with("volatile");
     let mut n = 0u64;
     while crate::info::rss_bytes() > max as u64 {
         // Re-reading RSS per key would cost a file read each; check every 64 keys.

@@ -129,6 +129,10 @@ pub struct Shared {
     /// INFO's run_id: random, fixed for the life of the process, as in Redis.
     pub run_id: String,
     pub busy_threshold_ms: AtomicI64,
+    /// `maxmemory` and whether `maxmemory-policy` evicts, copied out of the config so the
+    /// per-command OOM check reads two atomics instead of the config table.
+    pub maxmemory: AtomicI64,
+    pub evicting: AtomicBool,
     /// Hot-path copies of `proto-max-bulk-len` and `client-query-buffer-limit`.
     pub proto_max_bulk: AtomicI64,
     pub query_buffer_limit: AtomicI64,
@@ -233,6 +237,8 @@ impl Shared {
                 scripts: Default::default(),
             }),
             busy_threshold_ms: AtomicI64::new(config.get_i64("busy-reply-threshold")),
+            maxmemory: AtomicI64::new(0),
+            evicting: AtomicBool::new(false),
             proto_max_bulk: AtomicI64::new(config.get_i64("proto-max-bulk-len")),
             query_buffer_limit: AtomicI64::new(config.get_i64("client-query-buffer-limit")),
             config: RwLock::new(config),
@@ -266,6 +272,12 @@ impl Shared {
         self.busy_threshold_ms
             .store(cfg.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         self.pubsub.set_limits(&cfg);
+        self.maxmemory
+            .store(cfg.get_i64("maxmemory"), Ordering::Relaxed);
+        self.evicting.store(
+            cfg.get("maxmemory-policy") != "noeviction",
+            Ordering::Relaxed,
+        );
         let ec = &mut core.engine.config;
         ec.notify =
             lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
