@@ -293,6 +293,7 @@ if [[ -z $LOGDIR ]]; then
   LOGDIR=$CACHE_ROOT/redis-tcl-logs/$(date +%Y%m%d-%H%M%S)-$PORT
 fi
 mkdir -p "$LOGDIR"
+LOGDIR=$(cd "$LOGDIR" && pwd)   # the harness runs from the Redis source tree
 FAILS=$LOGDIR/failures.txt
 : > "$FAILS"
 
