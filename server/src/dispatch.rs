@@ -31,6 +31,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                 "exec" | "discard" | "watch" | "unwatch" | "reset" | "info" | "debug" | "function"
             ) || (top == "client" && matches!(spec.name, "unblock" | "kill"))
                 || (top == "config" && matches!(spec.name, "set" | "resetstat"))
+                || crate::scripting::needs_core(spec)
         }
     }
 }

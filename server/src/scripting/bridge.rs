@@ -1,0 +1,524 @@
+//! `redis.call` and friends: the bridge between Lua and the engine, and the conversions
+//! between typed [`Reply`] values and Lua values (RESP2 and RESP3 rules from Redis' docs),
+//! without a round trip through RESP.
+
+use bytes::Bytes;
+use mlua::debug::Debug;
+use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use lockcore::clock::Clock;
+use lockcore::commands::{flag, lookup_checked, Exec};
+use lockcore::{ClientCtx, Engine, Reply};
+
+use super::Vm;
+use crate::shared::Shared;
+
+/// The instruction hook runs every this many VM instructions.
+pub const HOOK_EVERY: u32 = 100_000;
+
+/// Nesting limit when converting replies: a self-referencing table ends here, as Redis'
+/// "reached lua stack limit".
+const MAX_DEPTH: usize = 200;
+
+/// What the bridge needs while a script runs.
+pub struct RunCtx<'a> {
+    engine: &'a mut Engine,
+    shared: &'a Shared,
+    /// The script's own client: SELECT inside a script changes only this copy.
+    cl: ClientCtx,
+    read_only: bool,
+    /// redis.setresp(): how replies are converted to Lua.
+    resp3: bool,
+    killed: bool,
+    started: Instant,
+    detached: bool,
+    scratch: Vec<Bytes>,
+}
+
+thread_local! {
+    /// The running script's context. Set only for the duration of [`run`], on the thread
+    /// that runs it; Lua calls back into Rust on that same thread.
+    static CTX: Cell<*mut RunCtx<'static>> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Runs `f` with the current script's context, or returns None outside a script.
+fn with_ctx<R>(f: impl FnOnce(&mut RunCtx<'static>) -> R) -> Option<R> {
+    let p = CTX.with(|c| c.get());
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `run` sets the pointer to a RunCtx that outlives the Lua call and clears it
+    // before returning; callbacks run on this thread, one at a time, and never re-enter.
+    Some(f(unsafe { &mut *p }))
+}
+
+/// Runs one script and converts its result to the caller's reply.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    vm: &mut Vm,
+    func: Function,
+    engine: &mut Engine,
+    shared: &Shared,
+    caller: &ClientCtx,
+    sha: [u8; 40],
+    keys: &[Bytes],
+    args: &[Bytes],
+    read_only: bool,
+) -> Reply {
+    if let Err(e) = Vm::fill(&vm.lua, &vm.keys, &mut vm.keys_len, keys)
+        .and_then(|_| Vm::fill(&vm.lua, &vm.argv, &mut vm.argv_len, args))
+    {
+        return Reply::err(format!("ERR {e}"));
+    }
+    engine.time_snapshot = Some(engine.clock.now_ms());
+    let mut ctx = RunCtx {
+        engine,
+        shared,
+        cl: ClientCtx {
+            id: caller.id,
+            db: caller.db,
+            resp3: false,
+            deny_blocking: true,
+            in_script: true,
+            no_touch: caller.no_touch,
+            blocked: false,
+        },
+        read_only,
+        resp3: false,
+        killed: false,
+        started: Instant::now(),
+        detached: false,
+        scratch: Vec::with_capacity(8),
+    };
+    shared.script.kill.store(false, Ordering::Relaxed);
+    shared.script.wrote.store(false, Ordering::Relaxed);
+    shared
+        .script
+        .started_ms
+        .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
+    let p = &mut ctx as *mut RunCtx<'_> as *mut RunCtx<'static>;
+    CTX.with(|c| c.set(p));
+    let res = vm.runner.call::<(bool, Value)>(func);
+    CTX.with(|c| c.set(std::ptr::null_mut()));
+    shared.script.started_ms.store(0, Ordering::Release);
+    shared.script.kill.store(false, Ordering::Relaxed);
+    let killed = ctx.killed;
+    ctx.engine.time_snapshot = None;
+    let sha = std::str::from_utf8(&sha).unwrap_or("");
+    match res {
+        Ok((true, v)) => lua_to_reply(&v, 0),
+        Ok((false, Value::Table(t))) => {
+            let msg = if killed {
+                "ERR Script killed by user with SCRIPT KILL...".to_string()
+            } else {
+                match t.raw_get::<Value>("err") {
+                    Ok(Value::String(s)) => s.to_string_lossy(),
+                    _ => "ERR unknown error".to_string(),
+                }
+            };
+            let source: Option<String> = t.raw_get("source").ok().flatten();
+            let line: Option<i64> = t.raw_get("line").ok().flatten();
+            match (source, line) {
+                (Some(src), Some(line)) => {
+                    Reply::err(format!("{msg} script: {sha}, on {src}:{line}."))
+                }
+                _ => Reply::err(msg),
+            }
+        }
+        Ok((false, other)) => {
+            // Out of memory and errors in the error handler skip the handler.
+            let m = match &other {
+                Value::String(s) => s.to_string_lossy(),
+                _ => "unknown error".into(),
+            };
+            Reply::err(format!("ERR Error running script {sha}: {m}"))
+        }
+        Err(e) => Reply::err(format!("ERR Error running script {sha}: {e}")),
+    }
+}
+
+/// The instruction hook: SCRIPT KILL, SHUTDOWN NOSAVE, and moving a long script off its
+/// tokio worker.
+pub fn hook(_lua: &Lua, _dbg: &Debug) -> mlua::Result<VmState> {
+    let r = with_ctx(|ctx| {
+        let s = &ctx.shared.script;
+        if s.kill.load(Ordering::Relaxed) || s.shutdown.load(Ordering::Relaxed) {
+            ctx.killed = true;
+            return Err(mlua::Error::runtime(
+                "Script killed by user with SCRIPT KILL...",
+            ));
+        }
+        if !ctx.detached && ctx.started.elapsed() >= super::DETACH_AFTER {
+            ctx.detached = true;
+            // The rest of this poll runs on a thread the runtime no longer counts as a
+            // worker; it starts another, so other connections keep being served.
+            if let Ok(h) = tokio::runtime::Handle::try_current() {
+                if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+                    tokio::task::block_in_place(|| {});
+                }
+            }
+        }
+        Ok(VmState::Continue)
+    });
+    r.unwrap_or(Ok(VmState::Continue))
+}
+
+/// The Rust primitives the prelude wraps: rawcall, rawpcall, sha1hex, setresp,
+/// acl_check_cmd.
+#[allow(clippy::type_complexity)]
+pub fn functions(
+    lua: &Lua,
+) -> mlua::Result<(Function, Function, Function, Function, Function, Function)> {
+    let rawcall = lua.create_function(|lua, args: MultiValue| {
+        // The \x01 marks a complete Redis error text (see error_text).
+        call(lua, args).map_err(|m| mlua::Error::RuntimeError(format!("\x01{m}")))
+    })?;
+    let errconv = lua.create_function(|lua, v: Value| {
+        let msg = match v {
+            Value::Error(e) => error_text(&e),
+            other => format!("ERR {other:?}"),
+        };
+        err_table(lua, &msg)
+    })?;
+    let rawpcall = lua.create_function(|lua, args: MultiValue| match call(lua, args) {
+        Ok(v) => Ok(v),
+        Err(msg) => Ok(Value::Table(err_table(lua, &msg)?)),
+    })?;
+    let sha1hex = lua.create_function(|lua, args: MultiValue| {
+        if args.len() != 1 {
+            return Err(mlua::Error::runtime("wrong number of arguments"));
+        }
+        let s = match &args[0] {
+            Value::String(s) => s.as_bytes().to_vec(),
+            v => lua
+                .coerce_string(v.clone())?
+                .map(|s| s.as_bytes().to_vec())
+                .unwrap_or_default(),
+        };
+        lua.create_string(super::sha1_hex(&s))
+    })?;
+    let setresp = lua.create_function(|_, args: MultiValue| {
+        let v = match args.front() {
+            Some(Value::Number(n)) if args.len() == 1 => *n as i64,
+            Some(Value::Integer(n)) if args.len() == 1 => *n,
+            _ => {
+                return Err(mlua::Error::runtime(
+                    "redis.setresp() requires one argument.",
+                ))
+            }
+        };
+        if v != 2 && v != 3 {
+            return Err(mlua::Error::runtime("RESP version must be 2 or 3."));
+        }
+        with_ctx(|c| c.resp3 = v == 3);
+        Ok(())
+    })?;
+    let acl_check = lua.create_function(|_, args: MultiValue| {
+        let mut argv = Vec::with_capacity(args.len());
+        for a in args.iter() {
+            argv.push(arg_bytes(a).ok_or_else(|| {
+                mlua::Error::runtime("Lua redis lib command arguments must be strings or integers")
+            })?);
+        }
+        if argv.is_empty() {
+            return Err(mlua::Error::runtime(
+                "Please specify at least one argument for this redis lib call",
+            ));
+        }
+        match lockcore::commands::lookup(&argv[0]) {
+            Some(_) => Ok(true),
+            None => Err(mlua::Error::runtime(
+                "Invalid command passed to redis.acl_check_cmd()",
+            )),
+        }
+    })?;
+    Ok((rawcall, rawpcall, sha1hex, setresp, acl_check, errconv))
+}
+
+/// The text of an error a Rust function raised: ours carry Redis' full error text; anything
+/// else gets the generic ERR code.
+fn error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        mlua::Error::RuntimeError(m) if m.starts_with('\x01') => m[1..].to_string(),
+        mlua::Error::RuntimeError(m) => format!("ERR {m}"),
+        mlua::Error::MemoryError(m) => format!("ERR {m}"),
+        other => format!("ERR {other}"),
+    }
+}
+
+/// `{err = msg}`
+fn err_table(lua: &Lua, msg: &str) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(0, 1)?;
+    t.raw_set("err", msg)?;
+    Ok(t)
+}
+
+/// A Lua argument as Redis passes it to a command: strings as they are, numbers formatted
+/// as Lua prints them (`%.14g`).
+fn arg_bytes(v: &Value) -> Option<Bytes> {
+    match v {
+        Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
+        Value::Integer(i) => Some(Bytes::from(itoa::Buffer::new().format(*i).to_owned())),
+        Value::Number(n) => {
+            if n.fract() == 0.0 && n.abs() < 1e15 {
+                Some(Bytes::from(
+                    itoa::Buffer::new().format(*n as i64).to_owned(),
+                ))
+            } else {
+                Some(Bytes::from(lockcore::num::fmt_g(*n, 14)))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// One `redis.call`: checks as Redis' scriptCall does, runs the command, converts the
+/// reply. An error comes back as the `err` text of the table Lua gets.
+fn call(lua: &Lua, args: MultiValue) -> Result<Value, String> {
+    with_ctx(|ctx| {
+        if args.is_empty() {
+            return Err("ERR Please specify at least one argument for this redis lib call".into());
+        }
+        let mut argv = std::mem::take(&mut ctx.scratch);
+        argv.clear();
+        for a in args.iter() {
+            match arg_bytes(a) {
+                Some(b) => argv.push(b),
+                None => {
+                    ctx.scratch = argv;
+                    return Err(
+                        "ERR Lua redis lib command arguments must be strings or integers".into(),
+                    );
+                }
+            }
+        }
+        let r = call_checked(ctx, &argv);
+        argv.clear();
+        ctx.scratch = argv;
+        let reply = r?;
+        match reply {
+            Reply::Error(e) => Err(e.into_owned()),
+            r => reply_to_lua(lua, r, ctx.resp3).map_err(|e| format!("ERR {e}")),
+        }
+    })
+    .unwrap_or_else(|| Err("ERR redis.call() can only be used inside a script".into()))
+}
+
+fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, String> {
+    let spec = match lookup_checked(argv) {
+        Ok(s) => s,
+        Err(_) => {
+            return Err(match lockcore::commands::lookup(&argv[0]) {
+                Some(s)
+                    if !matches!(s.exec, Exec::Container)
+                        || argv.len() >= 2
+                            && s.subcommands
+                                .iter()
+                                .any(|c| c.name.as_bytes().eq_ignore_ascii_case(&argv[1])) =>
+                {
+                    "ERR Wrong number of args calling Redis command from script".into()
+                }
+                Some(_) if argv.len() < 2 => {
+                    "ERR Wrong number of args calling Redis command from script".into()
+                }
+                _ => "ERR Unknown Redis command called from script".into(),
+            })
+        }
+    };
+    if spec.has(flag::NOSCRIPT) {
+        return Err("ERR This Redis command is not allowed from script".into());
+    }
+    if spec.has(flag::WRITE) && ctx.read_only {
+        return Err("ERR Write commands are not allowed from read-only scripts.".into());
+    }
+    let reply = match spec.exec {
+        Exec::Engine(_) => {
+            ctx.cl.resp3 = ctx.resp3;
+            let r = ctx.engine.call(&mut ctx.cl, spec, argv);
+            if spec.has(flag::WRITE) {
+                ctx.shared.script.wrote.store(true, Ordering::Relaxed);
+            }
+            r
+        }
+        _ => match spec.name {
+            "ping" => match argv.get(1) {
+                Some(m) => Reply::Bulk(m.clone()),
+                None => Reply::simple("PONG"),
+            },
+            "echo" => Reply::Bulk(argv[1].clone()),
+            _ => return Err("ERR This Redis command is not allowed from script".into()),
+        },
+    };
+    if !ctx.shared.monitors.is_empty() {
+        ctx.shared.feed_monitors(ctx.cl.db, "lua", argv);
+    }
+    Ok(reply)
+}
+
+/// A command's reply as the Lua value `redis.call` returns (Redis' conversion table).
+pub fn reply_to_lua(lua: &Lua, r: Reply, resp3: bool) -> mlua::Result<Value> {
+    Ok(match r {
+        Reply::Int(i) => Value::Number(i as f64),
+        Reply::Bulk(b) => Value::String(lua.create_string(&b)?),
+        Reply::Simple(s) => {
+            let t = lua.create_table_with_capacity(0, 1)?;
+            t.raw_set("ok", lua.create_string(s.as_bytes())?)?;
+            Value::Table(t)
+        }
+        Reply::Error(e) => Value::Table(err_table(lua, &e)?),
+        Reply::Null | Reply::NullArray => {
+            if resp3 {
+                Value::Nil
+            } else {
+                Value::Boolean(false)
+            }
+        }
+        Reply::Array(items) | Reply::Push(items) => seq(lua, items, resp3)?,
+        Reply::Set(items) => {
+            if resp3 {
+                let inner = lua.create_table_with_capacity(0, items.len())?;
+                for it in items {
+                    inner.raw_set(reply_to_lua(lua, it, resp3)?, true)?;
+                }
+                let t = lua.create_table_with_capacity(0, 1)?;
+                t.raw_set("set", inner)?;
+                Value::Table(t)
+            } else {
+                seq(lua, items, resp3)?
+            }
+        }
+        Reply::Map(pairs) => {
+            if resp3 {
+                let inner = lua.create_table_with_capacity(0, pairs.len())?;
+                for (k, v) in pairs {
+                    inner.raw_set(reply_to_lua(lua, k, resp3)?, reply_to_lua(lua, v, resp3)?)?;
+                }
+                let t = lua.create_table_with_capacity(0, 1)?;
+                t.raw_set("map", inner)?;
+                Value::Table(t)
+            } else {
+                let t = lua.create_table_with_capacity(pairs.len() * 2, 0)?;
+                let mut i = 1;
+                for (k, v) in pairs {
+                    t.raw_set(i, reply_to_lua(lua, k, resp3)?)?;
+                    t.raw_set(i + 1, reply_to_lua(lua, v, resp3)?)?;
+                    i += 2;
+                }
+                Value::Table(t)
+            }
+        }
+        Reply::Double(d) => {
+            if resp3 {
+                let t = lua.create_table_with_capacity(0, 1)?;
+                t.raw_set("double", d)?;
+                Value::Table(t)
+            } else {
+                Value::String(lua.create_string(Reply::fmt_double(d))?)
+            }
+        }
+        Reply::Bool(b) => {
+            if resp3 {
+                Value::Boolean(b)
+            } else if b {
+                Value::Number(1.0)
+            } else {
+                Value::Boolean(false)
+            }
+        }
+        Reply::BigNumber(b) => {
+            if resp3 {
+                let t = lua.create_table_with_capacity(0, 1)?;
+                t.raw_set("big_number", lua.create_string(&b)?)?;
+                Value::Table(t)
+            } else {
+                Value::String(lua.create_string(&b)?)
+            }
+        }
+        Reply::Verbatim(fmt, b) => {
+            if resp3 {
+                let inner = lua.create_table_with_capacity(0, 2)?;
+                inner.raw_set("format", fmt)?;
+                inner.raw_set("string", lua.create_string(&b)?)?;
+                let t = lua.create_table_with_capacity(0, 1)?;
+                t.raw_set("verbatim_string", inner)?;
+                Value::Table(t)
+            } else {
+                Value::String(lua.create_string(&b)?)
+            }
+        }
+        Reply::NoReply => Value::Nil,
+    })
+}
+
+fn seq(lua: &Lua, items: Vec<Reply>, resp3: bool) -> mlua::Result<Value> {
+    let t = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, it) in items.into_iter().enumerate() {
+        t.raw_set(i + 1, reply_to_lua(lua, it, resp3)?)?;
+    }
+    Ok(Value::Table(t))
+}
+
+/// A script's return value as the reply to EVAL (Redis' Lua-to-reply conversion).
+pub fn lua_to_reply(v: &Value, depth: usize) -> Reply {
+    match v {
+        Value::Nil => Reply::Null,
+        Value::Boolean(true) => Reply::Int(1),
+        Value::Boolean(false) => Reply::Null,
+        Value::Integer(i) => Reply::Int(*i),
+        Value::Number(n) => Reply::Int(*n as i64),
+        Value::String(s) => Reply::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
+        Value::Table(t) => {
+            if depth >= MAX_DEPTH {
+                return Reply::err("ERR reached lua stack limit");
+            }
+            table_to_reply(t, depth)
+        }
+        _ => Reply::Null,
+    }
+}
+
+fn table_to_reply(t: &Table, depth: usize) -> Reply {
+    let field = |k: &str| t.raw_get::<Value>(k).unwrap_or(Value::Nil);
+    if let Value::String(e) = field("err") {
+        return Reply::Error(e.to_string_lossy().into());
+    }
+    if let Value::String(s) = field("ok") {
+        return Reply::Simple(s.to_string_lossy().into());
+    }
+    match field("double") {
+        Value::Number(d) => return Reply::Double(d),
+        Value::Integer(i) => return Reply::Double(i as f64),
+        _ => {}
+    }
+    if let Value::String(s) = field("big_number") {
+        return Reply::BigNumber(Bytes::copy_from_slice(&s.as_bytes()));
+    }
+    if let Value::Table(m) = field("map") {
+        let mut pairs = Vec::new();
+        for (k, v) in m.pairs::<Value, Value>().flatten() {
+            pairs.push((lua_to_reply(&k, depth + 1), lua_to_reply(&v, depth + 1)));
+        }
+        return Reply::Map(pairs);
+    }
+    if let Value::Table(s) = field("set") {
+        let mut items = Vec::new();
+        for (k, _) in s.pairs::<Value, Value>().flatten() {
+            items.push(lua_to_reply(&k, depth + 1));
+        }
+        return Reply::Set(items);
+    }
+    let mut items = Vec::new();
+    let mut i = 1;
+    loop {
+        match t.raw_get::<Value>(i) {
+            Ok(Value::Nil) | Err(_) => break,
+            Ok(v) => items.push(lua_to_reply(&v, depth + 1)),
+        }
+        i += 1;
+    }
+    Reply::Array(items)
+}
