@@ -153,11 +153,16 @@ pub fn hook(_lua: &Lua, _dbg: &Debug) -> mlua::Result<VmState> {
         }
         if !ctx.detached && ctx.started.elapsed() >= super::DETACH_AFTER {
             ctx.detached = true;
-            // The rest of this poll runs on a thread the runtime no longer counts as a
-            // worker; it starts another, so other connections keep being served.
+            // Hand this worker's scheduler core to a new thread, so the rest of this
+            // poll runs on a thread the runtime no longer counts as a worker and other
+            // connections (and the I/O driver) keep being served. block_in_place takes the
+            // core back if its closure ends before the new thread picked it up, so the
+            // closure waits a moment for that hand-off.
             if let Ok(h) = tokio::runtime::Handle::try_current() {
                 if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
-                    tokio::task::block_in_place(|| {});
+                    tokio::task::block_in_place(|| {
+                        std::thread::sleep(std::time::Duration::from_millis(5))
+                    });
                 }
             }
         }

@@ -219,7 +219,7 @@ pub fn new_state() -> mlua::Result<Lua> {
     lua.set_named_registry_value("tumbler.runner", runner)?;
     lua.set_named_registry_value("tumbler.keys", keys)?;
     lua.set_named_registry_value("tumbler.argv", argv)?;
-    lua.set_hook(
+    lua.set_global_hook(
         HookTriggers::new().every_nth_instruction(bridge::HOOK_EVERY),
         bridge::hook,
     )?;
