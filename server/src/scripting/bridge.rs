@@ -182,11 +182,16 @@ pub fn functions(
         call(lua, args).map_err(|m| mlua::Error::RuntimeError(format!("\x01{m}")))
     })?;
     let errconv = lua.create_function(|lua, v: Value| {
-        let msg = match v {
-            Value::Error(e) => error_text(&e),
-            other => format!("ERR {other:?}"),
-        };
-        err_table(lua, &msg)
+        // A killed script's error must not be caught: pcall and friends re-raise it.
+        if with_ctx(|c| c.killed).unwrap_or(false) {
+            return Err(mlua::Error::runtime(
+                "Script killed by user with SCRIPT KILL...",
+            ));
+        }
+        match v {
+            Value::Error(e) => Ok(Value::Table(err_table(lua, &error_text(&e))?)),
+            other => Ok(other),
+        }
     })?;
     let rawpcall = lua.create_function(|lua, args: MultiValue| match call(lua, args) {
         Ok(v) => Ok(v),
@@ -253,6 +258,37 @@ fn error_text(e: &mlua::Error) -> String {
         mlua::Error::MemoryError(m) => format!("ERR {m}"),
         other => format!("ERR {other}"),
     }
+}
+
+/// `redis.log(level, msg, ...)`: argument checks as Redis; the message goes to the
+/// server log at debug level.
+pub fn log_function(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|_, args: MultiValue| {
+        if args.len() < 2 {
+            return Err(mlua::Error::runtime(
+                "redis.log() requires two arguments or more.",
+            ));
+        }
+        let level = match &args[0] {
+            Value::Number(n) => *n as i64,
+            Value::Integer(i) => *i,
+            _ => {
+                return Err(mlua::Error::runtime(
+                    "First argument must be a number (log level).",
+                ))
+            }
+        };
+        if !(0..=3).contains(&level) {
+            return Err(mlua::Error::runtime("Invalid debug level."));
+        }
+        let msg: Vec<String> = args
+            .iter()
+            .skip(1)
+            .filter_map(|a| arg_bytes(a).map(|b| String::from_utf8_lossy(&b).into_owned()))
+            .collect();
+        tracing::debug!(level, "lua: {}", msg.join(" "));
+        Ok(())
+    })
 }
 
 /// `{err = msg}`

@@ -11,7 +11,7 @@ use super::libs;
 /// `redis` table around the Rust primitives, protects every library table and `_G`, and
 /// hands back what the Rust side needs.
 const PRELUDE: &str = r#"
-local rawcall, rawpcall, sha1hex, setresp, acl_check, errconv, version, version_num = ...
+local rawcall, rawpcall, sha1hex, setresp, acl_check, errconv, log, version, version_num = ...
 local G = _G
 local error, type, tostring, rawget, setmetatable, getmetatable, rawset, next =
       error, type, tostring, rawget, setmetatable, getmetatable, rawset, next
@@ -75,11 +75,14 @@ local function conv(e)
 end
 local function fix(ok, ...)
   if ok then return ok, ... end
-  return false, conv((...))
+  -- errconv raises again if the script was killed (SCRIPT KILL cannot be caught).
+  return false, errconv((...))
 end
 local pcall, xpcall = pcall, xpcall
 G.pcall = function(f, ...) return fix(pcall(f, ...)) end
-G.xpcall = function(f, h) return xpcall(f, function(e) return h(conv(e)) end) end
+G.xpcall = function(f, h) return fix(xpcall(f, function(e) return h(conv(e)) end)) end
+local co_resume = coroutine.resume
+coroutine.resume = function(co, ...) return fix(co_resume(co, ...)) end
 
 local redis = {}
 -- A C function, like Redis': `return redis.call(...)` keeps the caller's frame, so errors
@@ -112,17 +115,7 @@ redis.status_reply = function(s)
   return {ok = s}
 end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
-redis.log = function(level, ...)
-  if select('#', ...) < 1 then
-    return error("redis.log() requires two arguments or more.", 2)
-  end
-  if type(level) ~= 'number' then
-    return error("First argument must be a number (log level).", 2)
-  end
-  if level < 0 or level > 3 then
-    return error("Invalid debug level.", 2)
-  end
-end
+redis.log = log
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 redis.set_repl = function(flags)
   if type(flags) ~= 'number' then
@@ -204,6 +197,7 @@ pub fn new_state() -> mlua::Result<Lua> {
     let g = lua.globals();
     libs::install(&lua, &g)?;
     let (rawcall, rawpcall, sha1hex, setresp, acl_check, errconv) = bridge::functions(&lua)?;
+    let log = bridge::log_function(&lua)?;
     let (proxy, runner, keys, argv): (Table, mlua::Function, Table, Table) =
         lua.load(PRELUDE).set_name("=tumbler").call((
             rawcall,
@@ -212,6 +206,7 @@ pub fn new_state() -> mlua::Result<Lua> {
             setresp,
             acl_check,
             errconv,
+            log,
             crate::dispatch::REDIS_VERSION,
             version_num(crate::dispatch::REDIS_VERSION),
         ))?;
