@@ -330,6 +330,12 @@ impl Conn {
             let mut info = self.handle.info.lock();
             info.last_cmd = spec.full_name();
         }
+        // Past busy-reply-threshold every command without allow_busy gets BUSY, whether or
+        // not it needs the keyspace (PING too, as in Redis).
+        if guard.is_none() && !spec.has(flag::ALLOW_BUSY) && shared.script_busy() {
+            self.reply(Reply::err(BUSY_ERR));
+            return;
+        }
         if crate::dispatch::needs_core(spec) && guard.is_none() {
             match shared.lock_core(spec.has(flag::ALLOW_BUSY)).await {
                 Ok(g) => *guard = Some(g),

@@ -13,6 +13,7 @@ use super::libs;
 const PRELUDE: &str = r#"
 local rawcall, rawpcall, sha1hex, setresp, acl_check, errconv, log, version, version_num = ...
 local G = _G
+local tonumber = tonumber
 local error, type, tostring, rawget, setmetatable, getmetatable, rawset, next =
       error, type, tostring, rawget, setmetatable, getmetatable, rawset, next
 local dbg_getinfo = debug.getinfo
@@ -59,6 +60,20 @@ G.load = function(f, name)
   end
   local s = table.concat(parts)
   return G.loadstring(s, name)
+end
+-- Lua 5.1.5's unpack overflows its count for huge ranges and corrupts the heap; Redis
+-- patches it to refuse them. Same check, before the original runs.
+local unpack = unpack
+local getn = table.getn
+G.unpack = function(t, i, j)
+  if type(t) == 'table' then
+    local a = tonumber(i) or 1
+    local b = tonumber(j) or getn(t)
+    if b - a >= 1e7 then
+      error("too many results to unpack", 2)
+    end
+  end
+  return unpack(t, i, j)
 end
 G.setmetatable = function(t, mt)
   if protected[t] then error("Attempt to modify a readonly table", 0) end
