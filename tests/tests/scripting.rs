@@ -259,7 +259,8 @@ fn busy_script_script_kill_and_healthy_server() {
     });
     // Other connections keep being served (the runtime is not starved) and get BUSY.
     poll_until(|| c.cmd_str(&["GET", "x"]).starts_with("-BUSY"));
-    assert_eq!(c.cmd_str(&["PING"]), "+PONG\r\n");
+    // Even PING gets BUSY past the threshold, as in Redis: the point is that it is answered.
+    assert!(c.cmd_str(&["PING"]).starts_with("-BUSY"));
     let mut fresh = t.raw();
     assert!(fresh
         .cmd_str(&["GET", "x"])

@@ -177,10 +177,8 @@ pub fn hook(_lua: &Lua, _dbg: &Debug) -> mlua::Result<VmState> {
 pub fn functions(
     lua: &Lua,
 ) -> mlua::Result<(Function, Function, Function, Function, Function, Function)> {
-    let rawcall = lua.create_function(|lua, args: MultiValue| {
-        // The \x01 marks a complete Redis error text (see error_text).
-        call(lua, args).map_err(|m| mlua::Error::RuntimeError(format!("\x01{m}")))
-    })?;
+    // SAFETY: see the raw C fast path below.
+    let rawcall = unsafe { lua.create_c_function(raw_call)? };
     let errconv = lua.create_function(|lua, v: Value| {
         // A killed script's error must not be caught: pcall and friends re-raise it.
         if with_ctx(|c| c.killed).unwrap_or(false) {
@@ -193,10 +191,7 @@ pub fn functions(
             other => Ok(other),
         }
     })?;
-    let rawpcall = lua.create_function(|lua, args: MultiValue| match call(lua, args) {
-        Ok(v) => Ok(v),
-        Err(msg) => Ok(Value::Table(err_table(lua, &msg)?)),
-    })?;
+    let rawpcall = unsafe { lua.create_c_function(raw_pcall)? };
     let sha1hex = lua.create_function(|lua, args: MultiValue| {
         if args.len() != 1 {
             return Err(mlua::Error::runtime("wrong number of arguments"));
@@ -317,38 +312,7 @@ fn arg_bytes(v: &Value) -> Option<Bytes> {
     }
 }
 
-/// One `redis.call`: checks as Redis' scriptCall does, runs the command, converts the
-/// reply. An error comes back as the `err` text of the table Lua gets.
-fn call(lua: &Lua, args: MultiValue) -> Result<Value, String> {
-    with_ctx(|ctx| {
-        if args.is_empty() {
-            return Err("ERR Please specify at least one argument for this redis lib call".into());
-        }
-        let mut argv = std::mem::take(&mut ctx.scratch);
-        argv.clear();
-        for a in args.iter() {
-            match arg_bytes(a) {
-                Some(b) => argv.push(b),
-                None => {
-                    ctx.scratch = argv;
-                    return Err(
-                        "ERR Lua redis lib command arguments must be strings or integers".into(),
-                    );
-                }
-            }
-        }
-        let r = call_checked(ctx, &argv);
-        argv.clear();
-        ctx.scratch = argv;
-        let reply = r?;
-        match reply {
-            Reply::Error(e) => Err(e.into_owned()),
-            r => reply_to_lua(lua, r, ctx.resp3).map_err(|e| format!("ERR {e}")),
-        }
-    })
-    .unwrap_or_else(|| Err("ERR redis.call() can only be used inside a script".into()))
-}
-
+/// Redis' scriptCall checks, then the command. An error comes back as its text.
 fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, String> {
     let spec = match lookup_checked(argv) {
         Ok(s) => s,
@@ -398,109 +362,6 @@ fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, Stri
         ctx.shared.feed_monitors(ctx.cl.db, "lua", argv);
     }
     Ok(reply)
-}
-
-/// A command's reply as the Lua value `redis.call` returns (Redis' conversion table).
-pub fn reply_to_lua(lua: &Lua, r: Reply, resp3: bool) -> mlua::Result<Value> {
-    Ok(match r {
-        Reply::Int(i) => Value::Number(i as f64),
-        Reply::Bulk(b) => Value::String(lua.create_string(&b)?),
-        Reply::Simple(s) => {
-            let t = lua.create_table_with_capacity(0, 1)?;
-            t.raw_set("ok", lua.create_string(s.as_bytes())?)?;
-            Value::Table(t)
-        }
-        Reply::Error(e) => Value::Table(err_table(lua, &e)?),
-        Reply::Null | Reply::NullArray => {
-            if resp3 {
-                Value::Nil
-            } else {
-                Value::Boolean(false)
-            }
-        }
-        Reply::Array(items) | Reply::Push(items) => seq(lua, items, resp3)?,
-        Reply::Set(items) => {
-            if resp3 {
-                let inner = lua.create_table_with_capacity(0, items.len())?;
-                for it in items {
-                    inner.raw_set(reply_to_lua(lua, it, resp3)?, true)?;
-                }
-                let t = lua.create_table_with_capacity(0, 1)?;
-                t.raw_set("set", inner)?;
-                Value::Table(t)
-            } else {
-                seq(lua, items, resp3)?
-            }
-        }
-        Reply::Map(pairs) => {
-            if resp3 {
-                let inner = lua.create_table_with_capacity(0, pairs.len())?;
-                for (k, v) in pairs {
-                    inner.raw_set(reply_to_lua(lua, k, resp3)?, reply_to_lua(lua, v, resp3)?)?;
-                }
-                let t = lua.create_table_with_capacity(0, 1)?;
-                t.raw_set("map", inner)?;
-                Value::Table(t)
-            } else {
-                let t = lua.create_table_with_capacity(pairs.len() * 2, 0)?;
-                let mut i = 1;
-                for (k, v) in pairs {
-                    t.raw_set(i, reply_to_lua(lua, k, resp3)?)?;
-                    t.raw_set(i + 1, reply_to_lua(lua, v, resp3)?)?;
-                    i += 2;
-                }
-                Value::Table(t)
-            }
-        }
-        Reply::Double(d) => {
-            if resp3 {
-                let t = lua.create_table_with_capacity(0, 1)?;
-                t.raw_set("double", d)?;
-                Value::Table(t)
-            } else {
-                Value::String(lua.create_string(Reply::fmt_double(d))?)
-            }
-        }
-        Reply::Bool(b) => {
-            if resp3 {
-                Value::Boolean(b)
-            } else if b {
-                Value::Number(1.0)
-            } else {
-                Value::Boolean(false)
-            }
-        }
-        Reply::BigNumber(b) => {
-            if resp3 {
-                let t = lua.create_table_with_capacity(0, 1)?;
-                t.raw_set("big_number", lua.create_string(&b)?)?;
-                Value::Table(t)
-            } else {
-                Value::String(lua.create_string(&b)?)
-            }
-        }
-        Reply::Verbatim(fmt, b) => {
-            if resp3 {
-                let inner = lua.create_table_with_capacity(0, 2)?;
-                inner.raw_set("format", fmt)?;
-                inner.raw_set("string", lua.create_string(&b)?)?;
-                let t = lua.create_table_with_capacity(0, 1)?;
-                t.raw_set("verbatim_string", inner)?;
-                Value::Table(t)
-            } else {
-                Value::String(lua.create_string(&b)?)
-            }
-        }
-        Reply::NoReply => Value::Nil,
-    })
-}
-
-fn seq(lua: &Lua, items: Vec<Reply>, resp3: bool) -> mlua::Result<Value> {
-    let t = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, it) in items.into_iter().enumerate() {
-        t.raw_set(i + 1, reply_to_lua(lua, it, resp3)?)?;
-    }
-    Ok(Value::Table(t))
 }
 
 /// A script's return value as the reply to EVAL (Redis' Lua-to-reply conversion).
@@ -562,4 +423,200 @@ fn table_to_reply(t: &Table, depth: usize) -> Reply {
         i += 1;
     }
     Reply::Array(items)
+}
+
+// ---------------------------------------------------------------- raw C fast path
+//
+// `redis.call` and `redis.pcall` are plain Lua C functions: arguments are read straight off
+// the Lua stack and replies pushed onto it, with no mlua value references in between (they
+// dominated the profile). An error from `redis.call` is raised as Redis raises it, a
+// `{err=...}` table, with `lua_error`; that longjmp crosses only the outer C function, and
+// only after every Rust value in it has been dropped.
+
+use mlua::ffi;
+use std::os::raw::c_int;
+
+/// Reads the call's arguments into `ctx.scratch` and runs the command. Ok(()) has pushed the
+/// converted reply; Err is the error text.
+unsafe fn raw_call_inner(l: *mut ffi::lua_State) -> Result<(), String> {
+    let n = ffi::lua_gettop(l);
+    let r = with_ctx(|ctx| {
+        if n == 0 {
+            return Err(
+                "ERR Please specify at least one argument for this redis lib call".to_string(),
+            );
+        }
+        let mut argv = std::mem::take(&mut ctx.scratch);
+        argv.clear();
+        for i in 1..=n {
+            let t = ffi::lua_type(l, i);
+            if t == ffi::LUA_TSTRING {
+                let mut len = 0usize;
+                let p = ffi::lua_tolstring(l, i, &mut len);
+                argv.push(Bytes::copy_from_slice(std::slice::from_raw_parts(
+                    p as *const u8,
+                    len,
+                )));
+            } else if t == ffi::LUA_TNUMBER {
+                argv.push(arg_bytes(&Value::Number(ffi::lua_tonumber(l, i))).unwrap());
+            } else {
+                ctx.scratch = argv;
+                return Err(
+                    "ERR Lua redis lib command arguments must be strings or integers".into(),
+                );
+            }
+        }
+        let r = call_checked(ctx, &argv);
+        argv.clear();
+        ctx.scratch = argv;
+        match r? {
+            Reply::Error(e) => Err(e.into_owned()),
+            reply => {
+                push_reply(l, reply, ctx.resp3, 0);
+                Ok(())
+            }
+        }
+    });
+    r.unwrap_or_else(|| Err("ERR redis.call() can only be used inside a script".into()))
+}
+
+unsafe fn push_err_table(l: *mut ffi::lua_State, msg: &str) {
+    ffi::lua_createtable(l, 0, 1);
+    ffi::lua_pushlstring(l, msg.as_ptr() as *const _, msg.len());
+    ffi::lua_setfield(l, -2, c"err".as_ptr());
+}
+
+/// `redis.call`: raises `{err=...}` on error.
+pub unsafe extern "C-unwind" fn raw_call(l: *mut ffi::lua_State) -> c_int {
+    let failed = match raw_call_inner(l) {
+        Ok(()) => false,
+        Err(msg) => {
+            push_err_table(l, &msg);
+            true
+        }
+    };
+    if failed {
+        ffi::lua_error(l);
+    }
+    1
+}
+
+/// `redis.pcall`: returns `{err=...}` on error.
+pub unsafe extern "C-unwind" fn raw_pcall(l: *mut ffi::lua_State) -> c_int {
+    if let Err(msg) = raw_call_inner(l) {
+        push_err_table(l, &msg);
+    }
+    1
+}
+
+unsafe fn push_str(l: *mut ffi::lua_State, b: &[u8]) {
+    ffi::lua_pushlstring(l, b.as_ptr() as *const _, b.len());
+}
+
+/// Pushes `r` converted as [`reply_to_lua`] does.
+unsafe fn push_reply(l: *mut ffi::lua_State, r: Reply, resp3: bool, depth: usize) {
+    ffi::lua_checkstack(l, 4);
+    let single = |l: *mut ffi::lua_State, key: &std::ffi::CStr| {
+        // Expects the value on top: wraps it as {key = value}.
+        ffi::lua_createtable(l, 0, 1);
+        ffi::lua_insert(l, -2);
+        ffi::lua_setfield(l, -2, key.as_ptr());
+    };
+    match r {
+        Reply::Int(i) => ffi::lua_pushnumber(l, i as f64),
+        Reply::Bulk(b) => push_str(l, &b),
+        Reply::Simple(s) => {
+            push_str(l, s.as_bytes());
+            single(l, c"ok");
+        }
+        Reply::Error(e) => {
+            push_str(l, e.as_bytes());
+            single(l, c"err");
+        }
+        Reply::Null | Reply::NullArray | Reply::NoReply => {
+            if resp3 {
+                ffi::lua_pushnil(l)
+            } else {
+                ffi::lua_pushboolean(l, 0)
+            }
+        }
+        Reply::Array(items) | Reply::Push(items) => push_seq(l, items, resp3, depth),
+        Reply::Set(items) => {
+            if resp3 {
+                ffi::lua_createtable(l, 0, items.len() as c_int);
+                for it in items {
+                    push_reply(l, it, resp3, depth + 1);
+                    ffi::lua_pushboolean(l, 1);
+                    ffi::lua_rawset(l, -3);
+                }
+                single(l, c"set");
+            } else {
+                push_seq(l, items, resp3, depth)
+            }
+        }
+        Reply::Map(pairs) => {
+            if resp3 {
+                ffi::lua_createtable(l, 0, pairs.len() as c_int);
+                for (k, v) in pairs {
+                    push_reply(l, k, resp3, depth + 1);
+                    push_reply(l, v, resp3, depth + 1);
+                    ffi::lua_rawset(l, -3);
+                }
+                single(l, c"map");
+            } else {
+                ffi::lua_createtable(l, (pairs.len() * 2) as c_int, 0);
+                let mut i = 1;
+                for (k, v) in pairs {
+                    push_reply(l, k, resp3, depth + 1);
+                    ffi::lua_rawseti(l, -2, i);
+                    push_reply(l, v, resp3, depth + 1);
+                    ffi::lua_rawseti(l, -2, i + 1);
+                    i += 2;
+                }
+            }
+        }
+        Reply::Double(d) => {
+            if resp3 {
+                ffi::lua_pushnumber(l, d);
+                single(l, c"double");
+            } else {
+                push_str(l, Reply::fmt_double(d).as_bytes())
+            }
+        }
+        Reply::Bool(b) => {
+            if resp3 {
+                ffi::lua_pushboolean(l, b as c_int)
+            } else if b {
+                ffi::lua_pushnumber(l, 1.0)
+            } else {
+                ffi::lua_pushboolean(l, 0)
+            }
+        }
+        Reply::BigNumber(b) => {
+            push_str(l, &b);
+            if resp3 {
+                single(l, c"big_number");
+            }
+        }
+        Reply::Verbatim(fmt, b) => {
+            if resp3 {
+                ffi::lua_createtable(l, 0, 2);
+                push_str(l, fmt.as_bytes());
+                ffi::lua_setfield(l, -2, c"format".as_ptr());
+                push_str(l, &b);
+                ffi::lua_setfield(l, -2, c"string".as_ptr());
+                single(l, c"verbatim_string");
+            } else {
+                push_str(l, &b)
+            }
+        }
+    }
+}
+
+unsafe fn push_seq(l: *mut ffi::lua_State, items: Vec<Reply>, resp3: bool, depth: usize) {
+    ffi::lua_createtable(l, items.len() as c_int, 0);
+    for (i, it) in items.into_iter().enumerate() {
+        push_reply(l, it, resp3, depth + 1);
+        ffi::lua_rawseti(l, -2, (i + 1) as _);
+    }
 }
