@@ -66,6 +66,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         ..eval("evalsha_ro", READONLY)
     },
     CommandSpec {
+        summary: "Invokes a function.",
+        since: "7.0.0",
+        ..eval("fcall", 0)
+    },
+    CommandSpec {
+        summary: "Invokes a read-only function.",
+        since: "7.0.0",
+        ..eval("fcall_ro", READONLY)
+    },
+    CommandSpec {
         name: "script",
         arity: -2,
         acl: &["slow"],

@@ -63,7 +63,8 @@ pub fn run(
     engine: &mut Engine,
     shared: &Shared,
     caller: &ClientCtx,
-    sha: [u8; 40],
+    sha: &str,
+    is_function: bool,
     keys: &[Bytes],
     args: &[Bytes],
     read_only: bool,
@@ -101,13 +102,17 @@ pub fn run(
         .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
     let p = &mut ctx as *mut RunCtx<'_> as *mut RunCtx<'static>;
     CTX.with(|c| c.set(p));
-    let res = vm.runner.call::<(bool, Value)>(func);
+    let runner = if is_function {
+        &vm.fn_runner
+    } else {
+        &vm.runner
+    };
+    let res = runner.call::<(bool, Value)>(func);
     CTX.with(|c| c.set(std::ptr::null_mut()));
     shared.script.started_ms.store(0, Ordering::Release);
     shared.script.kill.store(false, Ordering::Relaxed);
     let killed = ctx.killed;
     ctx.engine.time_snapshot = None;
-    let sha = std::str::from_utf8(&sha).unwrap_or("");
     match res {
         Ok((true, v)) => lua_to_reply(&v, 0),
         Ok((false, Value::Table(t))) => {
@@ -283,6 +288,63 @@ pub fn log_function(lua: &Lua) -> mlua::Result<Function> {
             .collect();
         tracing::debug!(level, "lua: {}", msg.join(" "));
         Ok(())
+    })
+}
+
+thread_local! {
+    /// Functions registered by the library FUNCTION LOAD is running; None outside a load.
+    pub static REGISTERED: std::cell::RefCell<Option<Vec<(String, Function, bool)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `redis.register_function(name, fn)` or `redis.register_function{function_name=...,
+/// callback=..., flags={...}}`, valid only while FUNCTION LOAD runs the library.
+pub fn register_function(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|_, args: MultiValue| {
+        let (name, f, no_writes) = match (args.front(), args.get(1)) {
+            (Some(Value::String(n)), Some(Value::Function(f))) if args.len() == 2 => {
+                (n.to_string_lossy(), f.clone(), false)
+            }
+            (Some(Value::Table(t)), None) => {
+                let name: Option<mlua::LuaString> = t.get("function_name")?;
+                let f: Option<Function> = t.get("callback")?;
+                let flags: Option<Table> = t.get("flags")?;
+                let no_writes = flags
+                    .map(|fl| {
+                        fl.sequence_values::<String>()
+                            .flatten()
+                            .any(|x| x == "no-writes")
+                    })
+                    .unwrap_or(false);
+                match (name, f) {
+                    (Some(n), Some(f)) => (n.to_string_lossy(), f, no_writes),
+                    (None, _) => {
+                        return Err(mlua::Error::runtime(
+                            "redis.register_function must get a function name argument",
+                        ))
+                    }
+                    (_, None) => {
+                        return Err(mlua::Error::runtime(
+                            "redis.register_function must get a callback argument",
+                        ))
+                    }
+                }
+            }
+            _ => {
+                return Err(mlua::Error::runtime(
+                    "wrong number of arguments to redis.register_function",
+                ))
+            }
+        };
+        REGISTERED.with(|r| match r.borrow_mut().as_mut() {
+            Some(v) => {
+                v.push((name, f, no_writes));
+                Ok(())
+            }
+            None => Err(mlua::Error::runtime(
+                "redis.register_function can only be called on FUNCTION LOAD command",
+            )),
+        })
     })
 }
 

@@ -11,7 +11,7 @@ use super::libs;
 /// `redis` table around the Rust primitives, protects every library table and `_G`, and
 /// hands back what the Rust side needs.
 const PRELUDE: &str = r#"
-local rawcall, rawpcall, sha1hex, setresp, acl_check, errconv, log, version, version_num = ...
+local rawcall, rawpcall, sha1hex, setresp, acl_check, errconv, log, register_function, version, version_num = ...
 local G = _G
 local tonumber = tonumber
 local error, type, tostring, rawget, setmetatable, getmetatable, rawset, next =
@@ -174,6 +174,12 @@ end
 
 local KEYS, ARGV = {}, {}
 G.KEYS, G.ARGV = KEYS, ARGV
+-- FCALL: a registered function gets (KEYS, ARGV) as arguments.
+local fn_runner = function(f)
+  local ok, r = xpcall(function() return f(KEYS, ARGV) end, err_handler)
+  return ok, r
+end
+redis.register_function = register_function
 
 G.redis = protect(redis)
 for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'cjson', 'cmsgpack', 'bit', 'struct'}) do
@@ -196,7 +202,7 @@ setmetatable(G, {__index = function(_, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
 end, __newindex = readonly_error, __metatable = false})
 G._G = proxy
-return proxy, runner, KEYS, ARGV
+return proxy, runner, KEYS, ARGV, fn_runner
 "#;
 
 /// Builds a fresh, sandboxed Lua state.
@@ -213,20 +219,27 @@ pub fn new_state() -> mlua::Result<Lua> {
     libs::install(&lua, &g)?;
     let (rawcall, rawpcall, sha1hex, setresp, acl_check, errconv) = bridge::functions(&lua)?;
     let log = bridge::log_function(&lua)?;
-    let (proxy, runner, keys, argv): (Table, mlua::Function, Table, Table) =
-        lua.load(PRELUDE).set_name("=tumbler").call((
-            rawcall,
-            rawpcall,
-            sha1hex,
-            setresp,
-            acl_check,
-            errconv,
-            log,
-            crate::dispatch::REDIS_VERSION,
-            version_num(crate::dispatch::REDIS_VERSION),
-        ))?;
+    let (proxy, runner, keys, argv, fn_runner): (
+        Table,
+        mlua::Function,
+        Table,
+        Table,
+        mlua::Function,
+    ) = lua.load(PRELUDE).set_name("=tumbler").call((
+        rawcall,
+        rawpcall,
+        sha1hex,
+        setresp,
+        acl_check,
+        errconv,
+        log,
+        bridge::register_function(&lua)?,
+        crate::dispatch::REDIS_VERSION,
+        version_num(crate::dispatch::REDIS_VERSION),
+    ))?;
     lua.set_globals(proxy)?;
     lua.set_named_registry_value("tumbler.runner", runner)?;
+    lua.set_named_registry_value("tumbler.fn_runner", fn_runner)?;
     lua.set_named_registry_value("tumbler.keys", keys)?;
     lua.set_named_registry_value("tumbler.argv", argv)?;
     lua.set_global_hook(
