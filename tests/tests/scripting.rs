@@ -69,6 +69,12 @@ fn conversions_match_redis() {
         EVAL "return redis.call('set','x',3.5)" 0
         EVAL "return redis.call('get','x')" 0
         EVAL "return redis.call('set','y',100)" 0
+        EVAL "redis.call('set','n',9007199254740991) return redis.call('get','n')" 0
+        EVAL "redis.call('set','n',0.1) return redis.call('get','n')" 0
+        EVAL "redis.call('set','n',-2.5e-7) return redis.call('get','n')" 0
+        EVAL "redis.call('set','n',123456789012345678901) return redis.call('get','n')" 0
+        EVAL "return bit.tohex(65535, -2147483648)" 0
+        EVAL "return {unpack({1,2,3}, -2, 2147483647)}" 0
         EVAL "return redis.call('get','nokey')" 0
         EVAL "return type(redis.call('get','nokey'))" 0
         HSET h a 1 b 2

@@ -361,17 +361,18 @@ fn arg_bytes(v: &Value) -> Option<Bytes> {
     match v {
         Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
         Value::Integer(i) => Some(Bytes::from(itoa::Buffer::new().format(*i).to_owned())),
-        Value::Number(n) => {
-            if n.fract() == 0.0 && n.abs() < 1e15 {
-                Some(Bytes::from(
-                    itoa::Buffer::new().format(*n as i64).to_owned(),
-                ))
-            } else {
-                Some(Bytes::from(lockcore::num::fmt_g(*n, 14)))
-            }
-        }
+        Value::Number(n) => Some(Bytes::from(fmt_lua_number(*n))),
         _ => None,
     }
+}
+
+/// A Lua number as Redis 7 passes it to a command: as an integer when it is one, else
+/// `%.17g` (not Lua's lossy `%.14g`).
+fn fmt_lua_number(n: f64) -> String {
+    if n.is_finite() && n.abs() < 9.2e18 && n == (n as i64) as f64 {
+        return itoa::Buffer::new().format(n as i64).to_owned();
+    }
+    lockcore::num::fmt_g(n, 17)
 }
 
 /// Redis' scriptCall checks, then the command. An error comes back as its text.

@@ -87,7 +87,7 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
         "tohex",
         lua.create_function(|_, a: MultiValue| {
             let x = arg(&a, 0)? as u32;
-            let mut n = if a.len() > 1 { arg(&a, 1)? } else { 8 };
+            let mut n = if a.len() > 1 { arg(&a, 1)? as i64 } else { 8 };
             let upper = n < 0;
             if upper {
                 n = -n;
@@ -110,6 +110,18 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let null = Value::LightUserData(LightUserData(std::ptr::null_mut()));
     t.set("null", null)?;
+    // lua-cjson's configuration functions: accepted; tumbler keeps its defaults.
+    for name in [
+        "encode_keep_buffer",
+        "encode_max_depth",
+        "decode_max_depth",
+        "encode_number_precision",
+        "encode_sparse_array",
+        "encode_invalid_numbers",
+        "decode_invalid_numbers",
+    ] {
+        t.set(name, lua.create_function(|_, a: MultiValue| Ok(a))?)?;
+    }
     t.set(
         "encode",
         lua.create_function(|lua, a: Variadic<Value>| {

@@ -73,6 +73,11 @@ G.unpack = function(t, i, j)
       error("too many results to unpack", 2)
     end
   end
+  -- Pass on only the arguments given: each one counts against the 8000-slot C stack.
+  if j == nil then
+    if i == nil then return unpack(t) end
+    return unpack(t, i)
+  end
   return unpack(t, i, j)
 end
 G.setmetatable = function(t, mt)
