@@ -35,7 +35,13 @@ pub struct RunCtx<'a> {
     killed: bool,
     started: Instant,
     detached: bool,
+    /// Reused argument vector for redis.call.
     scratch: Vec<Bytes>,
+    /// KEYS and ARGV of this run, copied into the reused Lua tables by `raw_fill`.
+    keys: &'a [Bytes],
+    args: &'a [Bytes],
+    /// Whether MONITOR clients exist (checked once per script, not per call).
+    monitors: bool,
 }
 
 thread_local! {
@@ -69,11 +75,6 @@ pub fn run(
     args: &[Bytes],
     read_only: bool,
 ) -> Reply {
-    if let Err(e) = Vm::fill(&vm.lua, &vm.keys, &mut vm.keys_len, keys)
-        .and_then(|_| Vm::fill(&vm.lua, &vm.argv, &mut vm.argv_len, args))
-    {
-        return Reply::err(format!("ERR {e}"));
-    }
     engine.time_snapshot = Some(engine.clock.now_ms());
     let mut ctx = RunCtx {
         engine,
@@ -92,7 +93,10 @@ pub fn run(
         killed: false,
         started: Instant::now(),
         detached: false,
-        scratch: Vec::with_capacity(8),
+        scratch: std::mem::take(&mut vm.scratch),
+        keys,
+        args,
+        monitors: !shared.monitors.is_empty(),
     };
     shared.script.kill.store(false, Ordering::Relaxed);
     shared.script.wrote.store(false, Ordering::Relaxed);
@@ -112,6 +116,7 @@ pub fn run(
     shared.script.started_ms.store(0, Ordering::Release);
     shared.script.kill.store(false, Ordering::Relaxed);
     let killed = ctx.killed;
+    vm.scratch = std::mem::take(&mut ctx.scratch);
     ctx.engine.time_snapshot = None;
     match res {
         Ok((true, v)) => lua_to_reply(&v, 0),
@@ -421,7 +426,7 @@ fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, Stri
             _ => return Err("ERR This Redis command is not allowed from script".into()),
         },
     };
-    if !ctx.shared.monitors.is_empty() {
+    if ctx.monitors {
         ctx.shared.feed_monitors(ctx.cl.db, "lua", argv);
     }
     Ok(reply)
@@ -562,6 +567,31 @@ pub unsafe extern "C-unwind" fn raw_call(l: *mut ffi::lua_State) -> c_int {
         ffi::lua_error(l);
     }
     1
+}
+
+/// Refills one reused KEYS/ARGV table (at stack index `idx`) with `vals`.
+unsafe fn fill_table(l: *mut ffi::lua_State, idx: c_int, vals: &[Bytes]) {
+    let prev = ffi::lua_objlen(l, idx);
+    for (i, v) in vals.iter().enumerate() {
+        push_str(l, v);
+        ffi::lua_rawseti(l, idx, (i + 1) as _);
+    }
+    for i in vals.len()..prev {
+        ffi::lua_pushnil(l);
+        ffi::lua_rawseti(l, idx, (i + 1) as _);
+    }
+}
+
+/// `fill(KEYS, ARGV)`, called by the runners: copies this run's keys and arguments in.
+pub unsafe extern "C-unwind" fn raw_fill(l: *mut ffi::lua_State) -> c_int {
+    let p = CTX.with(|c| c.get());
+    if !p.is_null() {
+        ffi::lua_checkstack(l, 4);
+        let (keys, args) = ((*p).keys, (*p).args);
+        fill_table(l, 1, keys);
+        fill_table(l, 2, args);
+    }
+    0
 }
 
 /// `redis.pcall`: returns `{err=...}` on error.

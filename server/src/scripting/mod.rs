@@ -23,7 +23,7 @@ mod libs;
 mod sandbox;
 
 use bytes::Bytes;
-use mlua::{Function, Lua, Table, Value};
+use mlua::{Function, Lua, Value};
 use sha1::{Digest, Sha1};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -74,11 +74,8 @@ pub(crate) struct Vm {
     functions: HashMap<String, (Function, bool, String)>,
     /// Libraries by name: their code and function names.
     libraries: HashMap<String, (Bytes, Vec<String>)>,
-    /// KEYS and ARGV, reused across calls; `*_len` is how many entries they hold now.
-    keys: Table,
-    argv: Table,
-    keys_len: usize,
-    argv_len: usize,
+    /// Reused argument vector for redis.call.
+    scratch: Vec<Bytes>,
 }
 
 impl Scripts {
@@ -109,8 +106,6 @@ impl Vm {
         let lua = sandbox::new_state()?;
         let runner: Function = lua.named_registry_value("tumbler.runner")?;
         let fn_runner: Function = lua.named_registry_value("tumbler.fn_runner")?;
-        let keys: Table = lua.named_registry_value("tumbler.keys")?;
-        let argv: Table = lua.named_registry_value("tumbler.argv")?;
         Ok(Vm {
             lua,
             cache: HashMap::new(),
@@ -120,10 +115,7 @@ impl Vm {
             fn_runner,
             functions: HashMap::new(),
             libraries: HashMap::new(),
-            keys,
-            argv,
-            keys_len: 0,
-            argv_len: 0,
+            scratch: Vec::with_capacity(16),
         })
     }
 
@@ -174,18 +166,6 @@ impl Vm {
             self.cache.remove(&v);
             self.eval_only -= 1;
         }
-    }
-
-    /// Refills a reused KEYS/ARGV table with `vals`, clearing what is left of the last call.
-    fn fill(lua: &Lua, t: &Table, len: &mut usize, vals: &[Bytes]) -> mlua::Result<()> {
-        for (i, v) in vals.iter().enumerate() {
-            t.raw_set(i + 1, lua.create_string(v)?)?;
-        }
-        for i in vals.len()..*len {
-            t.raw_set(i + 1, Value::Nil)?;
-        }
-        *len = vals.len();
-        Ok(())
     }
 }
 

@@ -11,7 +11,7 @@ use super::libs;
 /// `redis` table around the Rust primitives, protects every library table and `_G`, and
 /// hands back what the Rust side needs.
 const PRELUDE: &str = r#"
-local rawcall, rawpcall, sha1hex, setresp, acl_check, errconv, log, register_function, version, version_num = ...
+local rawcall, rawpcall, sha1hex, setresp, acl_check, errconv, log, register_function, fill, version, version_num = ...
 local G = _G
 local tonumber = tonumber
 local error, type, tostring, rawget, setmetatable, getmetatable, rawset, next =
@@ -172,15 +172,17 @@ local function err_handler(err)
 end
 G.__redis__err__handler = err_handler
 
+local KEYS, ARGV = {}, {}
+G.KEYS, G.ARGV = KEYS, ARGV
+
 local runner = function(f)
+  fill(KEYS, ARGV)
   local ok, r = xpcall(f, err_handler)
   return ok, r
 end
-
-local KEYS, ARGV = {}, {}
-G.KEYS, G.ARGV = KEYS, ARGV
 -- FCALL: a registered function gets (KEYS, ARGV) as arguments.
 local fn_runner = function(f)
+  fill(KEYS, ARGV)
   local ok, r = xpcall(function() return f(KEYS, ARGV) end, err_handler)
   return ok, r
 end
@@ -239,6 +241,8 @@ pub fn new_state() -> mlua::Result<Lua> {
         errconv,
         log,
         bridge::register_function(&lua)?,
+        // SAFETY: raw_fill only touches the stack slots it is given.
+        unsafe { lua.create_c_function(bridge::raw_fill)? },
         crate::dispatch::REDIS_VERSION,
         version_num(crate::dispatch::REDIS_VERSION),
     ))?;
