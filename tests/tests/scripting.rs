@@ -74,6 +74,8 @@ fn conversions_match_redis() {
         EVAL "redis.call('set','n',-2.5e-7) return redis.call('get','n')" 0
         EVAL "redis.call('set','n',123456789012345678901) return redis.call('get','n')" 0
         EVAL "return bit.tohex(65535, -2147483648)" 0
+        EVAL "return cmsgpack.pack(0.1, -1099511627776, 'abc', {1,2,3}, true, 300, -200)" 0
+        EVAL "return {cmsgpack.unpack(cmsgpack.pack(1, 'a', {1,2,{3}}, -5, 300, 2.5))}" 0
         EVAL "return {unpack({1,2,3}, -2, 2147483647)}" 0
         EVAL "return redis.call('get','nokey')" 0
         EVAL "return type(redis.call('get','nokey'))" 0

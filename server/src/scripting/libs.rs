@@ -1,5 +1,6 @@
 //! The extra libraries Redis gives scripts, written in Rust: `bit` (LuaBitOp semantics)
-//! and `cjson` (lua-cjson's encode/decode behaviour and messages).
+//! and `cjson` (lua-cjson's encode/decode behaviour and messages); `cmsgpack` is in
+//! cmsgpack.rs.
 
 use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
 
@@ -7,6 +8,7 @@ use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
 pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
     g.raw_set("bit", bit(lua)?)?;
     g.raw_set("cjson", cjson(lua)?)?;
+    super::cmsgpack::install(lua, g)?;
     Ok(())
 }
 

@@ -19,6 +19,7 @@
 //! runs without the keyspace lock).
 
 mod bridge;
+mod cmsgpack;
 mod libs;
 mod sandbox;
 
