@@ -33,7 +33,39 @@ pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
             Ok(out)
         })?,
     )?;
+    // unpack_limit(s, limit, offset) -> next offset (-1 at the end), then up to `limit`
+    // values; unpack_one(s, offset) is unpack_limit(s, 1, offset).
+    let limit = lua.create_function(
+        |lua, (s, limit, offset): (mlua::LuaString, i64, Option<i64>)| {
+            unpack_limit(lua, &s.as_bytes(), limit, offset.unwrap_or(0))
+        },
+    )?;
+    t.set("unpack_limit", limit)?;
+    t.set(
+        "unpack_one",
+        lua.create_function(|lua, (s, offset): (mlua::LuaString, Option<i64>)| {
+            unpack_limit(lua, &s.as_bytes(), 1, offset.unwrap_or(0))
+        })?,
+    )?;
     g.raw_set("cmsgpack", t)
+}
+
+fn unpack_limit(lua: &Lua, b: &[u8], limit: i64, offset: i64) -> mlua::Result<MultiValue> {
+    if offset < 0 || offset as usize > b.len() {
+        return Err(mlua::Error::runtime(
+            "Start offset greater than input length.",
+        ));
+    }
+    let mut i = offset as usize;
+    let mut vals = MultiValue::new();
+    let mut n = 0;
+    while i < b.len() && (limit <= 0 || n < limit) {
+        vals.push_back(decode(lua, b, &mut i)?);
+        n += 1;
+    }
+    let next = if i >= b.len() { -1.0 } else { i as f64 };
+    vals.push_front(Value::Number(next));
+    Ok(vals)
 }
 
 fn encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {

@@ -108,15 +108,43 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
 
 // ---------------------------------------------------------------- cjson
 
+/// cjson.encode_max_depth / decode_max_depth settings.
+struct CjsonDepth {
+    encode: usize,
+    decode: usize,
+}
+
 fn cjson(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let null = Value::LightUserData(LightUserData(std::ptr::null_mut()));
     t.set("null", null)?;
-    // lua-cjson's configuration functions: accepted; tumbler keeps its defaults.
+    lua.set_app_data(CjsonDepth {
+        encode: 1000,
+        decode: 1000,
+    });
+    t.set(
+        "encode_max_depth",
+        lua.create_function(|lua, n: Option<i64>| {
+            let mut d = lua.app_data_mut::<CjsonDepth>().unwrap();
+            if let Some(n) = n {
+                d.encode = n.clamp(1, i32::MAX as i64) as usize;
+            }
+            Ok(d.encode as i64)
+        })?,
+    )?;
+    t.set(
+        "decode_max_depth",
+        lua.create_function(|lua, n: Option<i64>| {
+            let mut d = lua.app_data_mut::<CjsonDepth>().unwrap();
+            if let Some(n) = n {
+                d.decode = n.clamp(1, i32::MAX as i64) as usize;
+            }
+            Ok(d.decode as i64)
+        })?,
+    )?;
+    // Other lua-cjson configuration functions: accepted; tumbler keeps its defaults.
     for name in [
         "encode_keep_buffer",
-        "encode_max_depth",
-        "decode_max_depth",
         "encode_number_precision",
         "encode_sparse_array",
         "encode_invalid_numbers",
@@ -133,7 +161,8 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
                 ));
             }
             let mut out = Vec::new();
-            encode(&a[0], &mut out, 0).map_err(mlua::Error::runtime)?;
+            let max = lua.app_data_ref::<CjsonDepth>().map_or(1000, |d| d.encode);
+            encode(&a[0], &mut out, 0, max).map_err(mlua::Error::runtime)?;
             lua.create_string(&out)
         })?,
     )?;
@@ -148,7 +177,13 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
                     ))
                 }
             };
-            let mut p = Parser { s: &s, i: 0, lua };
+            let max = lua.app_data_ref::<CjsonDepth>().map_or(1000, |d| d.decode);
+            let mut p = Parser {
+                s: &s,
+                i: 0,
+                lua,
+                max,
+            };
             p.ws();
             let v = p.value(0).map_err(mlua::Error::runtime)?;
             p.ws();
@@ -191,7 +226,7 @@ fn encode_str(s: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-fn encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), String> {
+fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, max: usize) -> Result<(), String> {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(u) if u.0.is_null() => out.extend_from_slice(b"null"),
@@ -200,7 +235,7 @@ fn encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), String> {
         Value::Number(n) => fmt_num(*n, out)?,
         Value::String(s) => encode_str(&s.as_bytes(), out),
         Value::Table(t) => {
-            if depth >= 1000 {
+            if depth >= max {
                 return Err(format!(
                     "Cannot serialise, excessive nesting ({})",
                     depth + 1
@@ -231,7 +266,7 @@ fn encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), String> {
                         out.push(b',');
                     }
                     let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                    encode(&v, out, depth + 1)?;
+                    encode(&v, out, depth + 1, max)?;
                 }
                 out.push(b']');
             } else {
@@ -258,7 +293,7 @@ fn encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), String> {
                         }
                     }
                     out.push(b':');
-                    encode(&v, out, depth + 1)?;
+                    encode(&v, out, depth + 1, max)?;
                 }
                 out.push(b'}');
             }
@@ -277,6 +312,7 @@ struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     lua: &'a Lua,
+    max: usize,
 }
 
 impl Parser<'_> {
@@ -292,16 +328,14 @@ impl Parser<'_> {
         )
     }
     fn value(&mut self, depth: usize) -> Result<Value, String> {
-        if depth >= 1000 {
-            return Err(format!(
-                "Found too many nested data structures ({}) at character {}",
-                depth + 1,
-                self.i + 1
-            ));
-        }
         let lua = self.lua;
         let e = |e: mlua::Error| e.to_string();
         match self.s.get(self.i) {
+            Some(b'{' | b'[') if depth >= self.max => Err(format!(
+                "Found too many nested data structures ({}) at character {}",
+                depth + 1,
+                self.i + 1
+            )),
             Some(b'{') => {
                 self.i += 1;
                 let t = lua.create_table().map_err(e)?;
