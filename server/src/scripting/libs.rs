@@ -226,7 +226,7 @@ fn encode_str(s: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, max: usize) -> Result<(), String> {
+fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, limit: usize) -> Result<(), String> {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(u) if u.0.is_null() => out.extend_from_slice(b"null"),
@@ -235,7 +235,7 @@ fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, max: usize) -> Result<(), 
         Value::Number(n) => fmt_num(*n, out)?,
         Value::String(s) => encode_str(&s.as_bytes(), out),
         Value::Table(t) => {
-            if depth >= max {
+            if depth >= limit {
                 return Err(format!(
                     "Cannot serialise, excessive nesting ({})",
                     depth + 1
@@ -266,7 +266,7 @@ fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, max: usize) -> Result<(), 
                         out.push(b',');
                     }
                     let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                    encode(&v, out, depth + 1, max)?;
+                    encode(&v, out, depth + 1, limit)?;
                 }
                 out.push(b']');
             } else {
@@ -293,7 +293,7 @@ fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, max: usize) -> Result<(), 
                         }
                     }
                     out.push(b':');
-                    encode(&v, out, depth + 1, max)?;
+                    encode(&v, out, depth + 1, limit)?;
                 }
                 out.push(b'}');
             }
