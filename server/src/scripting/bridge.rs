@@ -104,7 +104,8 @@ pub fn run(
         .script
         .started_ms
         .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
-    let p = &mut ctx as *mut RunCtx<'_> as *mut RunCtx<'static>;
+    // The lifetime is erased: CTX is cleared before `ctx` goes out of scope.
+    let p = (&mut ctx as *mut RunCtx<'_>).cast::<RunCtx<'static>>();
     CTX.with(|c| c.set(p));
     let runner = if is_function {
         &vm.fn_runner

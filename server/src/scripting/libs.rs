@@ -51,7 +51,10 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
                 lua.create_function(|_, a: MultiValue| {
                     let mut r = arg(&a, 0)?;
                     for i in 1..a.len() {
-                        r = r $op arg(&a, i)?;
+                        #[allow(clippy::assign_op_pattern)]
+                        {
+                            r = r $op arg(&a, i)?;
+                        }
                     }
                     Ok(r as f64)
                 })?,
