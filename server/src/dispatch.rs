@@ -35,10 +35,11 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "reset"
                     | "info"
                     | "debug"
-                    | "function"
                     | "tumbler.time"
-            ) || (top == "client" && matches!(spec.name, "unblock" | "kill"))
+            ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
+                || (top == "client" && matches!(spec.name, "unblock" | "kill"))
                 || (top == "config" && matches!(spec.name, "set" | "resetstat"))
+                || crate::scripting::needs_core(spec)
         }
     }
 }
@@ -751,17 +752,16 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
 
 fn function(
     c: &mut Conn,
-    _guard: &mut Option<CoreGuard<'_>>,
+    guard: &mut Option<CoreGuard<'_>>,
     spec: &CommandSpec,
     a: &[Bytes],
 ) -> Reply {
     let _ = c;
     match spec.name {
-        "flush" => match a.get(2) {
-            None => Reply::ok(),
-            Some(m) if eq(m, "sync") || eq(m, "async") => Reply::ok(),
-            Some(_) => Reply::err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"),
-        },
+        "load" | "delete" | "flush" => {
+            crate::scripting::function_command(core(guard), spec.name, a)
+        }
+        "kill" => crate::scripting::script_kill(&c.shared),
         "list" => Reply::Array(vec![]),
         "stats" => Reply::Map(vec![
             (Reply::bulk_str("running_script"), Reply::Null),

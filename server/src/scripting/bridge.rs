@@ -1,0 +1,716 @@
+//! `redis.call` and friends: the bridge between Lua and the engine, and the conversions
+//! between typed [`Reply`] values and Lua values (RESP2 and RESP3 rules from Redis' docs),
+//! without a round trip through RESP.
+
+use bytes::Bytes;
+use mlua::debug::Debug;
+use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use lockcore::clock::Clock;
+use lockcore::commands::{flag, lookup_checked, Exec};
+use lockcore::{ClientCtx, Engine, Reply};
+
+use super::Vm;
+use crate::shared::Shared;
+
+/// The instruction hook runs every this many VM instructions.
+pub const HOOK_EVERY: u32 = 100_000;
+
+/// Nesting limit when converting replies: a self-referencing table ends here, as Redis'
+/// "reached lua stack limit".
+const MAX_DEPTH: usize = 200;
+
+/// What the bridge needs while a script runs.
+pub struct RunCtx<'a> {
+    engine: &'a mut Engine,
+    shared: &'a Shared,
+    /// The script's own client: SELECT inside a script changes only this copy.
+    cl: ClientCtx,
+    read_only: bool,
+    /// redis.setresp(): how replies are converted to Lua.
+    resp3: bool,
+    killed: bool,
+    started: Instant,
+    detached: bool,
+    /// Reused argument vector for redis.call.
+    scratch: Vec<Bytes>,
+    /// KEYS and ARGV of this run, copied into the reused Lua tables by `raw_fill`.
+    keys: &'a [Bytes],
+    args: &'a [Bytes],
+    /// Whether MONITOR clients exist (checked once per script, not per call).
+    monitors: bool,
+}
+
+thread_local! {
+    /// The running script's context. Set only for the duration of [`run`], on the thread
+    /// that runs it; Lua calls back into Rust on that same thread.
+    static CTX: Cell<*mut RunCtx<'static>> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Runs `f` with the current script's context, or returns None outside a script.
+fn with_ctx<R>(f: impl FnOnce(&mut RunCtx<'static>) -> R) -> Option<R> {
+    let p = CTX.with(|c| c.get());
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `run` sets the pointer to a RunCtx that outlives the Lua call and clears it
+    // before returning; callbacks run on this thread, one at a time, and never re-enter.
+    Some(f(unsafe { &mut *p }))
+}
+
+/// Runs one script and converts its result to the caller's reply.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    vm: &mut Vm,
+    func: Function,
+    engine: &mut Engine,
+    shared: &Shared,
+    caller: &ClientCtx,
+    sha: &str,
+    is_function: bool,
+    keys: &[Bytes],
+    args: &[Bytes],
+    read_only: bool,
+) -> Reply {
+    engine.time_snapshot = Some(engine.clock.now_ms());
+    let mut ctx = RunCtx {
+        engine,
+        shared,
+        cl: ClientCtx {
+            id: caller.id,
+            db: caller.db,
+            resp3: false,
+            deny_blocking: true,
+            in_script: true,
+            no_touch: caller.no_touch,
+            blocked: false,
+        },
+        read_only,
+        resp3: false,
+        killed: false,
+        started: Instant::now(),
+        detached: false,
+        scratch: std::mem::take(&mut vm.scratch),
+        keys,
+        args,
+        monitors: !shared.monitors.is_empty(),
+    };
+    shared.script.kill.store(false, Ordering::Relaxed);
+    shared.script.wrote.store(false, Ordering::Relaxed);
+    shared
+        .script
+        .started_ms
+        .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
+    // The lifetime is erased: CTX is cleared before `ctx` goes out of scope.
+    let p = (&mut ctx as *mut RunCtx<'_>).cast::<RunCtx<'static>>();
+    CTX.with(|c| c.set(p));
+    let runner = if is_function {
+        &vm.fn_runner
+    } else {
+        &vm.runner
+    };
+    let res = runner.call::<(bool, Value)>(func);
+    CTX.with(|c| c.set(std::ptr::null_mut()));
+    shared.script.started_ms.store(0, Ordering::Release);
+    shared.script.kill.store(false, Ordering::Relaxed);
+    let killed = ctx.killed;
+    vm.scratch = std::mem::take(&mut ctx.scratch);
+    ctx.engine.time_snapshot = None;
+    match res {
+        Ok((true, v)) => lua_to_reply(&v, 0),
+        Ok((false, Value::Table(t))) => {
+            let msg = if killed {
+                "ERR Script killed by user with SCRIPT KILL...".to_string()
+            } else {
+                match t.raw_get::<Value>("err") {
+                    Ok(Value::String(s)) => s.to_string_lossy(),
+                    _ => "ERR unknown error".to_string(),
+                }
+            };
+            let source: Option<String> = t.raw_get("source").ok().flatten();
+            let line: Option<i64> = t.raw_get("line").ok().flatten();
+            match (source, line) {
+                (Some(src), Some(line)) => {
+                    Reply::err(format!("{msg} script: {sha}, on {src}:{line}."))
+                }
+                _ => Reply::err(msg),
+            }
+        }
+        Ok((false, other)) => {
+            // Out of memory and errors in the error handler skip the handler.
+            let m = match &other {
+                Value::String(s) => s.to_string_lossy(),
+                _ => "unknown error".into(),
+            };
+            Reply::err(format!("ERR Error running script {sha}: {m}"))
+        }
+        Err(e) => Reply::err(format!("ERR Error running script {sha}: {e}")),
+    }
+}
+
+/// The instruction hook: SCRIPT KILL, SHUTDOWN NOSAVE, and moving a long script off its
+/// tokio worker.
+pub fn hook(_lua: &Lua, _dbg: &Debug) -> mlua::Result<VmState> {
+    let r = with_ctx(|ctx| {
+        let s = &ctx.shared.script;
+        if s.kill.load(Ordering::Relaxed) || s.shutdown.load(Ordering::Relaxed) {
+            ctx.killed = true;
+            return Err(mlua::Error::runtime(
+                "Script killed by user with SCRIPT KILL...",
+            ));
+        }
+        if !ctx.detached && ctx.started.elapsed() >= super::DETACH_AFTER {
+            ctx.detached = true;
+            // Hand this worker's scheduler core to a new thread, so the rest of this
+            // poll runs on a thread the runtime no longer counts as a worker and other
+            // connections (and the I/O driver) keep being served. block_in_place takes the
+            // core back if its closure ends before the new thread picked it up, so the
+            // closure waits a moment for that hand-off.
+            if let Ok(h) = tokio::runtime::Handle::try_current() {
+                if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+                    tokio::task::block_in_place(|| {
+                        std::thread::sleep(std::time::Duration::from_millis(5))
+                    });
+                }
+            }
+        }
+        Ok(VmState::Continue)
+    });
+    r.unwrap_or(Ok(VmState::Continue))
+}
+
+/// The Rust primitives the prelude wraps: rawcall, rawpcall, sha1hex, setresp,
+/// acl_check_cmd.
+#[allow(clippy::type_complexity)]
+pub fn functions(
+    lua: &Lua,
+) -> mlua::Result<(Function, Function, Function, Function, Function, Function)> {
+    // SAFETY: see the raw C fast path below.
+    let rawcall = unsafe { lua.create_c_function(raw_call)? };
+    let errconv = lua.create_function(|lua, v: Value| {
+        // A killed script's error must not be caught: pcall and friends re-raise it.
+        if with_ctx(|c| c.killed).unwrap_or(false) {
+            return Err(mlua::Error::runtime(
+                "Script killed by user with SCRIPT KILL...",
+            ));
+        }
+        match v {
+            Value::Error(e) => Ok(Value::Table(err_table(lua, &error_text(&e))?)),
+            other => Ok(other),
+        }
+    })?;
+    let rawpcall = unsafe { lua.create_c_function(raw_pcall)? };
+    let sha1hex = lua.create_function(|lua, args: MultiValue| {
+        if args.len() != 1 {
+            return Err(mlua::Error::runtime("wrong number of arguments"));
+        }
+        let s = match &args[0] {
+            Value::String(s) => s.as_bytes().to_vec(),
+            v => lua
+                .coerce_string(v.clone())?
+                .map(|s| s.as_bytes().to_vec())
+                .unwrap_or_default(),
+        };
+        lua.create_string(super::sha1_hex(&s))
+    })?;
+    let setresp = lua.create_function(|_, args: MultiValue| {
+        let v = match args.front() {
+            Some(Value::Number(n)) if args.len() == 1 => *n as i64,
+            Some(Value::Integer(n)) if args.len() == 1 => *n,
+            _ => {
+                return Err(mlua::Error::runtime(
+                    "redis.setresp() requires one argument.",
+                ))
+            }
+        };
+        if v != 2 && v != 3 {
+            return Err(mlua::Error::runtime("RESP version must be 2 or 3."));
+        }
+        with_ctx(|c| c.resp3 = v == 3);
+        Ok(())
+    })?;
+    let acl_check = lua.create_function(|_, args: MultiValue| {
+        let mut argv = Vec::with_capacity(args.len());
+        for a in args.iter() {
+            argv.push(arg_bytes(a).ok_or_else(|| {
+                mlua::Error::runtime("Lua redis lib command arguments must be strings or integers")
+            })?);
+        }
+        if argv.is_empty() {
+            return Err(mlua::Error::runtime(
+                "Please specify at least one argument for this redis lib call",
+            ));
+        }
+        match lockcore::commands::lookup(&argv[0]) {
+            Some(_) => Ok(true),
+            None => Err(mlua::Error::runtime(
+                "Invalid command passed to redis.acl_check_cmd()",
+            )),
+        }
+    })?;
+    Ok((rawcall, rawpcall, sha1hex, setresp, acl_check, errconv))
+}
+
+/// The text of an error a Rust function raised: ours carry Redis' full error text; anything
+/// else gets the generic ERR code.
+fn error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        mlua::Error::RuntimeError(m) if m.starts_with('\x01') => m[1..].to_string(),
+        mlua::Error::RuntimeError(m) => format!("ERR {m}"),
+        mlua::Error::MemoryError(m) => format!("ERR {m}"),
+        other => format!("ERR {other}"),
+    }
+}
+
+/// `redis.log(level, msg, ...)`: argument checks as Redis; the message goes to the
+/// server log at debug level.
+pub fn log_function(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|_, args: MultiValue| {
+        if args.len() < 2 {
+            return Err(mlua::Error::runtime(
+                "redis.log() requires two arguments or more.",
+            ));
+        }
+        let level = match &args[0] {
+            Value::Number(n) => *n as i64,
+            Value::Integer(i) => *i,
+            _ => {
+                return Err(mlua::Error::runtime(
+                    "First argument must be a number (log level).",
+                ))
+            }
+        };
+        if !(0..=3).contains(&level) {
+            return Err(mlua::Error::runtime("Invalid debug level."));
+        }
+        let msg: Vec<String> = args
+            .iter()
+            .skip(1)
+            .filter_map(|a| arg_bytes(a).map(|b| String::from_utf8_lossy(&b).into_owned()))
+            .collect();
+        tracing::debug!(level, "lua: {}", msg.join(" "));
+        Ok(())
+    })
+}
+
+thread_local! {
+    /// Functions registered by the library FUNCTION LOAD is running; None outside a load.
+    pub static REGISTERED: std::cell::RefCell<Option<Vec<(String, Function, bool)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `redis.register_function(name, fn)` or `redis.register_function{function_name=...,
+/// callback=..., flags={...}}`, valid only while FUNCTION LOAD runs the library.
+pub fn register_function(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|_, args: MultiValue| {
+        let (name, f, no_writes) = match (args.front(), args.get(1)) {
+            (Some(Value::String(n)), Some(Value::Function(f))) if args.len() == 2 => {
+                (n.to_string_lossy(), f.clone(), false)
+            }
+            (Some(Value::Table(t)), None) => {
+                let name: Option<mlua::LuaString> = t.get("function_name")?;
+                let f: Option<Function> = t.get("callback")?;
+                let flags: Option<Table> = t.get("flags")?;
+                let no_writes = flags
+                    .map(|fl| {
+                        fl.sequence_values::<String>()
+                            .flatten()
+                            .any(|x| x == "no-writes")
+                    })
+                    .unwrap_or(false);
+                match (name, f) {
+                    (Some(n), Some(f)) => (n.to_string_lossy(), f, no_writes),
+                    (None, _) => {
+                        return Err(mlua::Error::runtime(
+                            "redis.register_function must get a function name argument",
+                        ))
+                    }
+                    (_, None) => {
+                        return Err(mlua::Error::runtime(
+                            "redis.register_function must get a callback argument",
+                        ))
+                    }
+                }
+            }
+            _ => {
+                return Err(mlua::Error::runtime(
+                    "wrong number of arguments to redis.register_function",
+                ))
+            }
+        };
+        REGISTERED.with(|r| match r.borrow_mut().as_mut() {
+            Some(v) => {
+                v.push((name, f, no_writes));
+                Ok(())
+            }
+            None => Err(mlua::Error::runtime(
+                "redis.register_function can only be called on FUNCTION LOAD command",
+            )),
+        })
+    })
+}
+
+/// `{err = msg}`
+fn err_table(lua: &Lua, msg: &str) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(0, 1)?;
+    t.raw_set("err", msg)?;
+    Ok(t)
+}
+
+/// A Lua argument as Redis passes it to a command: strings as they are, numbers formatted
+/// as Lua prints them (`%.14g`).
+fn arg_bytes(v: &Value) -> Option<Bytes> {
+    match v {
+        Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
+        Value::Integer(i) => Some(Bytes::from(itoa::Buffer::new().format(*i).to_owned())),
+        Value::Number(n) => Some(Bytes::from(fmt_lua_number(*n))),
+        _ => None,
+    }
+}
+
+/// A Lua number as Redis 7 passes it to a command: as an integer when it is one, else
+/// `%.17g` (not Lua's lossy `%.14g`).
+fn fmt_lua_number(n: f64) -> String {
+    if n.is_finite() && n.abs() < 9.2e18 && n == (n as i64) as f64 {
+        return itoa::Buffer::new().format(n as i64).to_owned();
+    }
+    lockcore::num::fmt_g(n, 17)
+}
+
+/// Redis' scriptCall checks, then the command. An error comes back as its text.
+fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, String> {
+    let spec = match lookup_checked(argv) {
+        Ok(s) => s,
+        Err(_) => {
+            return Err(match lockcore::commands::lookup(&argv[0]) {
+                Some(s)
+                    if !matches!(s.exec, Exec::Container)
+                        || argv.len() >= 2
+                            && s.subcommands
+                                .iter()
+                                .any(|c| c.name.as_bytes().eq_ignore_ascii_case(&argv[1])) =>
+                {
+                    "ERR Wrong number of args calling Redis command from script".into()
+                }
+                Some(_) if argv.len() < 2 => {
+                    "ERR Wrong number of args calling Redis command from script".into()
+                }
+                _ => "ERR Unknown Redis command called from script".into(),
+            })
+        }
+    };
+    if spec.has(flag::NOSCRIPT) {
+        return Err("ERR This Redis command is not allowed from script".into());
+    }
+    if spec.has(flag::WRITE) && ctx.read_only {
+        return Err("ERR Write commands are not allowed from read-only scripts.".into());
+    }
+    let reply = match spec.exec {
+        Exec::Engine(_) => {
+            ctx.cl.resp3 = ctx.resp3;
+            let r = ctx.engine.call(&mut ctx.cl, spec, argv);
+            if spec.has(flag::WRITE) {
+                ctx.shared.script.wrote.store(true, Ordering::Relaxed);
+            }
+            r
+        }
+        _ => match spec.name {
+            "ping" => match argv.get(1) {
+                Some(m) => Reply::Bulk(m.clone()),
+                None => Reply::simple("PONG"),
+            },
+            "echo" => Reply::Bulk(argv[1].clone()),
+            _ => return Err("ERR This Redis command is not allowed from script".into()),
+        },
+    };
+    if ctx.monitors {
+        ctx.shared.feed_monitors(ctx.cl.db, "lua", argv);
+    }
+    Ok(reply)
+}
+
+/// A script's return value as the reply to EVAL (Redis' Lua-to-reply conversion).
+pub fn lua_to_reply(v: &Value, depth: usize) -> Reply {
+    match v {
+        Value::Nil => Reply::Null,
+        Value::Boolean(true) => Reply::Int(1),
+        Value::Boolean(false) => Reply::Null,
+        Value::Integer(i) => Reply::Int(*i),
+        Value::Number(n) => Reply::Int(*n as i64),
+        Value::String(s) => Reply::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
+        Value::Table(t) => {
+            if depth >= MAX_DEPTH {
+                return Reply::err("ERR reached lua stack limit");
+            }
+            table_to_reply(t, depth)
+        }
+        _ => Reply::Null,
+    }
+}
+
+fn table_to_reply(t: &Table, depth: usize) -> Reply {
+    let field = |k: &str| t.raw_get::<Value>(k).unwrap_or(Value::Nil);
+    if let Value::String(e) = field("err") {
+        return Reply::Error(e.to_string_lossy().into());
+    }
+    if let Value::String(s) = field("ok") {
+        return Reply::Simple(s.to_string_lossy().into());
+    }
+    match field("double") {
+        Value::Number(d) => return Reply::Double(d),
+        Value::Integer(i) => return Reply::Double(i as f64),
+        _ => {}
+    }
+    if let Value::String(s) = field("big_number") {
+        return Reply::BigNumber(Bytes::copy_from_slice(&s.as_bytes()));
+    }
+    if let Value::Table(m) = field("map") {
+        let mut pairs = Vec::new();
+        for (k, v) in m.pairs::<Value, Value>().flatten() {
+            pairs.push((lua_to_reply(&k, depth + 1), lua_to_reply(&v, depth + 1)));
+        }
+        return Reply::Map(pairs);
+    }
+    if let Value::Table(s) = field("set") {
+        let mut items = Vec::new();
+        for (k, _) in s.pairs::<Value, Value>().flatten() {
+            items.push(lua_to_reply(&k, depth + 1));
+        }
+        return Reply::Set(items);
+    }
+    let mut items = Vec::new();
+    let mut i = 1;
+    loop {
+        match t.raw_get::<Value>(i) {
+            Ok(Value::Nil) | Err(_) => break,
+            Ok(v) => items.push(lua_to_reply(&v, depth + 1)),
+        }
+        i += 1;
+    }
+    Reply::Array(items)
+}
+
+// ---------------------------------------------------------------- raw C fast path
+//
+// `redis.call` and `redis.pcall` are plain Lua C functions: arguments are read straight off
+// the Lua stack and replies pushed onto it, with no mlua value references in between (they
+// dominated the profile). An error from `redis.call` is raised as Redis raises it, a
+// `{err=...}` table, with `lua_error`; that longjmp crosses only the outer C function, and
+// only after every Rust value in it has been dropped.
+
+use mlua::ffi;
+use std::os::raw::c_int;
+
+/// Reads the call's arguments into `ctx.scratch` and runs the command. Ok(()) has pushed the
+/// converted reply; Err is the error text.
+unsafe fn raw_call_inner(l: *mut ffi::lua_State) -> Result<(), String> {
+    let n = ffi::lua_gettop(l);
+    let r = with_ctx(|ctx| {
+        if n == 0 {
+            return Err(
+                "ERR Please specify at least one argument for this redis lib call".to_string(),
+            );
+        }
+        let mut argv = std::mem::take(&mut ctx.scratch);
+        argv.clear();
+        for i in 1..=n {
+            let t = ffi::lua_type(l, i);
+            if t == ffi::LUA_TSTRING {
+                let mut len = 0usize;
+                let p = ffi::lua_tolstring(l, i, &mut len);
+                argv.push(Bytes::copy_from_slice(std::slice::from_raw_parts(
+                    p as *const u8,
+                    len,
+                )));
+            } else if t == ffi::LUA_TNUMBER {
+                argv.push(arg_bytes(&Value::Number(ffi::lua_tonumber(l, i))).unwrap());
+            } else {
+                ctx.scratch = argv;
+                return Err(
+                    "ERR Lua redis lib command arguments must be strings or integers".into(),
+                );
+            }
+        }
+        let r = call_checked(ctx, &argv);
+        argv.clear();
+        ctx.scratch = argv;
+        match r? {
+            Reply::Error(e) => Err(e.into_owned()),
+            reply => {
+                push_reply(l, reply, ctx.resp3, 0);
+                Ok(())
+            }
+        }
+    });
+    r.unwrap_or_else(|| Err("ERR redis.call() can only be used inside a script".into()))
+}
+
+unsafe fn push_err_table(l: *mut ffi::lua_State, msg: &str) {
+    ffi::lua_createtable(l, 0, 1);
+    ffi::lua_pushlstring(l, msg.as_ptr() as *const _, msg.len());
+    ffi::lua_setfield(l, -2, c"err".as_ptr());
+}
+
+/// `redis.call`: raises `{err=...}` on error.
+pub unsafe extern "C-unwind" fn raw_call(l: *mut ffi::lua_State) -> c_int {
+    let failed = match raw_call_inner(l) {
+        Ok(()) => false,
+        Err(msg) => {
+            push_err_table(l, &msg);
+            true
+        }
+    };
+    if failed {
+        ffi::lua_error(l);
+    }
+    1
+}
+
+/// Refills one reused KEYS/ARGV table (at stack index `idx`) with `vals`.
+unsafe fn fill_table(l: *mut ffi::lua_State, idx: c_int, vals: &[Bytes]) {
+    let prev = ffi::lua_objlen(l, idx);
+    for (i, v) in vals.iter().enumerate() {
+        push_str(l, v);
+        ffi::lua_rawseti(l, idx, (i + 1) as _);
+    }
+    for i in vals.len()..prev {
+        ffi::lua_pushnil(l);
+        ffi::lua_rawseti(l, idx, (i + 1) as _);
+    }
+}
+
+/// `fill(KEYS, ARGV)`, called by the runners: copies this run's keys and arguments in.
+pub unsafe extern "C-unwind" fn raw_fill(l: *mut ffi::lua_State) -> c_int {
+    let p = CTX.with(|c| c.get());
+    if !p.is_null() {
+        ffi::lua_checkstack(l, 4);
+        let (keys, args) = ((*p).keys, (*p).args);
+        fill_table(l, 1, keys);
+        fill_table(l, 2, args);
+    }
+    0
+}
+
+/// `redis.pcall`: returns `{err=...}` on error.
+pub unsafe extern "C-unwind" fn raw_pcall(l: *mut ffi::lua_State) -> c_int {
+    if let Err(msg) = raw_call_inner(l) {
+        push_err_table(l, &msg);
+    }
+    1
+}
+
+unsafe fn push_str(l: *mut ffi::lua_State, b: &[u8]) {
+    ffi::lua_pushlstring(l, b.as_ptr() as *const _, b.len());
+}
+
+/// Pushes `r` converted as [`reply_to_lua`] does.
+unsafe fn push_reply(l: *mut ffi::lua_State, r: Reply, resp3: bool, depth: usize) {
+    ffi::lua_checkstack(l, 4);
+    let single = |l: *mut ffi::lua_State, key: &std::ffi::CStr| {
+        // Expects the value on top: wraps it as {key = value}.
+        ffi::lua_createtable(l, 0, 1);
+        ffi::lua_insert(l, -2);
+        ffi::lua_setfield(l, -2, key.as_ptr());
+    };
+    match r {
+        Reply::Int(i) => ffi::lua_pushnumber(l, i as f64),
+        Reply::Bulk(b) => push_str(l, &b),
+        Reply::Simple(s) => {
+            push_str(l, s.as_bytes());
+            single(l, c"ok");
+        }
+        Reply::Error(e) => {
+            push_str(l, e.as_bytes());
+            single(l, c"err");
+        }
+        Reply::Null | Reply::NullArray | Reply::NoReply => {
+            if resp3 {
+                ffi::lua_pushnil(l)
+            } else {
+                ffi::lua_pushboolean(l, 0)
+            }
+        }
+        Reply::Array(items) | Reply::Push(items) => push_seq(l, items, resp3, depth),
+        Reply::Set(items) => {
+            if resp3 {
+                ffi::lua_createtable(l, 0, items.len() as c_int);
+                for it in items {
+                    push_reply(l, it, resp3, depth + 1);
+                    ffi::lua_pushboolean(l, 1);
+                    ffi::lua_rawset(l, -3);
+                }
+                single(l, c"set");
+            } else {
+                push_seq(l, items, resp3, depth)
+            }
+        }
+        Reply::Map(pairs) => {
+            if resp3 {
+                ffi::lua_createtable(l, 0, pairs.len() as c_int);
+                for (k, v) in pairs {
+                    push_reply(l, k, resp3, depth + 1);
+                    push_reply(l, v, resp3, depth + 1);
+                    ffi::lua_rawset(l, -3);
+                }
+                single(l, c"map");
+            } else {
+                ffi::lua_createtable(l, (pairs.len() * 2) as c_int, 0);
+                let mut i = 1;
+                for (k, v) in pairs {
+                    push_reply(l, k, resp3, depth + 1);
+                    ffi::lua_rawseti(l, -2, i);
+                    push_reply(l, v, resp3, depth + 1);
+                    ffi::lua_rawseti(l, -2, i + 1);
+                    i += 2;
+                }
+            }
+        }
+        Reply::Double(d) => {
+            if resp3 {
+                ffi::lua_pushnumber(l, d);
+                single(l, c"double");
+            } else {
+                push_str(l, Reply::fmt_double(d).as_bytes())
+            }
+        }
+        Reply::Bool(b) => {
+            if resp3 {
+                ffi::lua_pushboolean(l, b as c_int)
+            } else if b {
+                ffi::lua_pushnumber(l, 1.0)
+            } else {
+                ffi::lua_pushboolean(l, 0)
+            }
+        }
+        Reply::BigNumber(b) => {
+            push_str(l, &b);
+            if resp3 {
+                single(l, c"big_number");
+            }
+        }
+        Reply::Verbatim(fmt, b) => {
+            if resp3 {
+                ffi::lua_createtable(l, 0, 2);
+                push_str(l, fmt.as_bytes());
+                ffi::lua_setfield(l, -2, c"format".as_ptr());
+                push_str(l, &b);
+                ffi::lua_setfield(l, -2, c"string".as_ptr());
+                single(l, c"verbatim_string");
+            } else {
+                push_str(l, &b)
+            }
+        }
+    }
+}
+
+unsafe fn push_seq(l: *mut ffi::lua_State, items: Vec<Reply>, resp3: bool, depth: usize) {
+    ffi::lua_createtable(l, items.len() as c_int, 0);
+    for (i, it) in items.into_iter().enumerate() {
+        push_reply(l, it, resp3, depth + 1);
+        ffi::lua_rawseti(l, -2, (i + 1) as _);
+    }
+}

@@ -1,0 +1,503 @@
+//! The extra libraries Redis gives scripts, written in Rust: `bit` (LuaBitOp semantics)
+//! and `cjson` (lua-cjson's encode/decode behaviour and messages); `cmsgpack` is in
+//! cmsgpack.rs.
+
+use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
+
+/// Registers `bit` and `cjson` in `g`.
+pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
+    g.raw_set("bit", bit(lua)?)?;
+    g.raw_set("cjson", cjson(lua)?)?;
+    super::cmsgpack::install(lua, g)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- bit
+
+/// LuaBitOp's number normalisation: round to an integer, wrap to 32 bits, signed.
+fn tobit(v: &Value) -> mlua::Result<i32> {
+    let n = match v {
+        Value::Number(n) => *n,
+        Value::Integer(i) => *i as f64,
+        Value::String(s) => s
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .ok_or_else(|| mlua::Error::runtime("bad argument (number expected)"))?,
+        _ => return Err(mlua::Error::runtime("bad argument (number expected)")),
+    };
+    let r = (n + 6755399441055744.0) - 6755399441055744.0;
+    Ok(r.rem_euclid(4294967296.0) as u64 as u32 as i32)
+}
+
+fn arg(a: &MultiValue, i: usize) -> mlua::Result<i32> {
+    tobit(a.get(i).unwrap_or(&Value::Nil))
+}
+
+fn bit(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set(
+        "tobit",
+        lua.create_function(|_, a: MultiValue| Ok(arg(&a, 0)? as f64))?,
+    )?;
+    t.set(
+        "bnot",
+        lua.create_function(|_, a: MultiValue| Ok(!arg(&a, 0)? as f64))?,
+    )?;
+    macro_rules! fold {
+        ($name:expr, $op:tt) => {
+            t.set(
+                $name,
+                lua.create_function(|_, a: MultiValue| {
+                    let mut r = arg(&a, 0)?;
+                    for i in 1..a.len() {
+                        #[allow(clippy::assign_op_pattern)]
+                        {
+                            r = r $op arg(&a, i)?;
+                        }
+                    }
+                    Ok(r as f64)
+                })?,
+            )?;
+        };
+    }
+    fold!("band", &);
+    fold!("bor", |);
+    fold!("bxor", ^);
+    macro_rules! shift {
+        ($name:expr, $f:expr) => {
+            t.set(
+                $name,
+                lua.create_function(|_, a: MultiValue| {
+                    let x = arg(&a, 0)?;
+                    let n = (arg(&a, 1)? & 31) as u32;
+                    let f: fn(i32, u32) -> i32 = $f;
+                    Ok(f(x, n) as f64)
+                })?,
+            )?;
+        };
+    }
+    shift!("lshift", |x, n| ((x as u32) << n) as i32);
+    shift!("rshift", |x, n| ((x as u32) >> n) as i32);
+    shift!("arshift", |x, n| x >> n);
+    shift!("rol", |x, n| (x as u32).rotate_left(n) as i32);
+    shift!("ror", |x, n| (x as u32).rotate_right(n) as i32);
+    t.set(
+        "bswap",
+        lua.create_function(
+            |_, a: MultiValue| Ok((arg(&a, 0)? as u32).swap_bytes() as i32 as f64),
+        )?,
+    )?;
+    t.set(
+        "tohex",
+        lua.create_function(|_, a: MultiValue| {
+            let x = arg(&a, 0)? as u32;
+            let mut n = if a.len() > 1 { arg(&a, 1)? as i64 } else { 8 };
+            let upper = n < 0;
+            if upper {
+                n = -n;
+            }
+            let n = n.clamp(1, 8) as usize;
+            let s = if upper {
+                format!("{:08X}", x)
+            } else {
+                format!("{:08x}", x)
+            };
+            Ok(s[8 - n..].to_string())
+        })?,
+    )?;
+    Ok(t)
+}
+
+// ---------------------------------------------------------------- cjson
+
+/// cjson.encode_max_depth / decode_max_depth settings.
+struct CjsonDepth {
+    encode: usize,
+    decode: usize,
+}
+
+fn cjson(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    let null = Value::LightUserData(LightUserData(std::ptr::null_mut()));
+    t.set("null", null)?;
+    lua.set_app_data(CjsonDepth {
+        encode: 1000,
+        decode: 1000,
+    });
+    t.set(
+        "encode_max_depth",
+        lua.create_function(|lua, n: Option<i64>| {
+            let mut d = lua.app_data_mut::<CjsonDepth>().unwrap();
+            if let Some(n) = n {
+                d.encode = n.clamp(1, i32::MAX as i64) as usize;
+            }
+            Ok(d.encode as i64)
+        })?,
+    )?;
+    t.set(
+        "decode_max_depth",
+        lua.create_function(|lua, n: Option<i64>| {
+            let mut d = lua.app_data_mut::<CjsonDepth>().unwrap();
+            if let Some(n) = n {
+                d.decode = n.clamp(1, i32::MAX as i64) as usize;
+            }
+            Ok(d.decode as i64)
+        })?,
+    )?;
+    // Other lua-cjson configuration functions: accepted; tumbler keeps its defaults.
+    for name in [
+        "encode_keep_buffer",
+        "encode_number_precision",
+        "encode_sparse_array",
+        "encode_invalid_numbers",
+        "decode_invalid_numbers",
+    ] {
+        t.set(name, lua.create_function(|_, a: MultiValue| Ok(a))?)?;
+    }
+    t.set(
+        "encode",
+        lua.create_function(|lua, a: Variadic<Value>| {
+            if a.len() != 1 {
+                return Err(mlua::Error::runtime(
+                    "bad argument #1 to 'encode' (expected 1 argument)",
+                ));
+            }
+            let mut out = Vec::new();
+            let max = lua.app_data_ref::<CjsonDepth>().map_or(1000, |d| d.encode);
+            encode(&a[0], &mut out, 0, max).map_err(mlua::Error::runtime)?;
+            lua.create_string(&out)
+        })?,
+    )?;
+    t.set(
+        "decode",
+        lua.create_function(|lua, a: Variadic<Value>| {
+            let s = match a.first() {
+                Some(Value::String(s)) if a.len() == 1 => s.as_bytes().to_vec(),
+                _ => {
+                    return Err(mlua::Error::runtime(
+                        "bad argument #1 to 'decode' (expected 1 argument)",
+                    ))
+                }
+            };
+            let max = lua.app_data_ref::<CjsonDepth>().map_or(1000, |d| d.decode);
+            let mut p = Parser {
+                s: &s,
+                i: 0,
+                lua,
+                max,
+            };
+            p.ws();
+            let v = p.value(0).map_err(mlua::Error::runtime)?;
+            p.ws();
+            if p.i < s.len() {
+                return Err(mlua::Error::runtime(format!(
+                    "Expected the end but found invalid token at character {}",
+                    p.i + 1
+                )));
+            }
+            Ok(v)
+        })?,
+    )?;
+    Ok(t)
+}
+
+fn fmt_num(n: f64, out: &mut Vec<u8>) -> Result<(), String> {
+    if !n.is_finite() {
+        return Err("Cannot serialise number: must not be NaN or Inf".into());
+    }
+    out.extend_from_slice(lockcore::num::fmt_g(n, 14).as_bytes());
+    Ok(())
+}
+
+fn encode_str(s: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    for &c in s {
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'/' => out.extend_from_slice(b"\\/"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            8 => out.extend_from_slice(b"\\b"),
+            12 => out.extend_from_slice(b"\\f"),
+            c if c < 0x20 || c == 0x7f => out.extend_from_slice(format!("\\u{:04x}", c).as_bytes()),
+            c => out.push(c),
+        }
+    }
+    out.push(b'"');
+}
+
+fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, limit: usize) -> Result<(), String> {
+    match v {
+        Value::Nil => out.extend_from_slice(b"null"),
+        Value::LightUserData(u) if u.0.is_null() => out.extend_from_slice(b"null"),
+        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Integer(i) => out.extend_from_slice(i.to_string().as_bytes()),
+        Value::Number(n) => fmt_num(*n, out)?,
+        Value::String(s) => encode_str(&s.as_bytes(), out),
+        Value::Table(t) => {
+            if depth >= limit {
+                return Err(format!(
+                    "Cannot serialise, excessive nesting ({})",
+                    depth + 1
+                ));
+            }
+            // Array if every key is a positive integer (and not too sparse).
+            let mut max = 0usize;
+            let mut count = 0usize;
+            let mut is_array = true;
+            for (k, _) in t.pairs::<Value, Value>().flatten() {
+                count += 1;
+                match k {
+                    Value::Number(n) if n >= 1.0 && n.fract() == 0.0 => max = max.max(n as usize),
+                    Value::Integer(i) if i >= 1 => max = max.max(i as usize),
+                    _ => {
+                        is_array = false;
+                        break;
+                    }
+                }
+            }
+            if is_array && count > 0 {
+                if max > count * 2 && max > 10 {
+                    return Err("Cannot serialise table: excessively sparse array".into());
+                }
+                out.push(b'[');
+                for i in 1..=max {
+                    if i > 1 {
+                        out.push(b',');
+                    }
+                    let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
+                    encode(&v, out, depth + 1, limit)?;
+                }
+                out.push(b']');
+            } else {
+                out.push(b'{');
+                let mut first = true;
+                for (k, v) in t.pairs::<Value, Value>().flatten() {
+                    if !first {
+                        out.push(b',');
+                    }
+                    first = false;
+                    match &k {
+                        Value::String(s) => encode_str(&s.as_bytes(), out),
+                        Value::Number(n) => {
+                            out.push(b'"');
+                            fmt_num(*n, out)?;
+                            out.push(b'"');
+                        }
+                        Value::Integer(i) => out.extend_from_slice(format!("\"{i}\"").as_bytes()),
+                        _ => {
+                            return Err(
+                                "Cannot serialise table: table key must be a number or string"
+                                    .into(),
+                            )
+                        }
+                    }
+                    out.push(b':');
+                    encode(&v, out, depth + 1, limit)?;
+                }
+                out.push(b'}');
+            }
+        }
+        other => {
+            return Err(format!(
+                "Cannot serialise {}: type not supported",
+                other.type_name()
+            ))
+        }
+    }
+    Ok(())
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    lua: &'a Lua,
+    max: usize,
+}
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && matches!(self.s[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+    fn bad(&self, what: &str) -> String {
+        format!(
+            "Expected {what} but found invalid token at character {}",
+            self.i + 1
+        )
+    }
+    fn value(&mut self, depth: usize) -> Result<Value, String> {
+        let lua = self.lua;
+        let e = |e: mlua::Error| e.to_string();
+        match self.s.get(self.i) {
+            Some(b'{' | b'[') if depth >= self.max => Err(format!(
+                "Found too many nested data structures ({}) at character {}",
+                depth + 1,
+                self.i + 1
+            )),
+            Some(b'{') => {
+                self.i += 1;
+                let t = lua.create_table().map_err(e)?;
+                self.ws();
+                if self.s.get(self.i) == Some(&b'}') {
+                    self.i += 1;
+                    return Ok(Value::Table(t));
+                }
+                loop {
+                    self.ws();
+                    if self.s.get(self.i) != Some(&b'"') {
+                        return Err(self.bad("object key string"));
+                    }
+                    let k = self.string()?;
+                    self.ws();
+                    if self.s.get(self.i) != Some(&b':') {
+                        return Err(self.bad("colon"));
+                    }
+                    self.i += 1;
+                    self.ws();
+                    let v = self.value(depth + 1)?;
+                    t.raw_set(lua.create_string(&k).map_err(e)?, v).map_err(e)?;
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            return Ok(Value::Table(t));
+                        }
+                        _ => return Err(self.bad("comma or object end")),
+                    }
+                }
+            }
+            Some(b'[') => {
+                self.i += 1;
+                let t = lua.create_table().map_err(e)?;
+                self.ws();
+                if self.s.get(self.i) == Some(&b']') {
+                    self.i += 1;
+                    return Ok(Value::Table(t));
+                }
+                let mut n = 1;
+                loop {
+                    self.ws();
+                    let v = self.value(depth + 1)?;
+                    t.raw_set(n, v).map_err(e)?;
+                    n += 1;
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            return Ok(Value::Table(t));
+                        }
+                        _ => return Err(self.bad("comma or array end")),
+                    }
+                }
+            }
+            Some(b'"') => {
+                let s = self.string()?;
+                Ok(Value::String(lua.create_string(&s).map_err(e)?))
+            }
+            Some(b't') if self.s[self.i..].starts_with(b"true") => {
+                self.i += 4;
+                Ok(Value::Boolean(true))
+            }
+            Some(b'f') if self.s[self.i..].starts_with(b"false") => {
+                self.i += 5;
+                Ok(Value::Boolean(false))
+            }
+            Some(b'n') if self.s[self.i..].starts_with(b"null") => {
+                self.i += 4;
+                Ok(Value::LightUserData(LightUserData(std::ptr::null_mut())))
+            }
+            Some(c) if *c == b'-' || c.is_ascii_digit() => {
+                let start = self.i;
+                while self.i < self.s.len()
+                    && matches!(
+                        self.s[self.i],
+                        b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'
+                    )
+                {
+                    self.i += 1;
+                }
+                std::str::from_utf8(&self.s[start..self.i])
+                    .ok()
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .map(Value::Number)
+                    .ok_or_else(|| {
+                        format!(
+                            "Expected value but found invalid number at character {}",
+                            start + 1
+                        )
+                    })
+            }
+            _ => Err(self.bad("value")),
+        }
+    }
+    fn string(&mut self) -> Result<Vec<u8>, String> {
+        self.i += 1;
+        let mut out = Vec::new();
+        loop {
+            match self.s.get(self.i) {
+                None => {
+                    return Err(format!(
+                        "Expected value but found unexpected end of string at character {}",
+                        self.i + 1
+                    ))
+                }
+                Some(b'"') => {
+                    self.i += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    let c = *self.s.get(self.i + 1).ok_or_else(|| self.bad("value"))?;
+                    self.i += 2;
+                    match c {
+                        b'"' | b'\\' | b'/' => out.push(c),
+                        b'b' => out.push(8),
+                        b'f' => out.push(12),
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        b'u' => {
+                            let hex = self
+                                .s
+                                .get(self.i..self.i + 4)
+                                .and_then(|h| std::str::from_utf8(h).ok())
+                                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                                .ok_or_else(|| self.bad("value"))?;
+                            self.i += 4;
+                            let mut cp = hex;
+                            if (0xD800..0xDC00).contains(&hex)
+                                && self.s.get(self.i..self.i + 2) == Some(b"\\u")
+                            {
+                                if let Some(lo) = self
+                                    .s
+                                    .get(self.i + 2..self.i + 6)
+                                    .and_then(|h| std::str::from_utf8(h).ok())
+                                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+                                {
+                                    cp = 0x10000
+                                        + ((hex - 0xD800) << 10)
+                                        + (lo.wrapping_sub(0xDC00) & 0x3ff);
+                                    self.i += 6;
+                                }
+                            }
+                            let ch = char::from_u32(cp).unwrap_or('\u{fffd}');
+                            let mut buf = [0u8; 4];
+                            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                        }
+                        _ => return Err(self.bad("value")),
+                    }
+                }
+                Some(&c) => {
+                    out.push(c);
+                    self.i += 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,633 @@
+//! Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, with Redis 7's semantics.
+//!
+//! # Design
+//!
+//! One long-lived Lua 5.1 state lives in [`Scripts`], inside `Core`, next to the engine, so
+//! it is only ever touched while the keyspace lock is held: a script is atomic because the
+//! whole of it runs under that lock, and `redis.call` reaches the engine directly (never
+//! re-locking, which would deadlock). Each script body is compiled once and cached by its
+//! SHA1; EVAL-only scripts are bounded ([`MAX_EVAL_SCRIPTS`], oldest evicted first, as Redis
+//! 8 does) while SCRIPT LOAD-ed ones stay until SCRIPT FLUSH.
+//!
+//! While a script runs, the bridge (`bridge.rs`) finds the engine and the calling client
+//! through a thread-local pointer to the current [`bridge::RunCtx`]: the Lua functions are
+//! created once at start-up, so a call allocates no closures.
+//!
+//! A long script keeps its tokio worker thread; past [`DETACH_AFTER`] the instruction hook
+//! moves the rest of the script off the worker with `block_in_place`, so the runtime keeps
+//! serving other connections (they get `-BUSY` past busy-reply-threshold, and SCRIPT KILL
+//! runs without the keyspace lock).
+
+mod bridge;
+mod cmsgpack;
+mod libs;
+mod sandbox;
+
+use bytes::Bytes;
+use mlua::{Function, Lua, Value};
+use sha1::{Digest, Sha1};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use lockcore::commands::CommandSpec;
+use lockcore::num::parse_i64;
+use lockcore::{error, Reply};
+
+use crate::conn::Conn;
+use crate::shared::{Core, CoreGuard, Shared};
+
+/// At most this many scripts seen only through EVAL are kept compiled.
+pub const MAX_EVAL_SCRIPTS: usize = 500;
+
+/// A script running longer than this moves off its tokio worker thread.
+pub const DETACH_AFTER: Duration = Duration::from_millis(20);
+
+/// Lua heap limit: memory bombs fail with an error instead of taking the server down.
+pub const LUA_MEMORY_LIMIT: usize = 512 << 20;
+
+/// The Lua VM and script cache, kept under the keyspace lock with the engine.
+#[derive(Default)]
+pub struct Scripts {
+    vm: Option<Vm>,
+}
+
+/// A compiled script.
+struct Cached {
+    func: Function,
+    /// Loaded with SCRIPT LOAD: never evicted.
+    loaded: bool,
+    /// Shebang `flags=no-writes`.
+    no_writes: bool,
+    last_used: u64,
+}
+
+pub(crate) struct Vm {
+    lua: Lua,
+    cache: HashMap<[u8; 40], Cached>,
+    eval_only: usize,
+    tick: u64,
+    /// `function(f) return xpcall(f, __redis__err__handler) end`
+    runner: Function,
+    /// `function(f) return xpcall(function() return f(KEYS, ARGV) end, handler) end`
+    fn_runner: Function,
+    /// FUNCTION LOAD-ed functions by name: (function, no-writes, library).
+    functions: HashMap<String, (Function, bool, String)>,
+    /// Libraries by name: their code and function names.
+    libraries: HashMap<String, (Bytes, Vec<String>)>,
+    /// Reused argument vector for redis.call.
+    scratch: Vec<Bytes>,
+}
+
+impl Scripts {
+    fn vm(&mut self) -> &mut Vm {
+        if self.vm.is_none() {
+            self.vm = Some(Vm::new().expect("creating the Lua state"));
+        }
+        self.vm.as_mut().unwrap()
+    }
+
+    /// Number of cached scripts (INFO `number_of_cached_scripts`).
+    pub fn len(&self) -> usize {
+        self.vm.as_ref().map_or(0, |v| v.cache.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes used by the Lua heap (INFO `used_memory_lua`).
+    pub fn memory(&self) -> usize {
+        self.vm.as_ref().map_or(32 * 1024, |v| v.lua.used_memory())
+    }
+}
+
+impl Vm {
+    fn new() -> mlua::Result<Vm> {
+        let lua = sandbox::new_state()?;
+        let runner: Function = lua.named_registry_value("tumbler.runner")?;
+        let fn_runner: Function = lua.named_registry_value("tumbler.fn_runner")?;
+        Ok(Vm {
+            lua,
+            cache: HashMap::new(),
+            eval_only: 0,
+            tick: 0,
+            runner,
+            fn_runner,
+            functions: HashMap::new(),
+            libraries: HashMap::new(),
+            scratch: Vec::with_capacity(16),
+        })
+    }
+
+    /// Compiles `body` and caches it under `sha`, or returns Redis' compile error.
+    fn compile(&mut self, sha: [u8; 40], body: &[u8], loaded: bool) -> Result<(), Reply> {
+        let (no_writes, code): (bool, std::borrow::Cow<[u8]>) = parse_shebang(body)?;
+        let f = self
+            .lua
+            .load(&*code)
+            .set_name("@user_script")
+            .set_mode(mlua::chunk::ChunkMode::Text)
+            .into_function()
+            .map_err(|e| {
+                let msg = match &e {
+                    mlua::Error::SyntaxError { message, .. } => message.clone(),
+                    other => other.to_string(),
+                };
+                Reply::err(format!("ERR Error compiling script (new function): {msg}"))
+            })?;
+        self.tick += 1;
+        if !loaded {
+            self.eval_only += 1;
+        }
+        self.cache.insert(
+            sha,
+            Cached {
+                func: f,
+                loaded,
+                no_writes,
+                last_used: self.tick,
+            },
+        );
+        if self.eval_only > MAX_EVAL_SCRIPTS {
+            self.evict_one(sha);
+        }
+        Ok(())
+    }
+
+    /// Drops the least recently used EVAL-only script other than `keep`.
+    fn evict_one(&mut self, keep: [u8; 40]) {
+        let victim = self
+            .cache
+            .iter()
+            .filter(|(k, c)| !c.loaded && **k != keep)
+            .min_by_key(|(_, c)| c.last_used)
+            .map(|(k, _)| *k);
+        if let Some(v) = victim {
+            self.cache.remove(&v);
+            self.eval_only -= 1;
+        }
+    }
+}
+
+/// Parses a `#!lua [flags=...]` first line. Returns (no-writes, the body to compile).
+fn parse_shebang(body: &[u8]) -> Result<(bool, std::borrow::Cow<'_, [u8]>), Reply> {
+    if !body.starts_with(b"#!") {
+        return Ok((false, body.into()));
+    }
+    let end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+    let line = String::from_utf8_lossy(&body[2..end]).into_owned();
+    let mut parts = line.split(' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or("");
+    if engine != "lua" {
+        return Err(Reply::err(format!(
+            "ERR Unexpected engine in script shebang: #!{engine}"
+        )));
+    }
+    let mut no_writes = false;
+    for p in parts {
+        let Some(flags) = p.strip_prefix("flags=") else {
+            return Err(Reply::err(format!("ERR Unknown lua shebang option: {p}")));
+        };
+        for f in flags.split(',').filter(|f| !f.is_empty()) {
+            match f {
+                "no-writes" => no_writes = true,
+                "allow-oom" | "allow-stale" | "no-cluster" | "allow-cross-slot-keys" => {}
+                other => {
+                    return Err(Reply::err(format!(
+                        "ERR Unexpected flag in script shebang: {other}"
+                    )))
+                }
+            }
+        }
+    }
+    // Keep the line count so error line numbers match the body the user sent.
+    let mut code = Vec::with_capacity(body.len());
+    code.extend_from_slice(b"--");
+    code.extend_from_slice(&body[2..]);
+    Ok((no_writes, code.into()))
+}
+
+/// Hex SHA1 of `body`, lowercase, as Redis names scripts.
+pub fn sha1_hex(body: &[u8]) -> [u8; 40] {
+    let d = Sha1::digest(body);
+    let mut out = [0u8; 40];
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, b) in d.iter().enumerate() {
+        out[2 * i] = HEX[(b >> 4) as usize];
+        out[2 * i + 1] = HEX[(b & 15) as usize];
+    }
+    out
+}
+
+fn top_name(spec: &CommandSpec) -> &'static str {
+    if spec.parent.is_empty() {
+        spec.name
+    } else {
+        spec.parent
+    }
+}
+
+/// True if a scripting command needs the keyspace lock. SCRIPT KILL must not: it has to
+/// run while a script holds the lock.
+pub fn needs_core(spec: &CommandSpec) -> bool {
+    match top_name(spec) {
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => true,
+        "script" => !matches!(spec.name, "kill" | "help"),
+        _ => false,
+    }
+}
+
+pub fn command(
+    c: &mut Conn,
+    guard: &mut Option<CoreGuard<'_>>,
+    spec: &CommandSpec,
+    a: &[Bytes],
+) -> Reply {
+    match (top_name(spec), spec.name) {
+        ("script", "kill") => script_kill(&c.shared),
+        ("script", "help") => script_help(),
+        ("script", sub) => {
+            let core = crate::dispatch::core(guard);
+            script_sub(core, sub, a)
+        }
+        ("fcall" | "fcall_ro", name) => {
+            if !c.shared.monitors.is_empty() {
+                c.shared
+                    .feed_monitors(c.cl.db, &c.handle.addr.to_string(), a);
+            }
+            let shared = c.shared.clone();
+            let core = crate::dispatch::core(guard);
+            let r = fcall(core, &shared, &c.cl, a, name == "fcall_ro");
+            core.engine.after_command();
+            r
+        }
+        ("eval" | "evalsha" | "eval_ro" | "evalsha_ro", name) => {
+            let by_sha = name.starts_with("evalsha");
+            let ro = name.ends_with("_ro");
+            // EVAL is flagged skip_monitor: Redis shows it before the lines of its calls.
+            if !c.shared.monitors.is_empty() {
+                c.shared
+                    .feed_monitors(c.cl.db, &c.handle.addr.to_string(), a);
+            }
+            let shared = c.shared.clone();
+            let core = crate::dispatch::core(guard);
+            let r = eval(core, &shared, &c.cl, a, by_sha, ro);
+            core.engine.after_command();
+            r
+        }
+        _ => Reply::err(format!(
+            "ERR '{}' is not supported by tumbler",
+            spec.full_name()
+        )),
+    }
+}
+
+fn eval(
+    core: &mut Core,
+    shared: &Shared,
+    caller: &lockcore::ClientCtx,
+    a: &[Bytes],
+    by_sha: bool,
+    ro: bool,
+) -> Reply {
+    let Some(numkeys) = parse_i64(&a[2]) else {
+        return error::not_integer();
+    };
+    if numkeys < 0 {
+        return Reply::err("ERR Number of keys can't be negative");
+    }
+    if numkeys as usize > a.len() - 3 {
+        return Reply::err("ERR Number of keys can't be greater than number of args");
+    }
+    let nk = numkeys as usize;
+    let Core { engine, scripts } = core;
+    let vm = scripts.vm();
+    let sha = if by_sha {
+        let s = &a[1];
+        if s.len() != 40 {
+            return Reply::err(error_noscript());
+        }
+        let mut k = [0u8; 40];
+        k.copy_from_slice(s);
+        k.make_ascii_lowercase();
+        k
+    } else {
+        sha1_hex(&a[1])
+    };
+    vm.tick += 1;
+    let tick = vm.tick;
+    let (func, no_writes) = match vm.cache.get_mut(&sha) {
+        Some(c) => {
+            c.last_used = tick;
+            (c.func.clone(), c.no_writes)
+        }
+        None if by_sha => return Reply::err(error_noscript()),
+        None => {
+            if let Err(e) = vm.compile(sha, &a[1], false) {
+                return e;
+            }
+            let c = &vm.cache[&sha];
+            (c.func.clone(), c.no_writes)
+        }
+    };
+    let sha = std::str::from_utf8(&sha).unwrap_or("");
+    bridge::run(
+        vm,
+        func,
+        engine,
+        shared,
+        caller,
+        sha,
+        false,
+        &a[3..3 + nk],
+        &a[3 + nk..],
+        ro || no_writes,
+    )
+}
+
+/// Checks EVAL-style numkeys: Ok(number of keys) or Redis' error.
+fn numkeys(a: &[Bytes]) -> Result<usize, Reply> {
+    let Some(numkeys) = parse_i64(&a[2]) else {
+        return Err(error::not_integer());
+    };
+    if numkeys < 0 {
+        return Err(Reply::err("ERR Number of keys can't be negative"));
+    }
+    if numkeys as usize > a.len() - 3 {
+        return Err(Reply::err(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    Ok(numkeys as usize)
+}
+
+fn fcall(
+    core: &mut Core,
+    shared: &Shared,
+    caller: &lockcore::ClientCtx,
+    a: &[Bytes],
+    ro: bool,
+) -> Reply {
+    let nk = match numkeys(a) {
+        Ok(n) => n,
+        Err(e) => return e,
+    };
+    let Core { engine, scripts } = core;
+    let vm = scripts.vm();
+    let name = String::from_utf8_lossy(&a[1]).into_owned();
+    let Some((func, no_writes, _)) = vm.functions.get(&name) else {
+        return Reply::err("ERR Function not found");
+    };
+    let (func, no_writes) = (func.clone(), *no_writes);
+    if ro && !no_writes {
+        return Reply::err("ERR Can not execute a script with write flag using *_ro command.");
+    }
+    bridge::run(
+        vm,
+        func,
+        engine,
+        shared,
+        caller,
+        &name,
+        true,
+        &a[3..3 + nk],
+        &a[3 + nk..],
+        ro || no_writes,
+    )
+}
+
+/// FUNCTION LOAD / DELETE / FLUSH / LIST (the subset tumbler implements).
+pub fn function_command(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
+    match sub {
+        "load" => {
+            let (replace, code) = match a.len() {
+                3 => (false, &a[2]),
+                4 if a[2].eq_ignore_ascii_case(b"replace") => (true, &a[3]),
+                _ => {
+                    return Reply::err(format!(
+                        "ERR Unknown option given: {}",
+                        String::from_utf8_lossy(&a[2])
+                    ))
+                }
+            };
+            function_load(core.scripts.vm(), replace, code)
+        }
+        "delete" => {
+            let vm = core.scripts.vm();
+            let lib = String::from_utf8_lossy(&a[2]).into_owned();
+            match vm.libraries.remove(&lib) {
+                Some((_, names)) => {
+                    for n in names {
+                        vm.functions.remove(&n);
+                    }
+                    Reply::ok()
+                }
+                None => Reply::err("ERR Library not found"),
+            }
+        }
+        "flush" => match a.get(2) {
+            Some(m) if !m.eq_ignore_ascii_case(b"sync") && !m.eq_ignore_ascii_case(b"async") => {
+                Reply::err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+            }
+            _ => {
+                let vm = core.scripts.vm();
+                vm.functions.clear();
+                vm.libraries.clear();
+                Reply::ok()
+            }
+        },
+        _ => Reply::err("ERR this FUNCTION subcommand is not supported by tumbler"),
+    }
+}
+
+fn function_load(vm: &mut Vm, replace: bool, code: &[u8]) -> Reply {
+    let end = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
+    let first = String::from_utf8_lossy(&code[..end]).into_owned();
+    let Some(shebang) = first.strip_prefix("#!") else {
+        return Reply::err("ERR Missing library metadata");
+    };
+    let mut parts = shebang.split(' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or("");
+    if engine != "lua" {
+        return Reply::err(format!("ERR Engine '{engine}' not found"));
+    }
+    let mut name = None;
+    for p in parts {
+        match p.split_once('=') {
+            Some(("name", n)) => name = Some(n.to_string()),
+            _ => return Reply::err(format!("ERR Invalid metadata value given: {p}")),
+        }
+    }
+    let Some(lib) = name else {
+        return Reply::err("ERR Library name was not given");
+    };
+    if vm.libraries.contains_key(&lib) && !replace {
+        return Reply::err(format!("ERR Library '{lib}' already exists"));
+    }
+    let mut body = Vec::with_capacity(code.len() + 2);
+    body.extend_from_slice(b"--");
+    body.extend_from_slice(&code[2..]);
+    let f = match vm
+        .lua
+        .load(&body[..])
+        .set_name("@user_function")
+        .set_mode(mlua::chunk::ChunkMode::Text)
+        .into_function()
+    {
+        Ok(f) => f,
+        Err(e) => {
+            let msg = match &e {
+                mlua::Error::SyntaxError { message, .. } => message.clone(),
+                other => other.to_string(),
+            };
+            return Reply::err(format!("ERR Error compiling function: {msg}"));
+        }
+    };
+    bridge::REGISTERED.with(|r| *r.borrow_mut() = Some(Vec::new()));
+    let res = vm.runner.call::<(bool, Value)>(f);
+    let registered = bridge::REGISTERED
+        .with(|r| r.borrow_mut().take())
+        .unwrap_or_default();
+    match res {
+        Ok((true, _)) => {}
+        Ok((false, Value::Table(t))) => {
+            let msg: String = t
+                .raw_get("err")
+                .unwrap_or_else(|_| "ERR unknown error".into());
+            return Reply::err(format!("ERR Error registering functions: {msg}"));
+        }
+        Ok((false, _)) | Err(_) => return Reply::err("ERR Error registering functions"),
+    }
+    if registered.is_empty() {
+        return Reply::err("ERR No functions registered");
+    }
+    for (n, _, _) in &registered {
+        if let Some((_, _, owner)) = vm.functions.get(n) {
+            if *owner != lib {
+                return Reply::err(format!("ERR Function {n} already exists"));
+            }
+        }
+    }
+    if let Some((_, old)) = vm.libraries.remove(&lib) {
+        for n in old {
+            vm.functions.remove(&n);
+        }
+    }
+    let names = registered.iter().map(|(n, _, _)| n.clone()).collect();
+    for (n, f, nw) in registered {
+        vm.functions.insert(n, (f, nw, lib.clone()));
+    }
+    vm.libraries
+        .insert(lib.clone(), (Bytes::copy_from_slice(code), names));
+    Reply::Bulk(Bytes::from(lib))
+}
+
+fn error_noscript() -> &'static str {
+    "NOSCRIPT No matching script. Please use EVAL."
+}
+
+fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
+    match sub {
+        "load" => {
+            let vm = core.scripts.vm();
+            let sha = sha1_hex(&a[2]);
+            match vm.cache.get_mut(&sha) {
+                Some(c) => {
+                    if !c.loaded {
+                        c.loaded = true;
+                        vm.eval_only -= 1;
+                    }
+                }
+                None => {
+                    if let Err(e) = vm.compile(sha, &a[2], true) {
+                        return e;
+                    }
+                }
+            }
+            Reply::Bulk(Bytes::copy_from_slice(&sha))
+        }
+        "exists" => {
+            let vm = core.scripts.vm.as_ref();
+            Reply::Array(
+                a[2..]
+                    .iter()
+                    .map(|s| {
+                        let found = s.len() == 40 && {
+                            let mut k = [0u8; 40];
+                            k.copy_from_slice(s);
+                            k.make_ascii_lowercase();
+                            vm.is_some_and(|v| v.cache.contains_key(&k))
+                        };
+                        Reply::Int(found as i64)
+                    })
+                    .collect(),
+            )
+        }
+        "flush" => {
+            let functions = core.scripts.vm.as_mut().map(|v| {
+                (
+                    std::mem::take(&mut v.functions),
+                    std::mem::take(&mut v.libraries),
+                )
+            });
+            let ok = match a.len() {
+                2 => true,
+                3 => a[2].eq_ignore_ascii_case(b"sync") || a[2].eq_ignore_ascii_case(b"async"),
+                _ => false,
+            };
+            if !ok {
+                return Reply::err("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+            }
+            // Redis recreates the Lua state: scripts can leave nothing behind. Functions
+            // survive SCRIPT FLUSH in Redis, so their libraries are loaded again.
+            core.scripts.vm = None;
+            if let Some((_, libs)) = functions {
+                let vm = core.scripts.vm();
+                for (_, (code, _)) in libs {
+                    let _ = function_load(vm, true, &code);
+                }
+            }
+            Reply::ok()
+        }
+        "debug" => Reply::err("ERR SCRIPT DEBUG is not supported by tumbler"),
+        _ => Reply::err(format!("ERR unknown subcommand '{sub}'. Try SCRIPT HELP.")),
+    }
+}
+
+/// SCRIPT KILL (and FUNCTION KILL), run without the keyspace lock.
+pub fn script_kill(shared: &Shared) -> Reply {
+    if shared.script.started_ms.load(Ordering::Acquire) == 0 {
+        return Reply::err("NOTBUSY No scripts in execution right now.");
+    }
+    if shared.script.wrote.load(Ordering::Acquire) {
+        return Reply::err(
+            "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.",
+        );
+    }
+    shared.script.kill.store(true, Ordering::Release);
+    Reply::ok()
+}
+
+fn script_help() -> Reply {
+    const LINES: &[&str] = &[
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    Reply::Array(LINES.iter().map(|l| Reply::simple(l)).collect())
+}
