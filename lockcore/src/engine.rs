@@ -193,7 +193,7 @@ impl Engine {
         };
         self.stats.commands_processed += 1;
         let outer_now = self.cmd_now;
-        if outer_now.is_none() {
+        if outer_now.is_none() && self.time_snapshot.is_none() {
             self.cmd_now = Some(self.clock.now_ms());
         }
         let mut ctx = Ctx {
