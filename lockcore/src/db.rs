@@ -321,3 +321,50 @@ mod tests {
         assert_eq!(db.expires_count(), 0);
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    proptest! {
+        /// SCAN's guarantee: a key present from the first call to the last is returned at
+        /// least once, whatever is inserted and deleted between the calls.
+        #[test]
+        fn scan_returns_every_key_present_throughout(
+            initial in proptest::collection::hash_set(0u16..2000, 0..300),
+            churn in proptest::collection::vec((any::<bool>(), 0u16..2000), 0..400),
+            count in 1usize..50,
+        ) {
+            let mut db = Db::default();
+            let key = |i: u16| Bytes::from(format!("k{i}"));
+            for &i in &initial {
+                db.insert(key(i), Value::Str(Bytes::new()), None, 0);
+            }
+            let mut stable: HashSet<Bytes> = initial.iter().map(|&i| key(i)).collect();
+            let mut seen = HashSet::new();
+            let mut cursor = 0;
+            let mut ops = churn.iter();
+            loop {
+                let (keys, next) = db.scan(cursor, count);
+                seen.extend(keys);
+                for (insert, i) in ops.by_ref().take(5) {
+                    if *insert {
+                        db.insert(key(*i), Value::Str(Bytes::new()), None, 0);
+                    } else {
+                        db.remove(&key(*i));
+                        stable.remove(&key(*i));
+                    }
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+            for k in &stable {
+                prop_assert!(seen.contains(k), "missed {:?}", k);
+            }
+        }
+    }
+}

@@ -158,3 +158,29 @@ mod tests {
         assert_eq!(parse_f64(b"abc"), None);
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every i64 printed in decimal parses back to itself, and nothing else parses:
+        /// a leading '+' or a leading zero is refused as string2ll refuses it.
+        #[test]
+        fn parse_i64_round_trips(n in any::<i64>()) {
+            prop_assert_eq!(parse_i64(n.to_string().as_bytes()), Some(n));
+            let plus = format!("+{}", n.unsigned_abs());
+            prop_assert_eq!(parse_i64(plus.as_bytes()), None);
+            let zero = format!("0{}", n.unsigned_abs());
+            prop_assert_eq!(parse_i64(zero.as_bytes()), None);
+        }
+
+        /// `%.17g` output always reads back as the same double.
+        #[test]
+        fn g17_round_trips(d in any::<f64>().prop_filter("finite", |d| d.is_finite())) {
+            let s = fmt_double_17g(d);
+            prop_assert_eq!(s.parse::<f64>().unwrap(), d);
+        }
+    }
+}

@@ -335,4 +335,54 @@ mod tests {
         assert_eq!(parse(&mut b, LIM).unwrap(), None);
         assert!(b.capacity() < 4 << 20);
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn encode(argv: &[Vec<u8>]) -> Vec<u8> {
+            let mut out = format!("*{}\r\n", argv.len()).into_bytes();
+            for a in argv {
+                out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+                out.extend_from_slice(a);
+                out.extend_from_slice(b"\r\n");
+            }
+            out
+        }
+
+        proptest! {
+            /// Any command, fed in arbitrary pieces, parses back to exactly its arguments,
+            /// and a partial command is never mistaken for a whole one.
+            #[test]
+            fn multibulk_round_trips_in_any_split(
+                argv in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 1..8),
+                cut in any::<proptest::sample::Index>(),
+            ) {
+                let wire = encode(&argv);
+                let at = cut.index(wire.len());
+                let mut buf = BytesMut::from(&wire[..at]);
+                let first = parse(&mut buf, LIM).unwrap();
+                if first.is_none() {
+                    buf.extend_from_slice(&wire[at..]);
+                    let got = parse(&mut buf, LIM).unwrap().unwrap();
+                    prop_assert_eq!(got.iter().map(|b| b.to_vec()).collect::<Vec<_>>(), argv);
+                } else {
+                    prop_assert_eq!(at, wire.len());
+                }
+                prop_assert!(buf.is_empty());
+            }
+
+            /// Arbitrary bytes never panic the parser; they parse, wait for more, or fail.
+            #[test]
+            fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+                let mut buf = BytesMut::from(&bytes[..]);
+                for _ in 0..64 {
+                    match parse(&mut buf, LIM) {
+                        Ok(Some(_)) if !buf.is_empty() => continue,
+                        _ => break,
+                    }
+                }
+            }
+        }
+    }
 }
