@@ -209,9 +209,12 @@ fn main() {
         tracing::warn!("{w}");
     }
 
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .max(2);
+    let workers = match cfg.get_i64("worker-threads") {
+        0 => std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .max(2),
+        n => n as usize,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
