@@ -216,6 +216,29 @@ pub const BASE: CommandSpec = CommandSpec {
     subcommands: &[],
 };
 
+/// An engine command of `group` with ACL categories `acl`; the command families' table
+/// builders are thin wrappers around it.
+pub const fn engine(
+    group: &'static str,
+    acl: &'static [&'static str],
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: Keys,
+    h: Handler,
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        arity,
+        flags,
+        keys,
+        group,
+        acl,
+        exec: Exec::Engine(h),
+        ..BASE
+    }
+}
+
 /// Shorthand for the common key spec "one key at argument 1".
 pub const KEY1: Keys = Keys::Range {
     first: 1,
@@ -283,6 +306,44 @@ impl Ctx<'_> {
     pub fn exists(&mut self, key: &[u8]) -> bool {
         self.write(key).is_some()
     }
+}
+
+// ---------------------------------------------------------------- shared argument parsing
+
+/// Parses `numkeys key... WHERE [COUNT n]` from `a[at..]` (LMPOP, BLMPOP, ZMPOP, BZMPOP),
+/// with `which` reading the WHERE token (LEFT|RIGHT, MIN|MAX). Returns the keys, the
+/// parsed WHERE and the count (1 by default), or Redis' error.
+pub fn parse_mpop<W>(
+    a: &[Bytes],
+    at: usize,
+    which: impl Fn(&[u8]) -> Option<W>,
+) -> Result<(Vec<Bytes>, W, usize), Reply> {
+    let numkeys = match crate::num::parse_i64(&a[at]) {
+        Some(n) if n >= 1 => n as usize,
+        _ => return Err(Reply::err("ERR numkeys should be greater than 0")),
+    };
+    let where_at = at.saturating_add(numkeys).saturating_add(1);
+    if where_at >= a.len() {
+        return Err(error::syntax());
+    }
+    let Some(w) = which(&a[where_at]) else {
+        return Err(error::syntax());
+    };
+    let mut count = None;
+    let mut j = where_at + 1;
+    while j < a.len() {
+        if count.is_none() && a[j].eq_ignore_ascii_case(b"count") && j + 1 < a.len() {
+            j += 1;
+            match crate::num::parse_i64(&a[j]) {
+                Some(c) if c >= 1 => count = Some(c as usize),
+                _ => return Err(Reply::err("ERR count should be greater than 0")),
+            }
+        } else {
+            return Err(error::syntax());
+        }
+        j += 1;
+    }
+    Ok((a[at + 1..where_at].to_vec(), w, count.unwrap_or(1)))
 }
 
 // ---------------------------------------------------------------- the registry

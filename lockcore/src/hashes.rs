@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error::{self, *};
 use crate::notify;
 use crate::num::{fmt_incrbyfloat, parse_f64, parse_i64};
@@ -16,16 +16,7 @@ const fn cmd(
     keys: Keys,
     h: crate::commands::Handler,
 ) -> CommandSpec {
-    CommandSpec {
-        name,
-        arity,
-        flags,
-        keys,
-        group: "hash",
-        acl: &["hash"],
-        exec: Exec::Engine(h),
-        ..BASE
-    }
+    crate::commands::engine("hash", &["hash"], name, arity, flags, keys, h)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[

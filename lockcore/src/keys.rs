@@ -19,16 +19,7 @@ const fn cmd(
     keys: Keys,
     h: crate::commands::Handler,
 ) -> CommandSpec {
-    CommandSpec {
-        name,
-        arity,
-        flags,
-        keys,
-        group: "generic",
-        acl: &["keyspace"],
-        exec: Exec::Engine(h),
-        ..BASE
-    }
+    crate::commands::engine("generic", &["keyspace"], name, arity, flags, keys, h)
 }
 
 const ALL_KEYS: Keys = Keys::Range {

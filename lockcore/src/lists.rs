@@ -10,7 +10,7 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::commands::{self, flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::engine::BlockRequest;
 use crate::error::{self, *};
 use crate::notify;
@@ -585,37 +585,6 @@ fn rpoplpush(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 // ---------------------------------------------------------------- multi-key pops
 
-/// Parses `numkeys key... LEFT|RIGHT [COUNT n]` starting at `at`.
-fn parse_mpop(a: &[Bytes], at: usize) -> Result<(Vec<Bytes>, End, usize), Reply> {
-    const NUMKEYS: &str = "ERR numkeys should be greater than 0";
-    let numkeys = match parse_i64(&a[at]) {
-        Some(n) if n >= 1 => n as usize,
-        _ => return Err(Reply::err(NUMKEYS)),
-    };
-    let where_at = at.saturating_add(numkeys).saturating_add(1);
-    if where_at >= a.len() {
-        return Err(error::syntax());
-    }
-    let Some(end) = End::parse(&a[where_at]) else {
-        return Err(error::syntax());
-    };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < a.len() {
-        if count.is_none() && a[j].eq_ignore_ascii_case(b"count") && j + 1 < a.len() {
-            j += 1;
-            match parse_i64(&a[j]) {
-                Some(c) if c >= 1 => count = Some(c as usize),
-                _ => return Err(Reply::err("ERR count should be greater than 0")),
-            }
-        } else {
-            return Err(error::syntax());
-        }
-        j += 1;
-    }
-    Ok((a[at + 1..where_at].to_vec(), end, count.unwrap_or(1)))
-}
-
 /// Pops up to `count` from the first non-empty list among `keys`: `[key, [elements]]`.
 fn mpop(
     ctx: &mut Ctx,
@@ -644,7 +613,7 @@ fn mpop(
 }
 
 fn lmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let (keys, end, count) = match parse_mpop(a, 1) {
+    let (keys, end, count) = match commands::parse_mpop(a, 1, End::parse) {
         Ok(p) => p,
         Err(e) => return e,
     };
@@ -751,7 +720,7 @@ fn blmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(d) => d,
         Err(e) => return e,
     };
-    let (keys, end, count) = match parse_mpop(a, 2) {
+    let (keys, end, count) = match commands::parse_mpop(a, 2, End::parse) {
         Ok(p) => p,
         Err(e) => return e,
     };

@@ -8,7 +8,7 @@
 use bytes::Bytes;
 use rand::Rng;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::notify;
 use crate::num::parse_i64;
@@ -22,16 +22,7 @@ const fn cmd(
     keys: Keys,
     h: crate::commands::Handler,
 ) -> CommandSpec {
-    CommandSpec {
-        name,
-        arity,
-        flags,
-        keys,
-        group: "set",
-        acl: &["set"],
-        exec: Exec::Engine(h),
-        ..BASE
-    }
+    crate::commands::engine("set", &["set"], name, arity, flags, keys, h)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[

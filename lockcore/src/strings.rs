@@ -2,7 +2,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::engine::store;
 use crate::error::{self, *};
 use crate::notify;
@@ -17,16 +17,7 @@ const fn cmd(
     keys: Keys,
     h: crate::commands::Handler,
 ) -> CommandSpec {
-    CommandSpec {
-        name,
-        arity,
-        flags,
-        keys,
-        group: "string",
-        acl: &["string"],
-        exec: Exec::Engine(h),
-        ..BASE
-    }
+    crate::commands::engine("string", &["string"], name, arity, flags, keys, h)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[

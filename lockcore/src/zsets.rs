@@ -8,7 +8,7 @@
 use bytes::Bytes;
 use std::collections::HashMap;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::commands::{self, flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::engine::{self, BlockRequest};
 use crate::error::{self, *};
 use crate::lists::{parse_timeout, retrying};
@@ -954,38 +954,15 @@ fn bzpopmax(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     bzpop_generic(ctx, a, true)
 }
 
-/// Parses `numkeys key... MIN|MAX [COUNT n]` starting at `at`.
-fn parse_zmpop(a: &[Bytes], at: usize) -> Result<(Vec<Bytes>, bool, usize), Reply> {
-    let numkeys = match parse_i64(&a[at]) {
-        Some(n) if n >= 1 => n as usize,
-        _ => return Err(Reply::err("ERR numkeys should be greater than 0")),
-    };
-    let where_at = at.saturating_add(numkeys).saturating_add(1);
-    if where_at >= a.len() {
-        return Err(error::syntax());
-    }
-    let max = if a[where_at].eq_ignore_ascii_case(b"min") {
-        false
-    } else if a[where_at].eq_ignore_ascii_case(b"max") {
-        true
+/// `MIN` -> false, `MAX` -> true.
+fn min_max(w: &[u8]) -> Option<bool> {
+    if w.eq_ignore_ascii_case(b"min") {
+        Some(false)
+    } else if w.eq_ignore_ascii_case(b"max") {
+        Some(true)
     } else {
-        return Err(error::syntax());
-    };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < a.len() {
-        if count.is_none() && a[j].eq_ignore_ascii_case(b"count") && j + 1 < a.len() {
-            j += 1;
-            match parse_i64(&a[j]) {
-                Some(c) if c >= 1 => count = Some(c as usize),
-                _ => return Err(Reply::err("ERR count should be greater than 0")),
-            }
-        } else {
-            return Err(error::syntax());
-        }
-        j += 1;
+        None
     }
-    Ok((a[at + 1..where_at].to_vec(), max, count.unwrap_or(1)))
 }
 
 /// ZMPOP's body: `Ok(None)` when no key holds a sorted set.
@@ -1018,7 +995,7 @@ fn zmpop_keys(
 }
 
 fn zmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let (keys, max, count) = match parse_zmpop(a, 1) {
+    let (keys, max, count) = match commands::parse_mpop(a, 1, min_max) {
         Ok(p) => p,
         Err(e) => return e,
     };
@@ -1033,7 +1010,7 @@ fn bzmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(d) => d,
         Err(e) => return e,
     };
-    let (keys, max, count) = match parse_zmpop(a, 2) {
+    let (keys, max, count) = match commands::parse_mpop(a, 2, min_max) {
         Ok(p) => p,
         Err(e) => return e,
     };
