@@ -515,8 +515,7 @@ impl Conn {
     /// True if `maxmemory` is set and the process uses more (Redis' OOM check). Tumbler has
     /// no eviction: over the limit, commands that may add memory are refused.
     fn over_maxmemory(&self, shared: &Shared) -> bool {
-        let max = shared.maxmemory.load(Ordering::Relaxed);
-        max > 0 && used_memory() > max as u64
+        shared.over_maxmemory()
     }
 
     /// Runs a checked command: engine commands under the lock, the rest in `dispatch`.
@@ -569,23 +568,6 @@ impl Conn {
         }
         self.shared.clients.remove(&id);
     }
-}
-
-/// The process' resident memory, re-read from /proc at most every 10 ms so that the
-/// maxmemory check does not cost a file read per command.
-fn used_memory() -> u64 {
-    use std::sync::atomic::AtomicU64;
-    use std::sync::OnceLock;
-    static START: OnceLock<Instant> = OnceLock::new();
-    static READ_AT_MS: AtomicU64 = AtomicU64::new(0);
-    static RSS: AtomicU64 = AtomicU64::new(0);
-    let now = START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1;
-    let at = READ_AT_MS.load(Ordering::Relaxed);
-    if at == 0 || now - at >= 10 {
-        READ_AT_MS.store(now, Ordering::Relaxed);
-        RSS.store(crate::info::rss_bytes(), Ordering::Relaxed);
-    }
-    RSS.load(Ordering::Relaxed)
 }
 
 /// True if `maxmemory-policy` evicts (anything but `noeviction`).

@@ -294,6 +294,12 @@ impl Shared {
         crate::conn::perform_evictions(self, &mut core.engine);
     }
 
+    /// True if `maxmemory` is set and the process uses more (Redis' OOM check).
+    pub fn over_maxmemory(&self) -> bool {
+        let max = self.maxmemory.load(Ordering::Relaxed);
+        max > 0 && used_memory() > max as u64
+    }
+
     /// How long the running script has run, in ms, if one runs.
     pub fn script_running_for(&self) -> Option<i64> {
         let s = self.script.started_ms.load(Ordering::Acquire);
@@ -371,4 +377,21 @@ impl Shared {
             m.send(Msg::Push(reply.clone()));
         }
     }
+}
+
+/// The process' resident memory, re-read from /proc at most every 10 ms so that the
+/// maxmemory check does not cost a file read per command.
+pub fn used_memory() -> u64 {
+    use std::sync::atomic::AtomicU64;
+    use std::sync::OnceLock;
+    static START: OnceLock<Instant> = OnceLock::new();
+    static READ_AT_MS: AtomicU64 = AtomicU64::new(0);
+    static RSS: AtomicU64 = AtomicU64::new(0);
+    let now = START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1;
+    let at = READ_AT_MS.load(Ordering::Relaxed);
+    if at == 0 || now - at >= 10 {
+        READ_AT_MS.store(now, Ordering::Relaxed);
+        RSS.store(crate::info::rss_bytes(), Ordering::Relaxed);
+    }
+    RSS.load(Ordering::Relaxed)
 }

@@ -42,6 +42,10 @@ pub struct RunCtx<'a> {
     args: &'a [Bytes],
     /// Whether MONITOR clients exist (checked once per script, not per call).
     monitors: bool,
+    /// Over maxmemory when the script started: its first write is refused, as Redis'
+    /// scriptVerifyOOM does (a script that already wrote may go on, to stay atomic).
+    oom: bool,
+    wrote: bool,
 }
 
 thread_local! {
@@ -97,6 +101,8 @@ pub fn run(
         keys,
         args,
         monitors: !shared.monitors.is_empty(),
+        oom: shared.over_maxmemory(),
+        wrote: false,
     };
     shared.script.kill.store(false, Ordering::Relaxed);
     shared.script.wrote.store(false, Ordering::Relaxed);
@@ -409,11 +415,15 @@ fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, Stri
     if spec.has(flag::WRITE) && ctx.read_only {
         return Err("ERR Write commands are not allowed from read-only scripts.".into());
     }
+    if ctx.oom && !ctx.wrote && spec.has(flag::DENYOOM) {
+        return Err(crate::conn::OOM_ERR.into());
+    }
     let reply = match spec.exec {
         Exec::Engine(_) => {
             ctx.cl.resp3 = ctx.resp3;
             let r = ctx.engine.call(&mut ctx.cl, spec, argv);
             if spec.has(flag::WRITE) {
+                ctx.wrote = true;
                 ctx.shared.script.wrote.store(true, Ordering::Relaxed);
             }
             r
