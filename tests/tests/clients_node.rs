@@ -4,7 +4,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use tumbler_tests::clients::{self, has_scripting, require, run_scenario, servers};
+use tumbler_tests::clients::{self, assert_scripting, require, run_scenario, servers};
 
 fn scenario(name: &str, n: usize, needs_scripting: bool) {
     let Some(node_dir) = require(
@@ -15,8 +15,8 @@ fn scenario(name: &str, n: usize, needs_scripting: bool) {
         return;
     };
     let servers = servers(n);
-    if needs_scripting && !has_scripting(&servers[0]) {
-        return;
+    if needs_scripting {
+        assert_scripting(&servers[0]);
     }
     // ES modules resolve packages from the script's own directory, so the program runs
     // from next to node_modules.
