@@ -44,3 +44,10 @@ fn node_redlock_over_three_servers() {
 fn redis_semaphore_mutex_and_semaphore() {
     scenario("redis_semaphore", 1, true);
 }
+
+// Mutual exclusion under contention: redlock, Mutex and Semaphore retried by four
+// connections around non-atomic updates.
+#[test]
+fn contended_locks_lose_no_update() {
+    scenario("contended", 1, true);
+}

@@ -45,3 +45,10 @@ fn pottery_redlock_over_three_servers() {
 fn python_redis_lock() {
     scenario("python_redis_lock", 1, true);
 }
+
+// Mutual exclusion under contention: threads wait for each other through real retries
+// (redis-py) and BLPOP wake-ups (python-redis-lock), over RESP3.
+#[test]
+fn contended_locks_lose_no_update() {
+    scenario("contended", 1, true);
+}
