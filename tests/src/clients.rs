@@ -54,16 +54,13 @@ pub fn servers(n: usize) -> Vec<TestServer> {
         .collect()
 }
 
-/// True if the server runs Lua (EVAL). Most lock libraries need it; scripting is built on
-/// its own branch, so until it lands such scenarios skip with a message.
-pub fn has_scripting(server: &TestServer) -> bool {
+/// Asserts the server runs Lua (EVAL): most lock libraries release and extend with scripts.
+/// Scripting is part of tumbler, so a scenario that needs it fails rather than skips when
+/// EVAL does not answer.
+pub fn assert_scripting(server: &TestServer) {
     let mut c = crate::Raw::connect(server.addr());
     let r = c.cmd_str(&["EVAL", "return 1", "0"]);
-    if r == ":1\r\n" {
-        return true;
-    }
-    eprintln!("skipping: this scenario needs EVAL, which this build lacks ({r:?})");
-    false
+    assert_eq!(r, ":1\r\n", "this scenario needs EVAL, which must work");
 }
 
 /// Runs `program args...` (bounded by `timeout`) and asserts it exits 0 printing

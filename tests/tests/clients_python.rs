@@ -4,7 +4,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use tumbler_tests::clients::{self, has_scripting, require, run_scenario, servers};
+use tumbler_tests::clients::{self, assert_scripting, require, run_scenario, servers};
 
 fn scenario(name: &str, n: usize, needs_scripting: bool) {
     let Some(python) = require(
@@ -14,8 +14,8 @@ fn scenario(name: &str, n: usize, needs_scripting: bool) {
         return;
     };
     let servers = servers(n);
-    if needs_scripting && !has_scripting(&servers[0]) {
-        return;
+    if needs_scripting {
+        assert_scripting(&servers[0]);
     }
     let mut cmd = Command::new(python);
     cmd.arg(clients::programs_dir().join("python/locks.py"))
@@ -44,4 +44,11 @@ fn pottery_redlock_over_three_servers() {
 #[test]
 fn python_redis_lock() {
     scenario("python_redis_lock", 1, true);
+}
+
+// Mutual exclusion under contention: threads wait for each other through real retries
+// (redis-py) and BLPOP wake-ups (python-redis-lock), over RESP3.
+#[test]
+fn contended_locks_lose_no_update() {
+    scenario("contended", 1, true);
 }

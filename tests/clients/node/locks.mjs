@@ -82,7 +82,35 @@ async function semaphore() {
   await s3.release();
 }
 
-const scenarios = { ioredis_basics: ioredisBasics, redlock, redis_semaphore: semaphore };
+// Four connections each take a redlock, a Mutex and a 2-Semaphore 25 times around
+// non-atomic read-modify-writes: a lost update or a third semaphore holder fails.
+async function contended() {
+  const cs = [0, 1, 2, 3].map(() => client(ports[0]));
+  const work = async (c) => {
+    const rl = new Redlock([c], { retryCount: 5000, retryDelay: 2, retryJitter: 2 });
+    const retry = { retryInterval: 2, acquireTimeout: 60000 };
+    for (let i = 0; i < 25; i++) {
+      await rl.using(["lock:counted"], 30000, async () => {
+        await c.set("counted", Number((await c.get("counted")) ?? 0) + 1);
+      });
+      const m = new Mutex(c, "counted2", retry);
+      await m.acquire();
+      await c.set("counted2", Number((await c.get("counted2")) ?? 0) + 1);
+      await m.release();
+      const s = new Semaphore(c, "pool2", 2, retry);
+      await s.acquire();
+      const holders = await c.incr("holders");
+      assert.ok(holders <= 2, `${holders} holders of a 2-semaphore`);
+      await c.decr("holders");
+      await s.release();
+    }
+  };
+  await Promise.all(cs.map(work));
+  assert.equal(await cs[0].get("counted"), "100");
+  assert.equal(await cs[0].get("counted2"), "100");
+}
+
+const scenarios = { ioredis_basics: ioredisBasics, redlock, redis_semaphore: semaphore, contended };
 
 try {
   await scenarios[scenario]();

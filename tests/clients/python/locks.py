@@ -122,7 +122,42 @@ def python_redis_lock(ports):
     b.release()
 
 
+def contended(ports):
+    """Four threads each take a redis-py Lock and a python-redis-lock 50 times around a
+    non-atomic read-modify-write; any lost update means two holders at once."""
+    import threading
+
+    import redis
+    import redis_lock
+
+    pool = redis.ConnectionPool(port=ports[0], protocol=3)
+    errors = []
+
+    def worker():
+        c = redis.Redis(connection_pool=pool)
+        try:
+            for _ in range(50):
+                with c.lock("lock:counted", timeout=30, sleep=0.001, blocking_timeout=60):
+                    c.set("counted", int(c.get("counted") or 0) + 1)
+                with redis_lock.Lock(c, "counted2", expire=30):
+                    c.set("counted2", int(c.get("counted2") or 0) + 1)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    assert not errors, errors
+    r = redis.Redis(connection_pool=pool)
+    assert r.get("counted") == b"200", r.get("counted")
+    assert r.get("counted2") == b"200", r.get("counted2")
+    assert not r.exists("lock:counted", "lock:counted2")
+
+
 SCENARIOS = {
+    "contended": contended,
     "redis_py_lock": lambda ports: redis_py_lock(ports, 2),
     "redis_py_lock_resp3": lambda ports: redis_py_lock(ports, 3),
     "pottery_redlock": pottery_redlock,
