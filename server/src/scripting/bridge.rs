@@ -204,6 +204,10 @@ pub fn functions(
             ));
         }
         match v {
+            // Library errors (struct, ...) are plain strings in Redis, as luaL_error raises.
+            Value::Error(e) if plain_text(&e).is_some() => Ok(Value::String(
+                lua.create_string(plain_text(&e).unwrap_or_default())?,
+            )),
             Value::Error(e) => Ok(Value::Table(err_table(lua, &error_text(&e))?)),
             other => Ok(other),
         }
@@ -258,6 +262,16 @@ pub fn functions(
         }
     })?;
     Ok((rawcall, rawpcall, sha1hex, setresp, acl_check, errconv))
+}
+
+/// The message of an error a library function raised as a plain Lua string (marked with a
+/// leading `\x02`, see lua_struct.rs' `plain`).
+fn plain_text(e: &mlua::Error) -> Option<String> {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => plain_text(cause),
+        mlua::Error::RuntimeError(m) => m.strip_prefix('\x02').map(str::to_string),
+        _ => None,
+    }
 }
 
 /// The text of an error a Rust function raised: ours carry Redis' full error text; anything

@@ -9,6 +9,7 @@ pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
     g.raw_set("bit", bit(lua)?)?;
     g.raw_set("cjson", cjson(lua)?)?;
     super::cmsgpack::install(lua, g)?;
+    super::lua_struct::install(lua, g)?;
     Ok(())
 }
 

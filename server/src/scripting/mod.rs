@@ -21,6 +21,7 @@
 mod bridge;
 mod cmsgpack;
 mod libs;
+mod lua_struct;
 mod sandbox;
 
 use bytes::Bytes;
