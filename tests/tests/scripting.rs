@@ -469,3 +469,47 @@ fn eval_only_scripts_are_bounded() {
     assert!(gone.starts_with("-NOSCRIPT"), "{gone}");
     assert_eq!(c.cmd_str(&["EVAL", "return 599", "0"]), ":599\r\n");
 }
+
+/// Redis' pcall turns an error table into its `err` text (string or number); xpcall and
+/// coroutine.resume keep the table; error_reply/status_reply return (not raise) an error
+/// table on bad arguments.
+#[test]
+fn pcall_error_shapes_match_redis() {
+    run(r##"
+        SET s abc
+        EVAL "local ok, e = pcall(redis.call, 'incr', 's') return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(redis.call, 'nosuch') return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(redis.call) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(redis.call, 'get', {}) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local e = redis.pcall('incr', 's') return {type(e), e.err}" 0
+        EVAL "local e = redis.pcall('nosuch') return {type(e), e.err}" 0
+        EVAL "local e = redis.pcall() return {type(e), e.err}" 0
+        EVAL "local ok, e = pcall(redis.pcall) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(redis.pcall, 'get', {}) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(redis.sha1hex) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(redis.setresp, 9) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(redis.log) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(redis.error_reply) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(error, 'x') return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(error, {err='x'}) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(function() redis.call('incr','s') end) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = xpcall(function() return redis.call('incr','s') end, function(x) return x end) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(redis.acl_check_cmd, 'nosuch') return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(string.rep) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "return redis.sha1hex()" 0
+        EVAL "return redis.setresp(9)" 0
+        EVAL "return redis.log()" 0
+        EVAL "return redis.call('incr', 's')" 0
+        EVAL "local e = redis.pcall('incr', 's') return e" 0
+        EVAL "return redis.error_reply()" 0
+        EVAL "return redis.status_reply()" 0
+        EVAL "local ok, e = pcall(redis.status_reply) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "return redis.error_reply('a','b')" 0
+        EVAL "return redis.status_reply(1)" 0
+        EVAL "local co = coroutine.create(function() redis.call('nosuch') end) local ok, e = coroutine.resume(co) return {tostring(ok), type(e)}" 0
+        EVAL "local ok, e = pcall(error, {err=5}) return {tostring(ok), type(e), e}" 0
+        EVAL "local ok, e = pcall(error, {1}) return {tostring(ok), type(e)}" 0
+        EVAL "return {pcall(function() return 1, 2 end)}" 0
+        EVAL "local ok, e = pcall(redis.call, 'hget', 's', 'f') return e" 0
+    "##);
+}

@@ -98,8 +98,20 @@ local function fix(ok, ...)
   -- errconv raises again if the script was killed (SCRIPT KILL cannot be caught).
   return false, errconv((...))
 end
+-- Redis' own pcall (luaRedisPcall) hands scripts the `err` field of an error table
+-- (string or number) instead of the table: `pcall(redis.call, ...)` yields false, "ERR ...".
+-- xpcall and coroutine.resume are Lua's and keep the table.
+local function pcall_fix(ok, ...)
+  if ok then return ok, ... end
+  local e = errconv((...))
+  if type(e) == 'table' then
+    local m = e.err
+    if type(m) == 'string' or type(m) == 'number' then e = m end
+  end
+  return false, e
+end
 local pcall, xpcall = pcall, xpcall
-G.pcall = function(f, ...) return fix(pcall(f, ...)) end
+G.pcall = function(f, ...) return pcall_fix(pcall(f, ...)) end
 G.xpcall = function(f, h) return fix(xpcall(f, function(e) return h(conv(e)) end)) end
 local co_resume = coroutine.resume
 coroutine.resume = function(co, ...) return fix(co_resume(co, ...)) end
@@ -112,9 +124,11 @@ redis.pcall = rawpcall
 redis.sha1hex = sha1hex
 redis.setresp = setresp
 redis.acl_check_cmd = acl_check
-redis.error_reply = function(e)
-  if type(e) ~= 'string' then
-    return error("wrong number or type of arguments", 2)
+-- Bad arguments make error_reply/status_reply *return* an error table (they do not raise).
+redis.error_reply = function(...)
+  local e = ...
+  if select('#', ...) ~= 1 or type(e) ~= 'string' then
+    return {err = 'ERR wrong number or type of arguments'}
   end
   if string_sub(e, 1, 1) ~= '-' then e = '-' .. e end
   local sp = string.find(e, ' ', 1, true)
@@ -128,9 +142,10 @@ redis.error_reply = function(e)
   msg = string.gsub(msg, '[\r\n]+$', '')
   return {err = code .. ' ' .. msg}
 end
-redis.status_reply = function(s)
-  if type(s) ~= 'string' then
-    return error("wrong number or type of arguments", 2)
+redis.status_reply = function(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then
+    return {err = 'ERR wrong number or type of arguments'}
   end
   return {ok = s}
 end
