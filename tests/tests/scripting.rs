@@ -513,3 +513,63 @@ fn pcall_error_shapes_match_redis() {
         EVAL "local ok, e = pcall(redis.call, 'hget', 's', 'f') return e" 0
     "##);
 }
+
+/// Errors of the cjson/cmsgpack/bit libraries are plain strings raised like luaL_error
+/// (`user_script:<line>:` prefix, luaL_argerror names, `'?'` under pcall); cjson names the
+/// token it found (T_END, T_NUMBER, ...) and escape errors as lua-cjson does.
+#[test]
+fn library_errors_match_redis() {
+    run(r##"
+        EVAL "local ok, e = pcall(cjson.decode, '{') return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(cjson.encode) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(cmsgpack.unpack, '\xc1') return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(cmsgpack.pack) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "local ok, e = pcall(bit.band, {}) return {tostring(ok), type(e), type(e)=='table' and e.err or e}" 0
+        EVAL "return cjson.decode('{')" 0
+        EVAL "return cmsgpack.pack()" 0
+        EVAL "return bit.band({})" 0
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "["
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "[1,"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{\"a\""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{\"a\":"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 ""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 " "
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "[1"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{\"a\":1"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{\"a\":1,"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{\"a\" 1}"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "[1 2]"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "1 2"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "[1] x"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{1:2}"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "[true false]"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{\"a\":1 null}"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "[1,]"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{,}"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "[:]"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "tru"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"abc"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"\\q\""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "[nul]"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "{\"a\":[1,{\"b\":}]}"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"\\u12\""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"\\uzzzz\""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"\\"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"\\ud800\""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"\\ud800\\u0041\""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "[\"\\x\"]"
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"\\udc00\""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"\\ud83d\\ude00\""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "\"\\u00e9\\n\""
+        EVAL "return {pcall(cjson.decode, ARGV[1])}" 0 "  [\"a\", \"\\ud800\"]"
+        EVAL "return {pcall(bit.tohex, {})}" 0
+        EVAL "return bit.bor(1, 'x')" 0
+        EVAL "return cjson.decode(1, 2)" 0
+        EVAL "return cjson.decode({})" 0
+        EVAL "return cjson.decode(12)" 0
+        EVAL "return cmsgpack.unpack({})" 0
+        EVAL "return cjson.encode(function() end)" 0
+        EVAL "return cjson.encode()" 0
+    "##);
+}

@@ -3,6 +3,8 @@
 
 use mlua::{Lua, MultiValue, Table, Value};
 
+use super::lua_struct::{argerr, check_string, lib_fn};
+
 const MAX_NESTING: usize = 16;
 
 /// Registers `cmsgpack` in `g`.
@@ -10,9 +12,9 @@ pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
     let t = lua.create_table()?;
     t.set(
         "pack",
-        lua.create_function(|lua, a: MultiValue| {
+        lib_fn(lua, |lua, a: MultiValue| {
             if a.is_empty() {
-                return Err(mlua::Error::runtime("MessagePack pack needs input."));
+                return Err(argerr(lua, 0, "MessagePack pack needs input."));
             }
             let mut out = Vec::new();
             for v in a.iter() {
@@ -23,8 +25,8 @@ pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
     )?;
     t.set(
         "unpack",
-        lua.create_function(|lua, s: mlua::LuaString| {
-            let b = s.as_bytes().to_vec();
+        lib_fn(lua, |lua, a: MultiValue| {
+            let b = check_string(lua, &a, 1)?;
             let mut i = 0;
             let mut out = MultiValue::new();
             while i < b.len() {
@@ -35,7 +37,8 @@ pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
     )?;
     // unpack_limit(s, limit, offset) -> next offset (-1 at the end), then up to `limit`
     // values; unpack_one(s, offset) is unpack_limit(s, 1, offset).
-    let limit = lua.create_function(
+    let limit = lib_fn(
+        lua,
         |lua, (s, limit, offset): (mlua::LuaString, i64, Option<i64>)| {
             unpack_limit(lua, &s.as_bytes(), limit, offset.unwrap_or(0))
         },
@@ -43,7 +46,7 @@ pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
     t.set("unpack_limit", limit)?;
     t.set(
         "unpack_one",
-        lua.create_function(|lua, (s, offset): (mlua::LuaString, Option<i64>)| {
+        lib_fn(lua, |lua, (s, offset): (mlua::LuaString, Option<i64>)| {
             unpack_limit(lua, &s.as_bytes(), 1, offset.unwrap_or(0))
         })?,
     )?;

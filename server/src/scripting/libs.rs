@@ -4,6 +4,8 @@
 
 use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
 
+use super::lua_struct::{argerr, check_string, lib_fn, typename};
+
 /// Registers `bit` and `cjson` in `g`.
 pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
     g.raw_set("bit", bit(lua)?)?;
@@ -16,45 +18,53 @@ pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
 // ---------------------------------------------------------------- bit
 
 /// LuaBitOp's number normalisation: round to an integer, wrap to 32 bits, signed.
-fn tobit(v: &Value) -> mlua::Result<i32> {
-    let n = match v {
+/// Argument `i` (0-based) is checked like luaL_checknumber.
+fn tobit(lua: &Lua, a: &MultiValue, i: usize) -> mlua::Result<i32> {
+    let bad = || {
+        argerr(
+            lua,
+            i + 1,
+            &format!("number expected, got {}", typename(a, i + 1)),
+        )
+    };
+    let n = match a.get(i).unwrap_or(&Value::Nil) {
         Value::Number(n) => *n,
         Value::Integer(i) => *i as f64,
         Value::String(s) => s
             .to_str()
             .ok()
             .and_then(|s| s.trim().parse::<f64>().ok())
-            .ok_or_else(|| mlua::Error::runtime("bad argument (number expected)"))?,
-        _ => return Err(mlua::Error::runtime("bad argument (number expected)")),
+            .ok_or_else(bad)?,
+        _ => return Err(bad()),
     };
     let r = (n + 6755399441055744.0) - 6755399441055744.0;
     Ok(r.rem_euclid(4294967296.0) as u64 as u32 as i32)
 }
 
-fn arg(a: &MultiValue, i: usize) -> mlua::Result<i32> {
-    tobit(a.get(i).unwrap_or(&Value::Nil))
+fn arg(lua: &Lua, a: &MultiValue, i: usize) -> mlua::Result<i32> {
+    tobit(lua, a, i)
 }
 
 fn bit(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set(
         "tobit",
-        lua.create_function(|_, a: MultiValue| Ok(arg(&a, 0)? as f64))?,
+        lib_fn(lua, |lua, a: MultiValue| Ok(arg(lua, &a, 0)? as f64))?,
     )?;
     t.set(
         "bnot",
-        lua.create_function(|_, a: MultiValue| Ok(!arg(&a, 0)? as f64))?,
+        lib_fn(lua, |lua, a: MultiValue| Ok(!arg(lua, &a, 0)? as f64))?,
     )?;
     macro_rules! fold {
         ($name:expr, $op:tt) => {
             t.set(
                 $name,
-                lua.create_function(|_, a: MultiValue| {
-                    let mut r = arg(&a, 0)?;
+                lib_fn(lua, |lua, a: MultiValue| {
+                    let mut r = arg(lua, &a, 0)?;
                     for i in 1..a.len() {
                         #[allow(clippy::assign_op_pattern)]
                         {
-                            r = r $op arg(&a, i)?;
+                            r = r $op arg(lua, &a, i)?;
                         }
                     }
                     Ok(r as f64)
@@ -69,9 +79,9 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
         ($name:expr, $f:expr) => {
             t.set(
                 $name,
-                lua.create_function(|_, a: MultiValue| {
-                    let x = arg(&a, 0)?;
-                    let n = (arg(&a, 1)? & 31) as u32;
+                lib_fn(lua, |lua, a: MultiValue| {
+                    let x = arg(lua, &a, 0)?;
+                    let n = (arg(lua, &a, 1)? & 31) as u32;
                     let f: fn(i32, u32) -> i32 = $f;
                     Ok(f(x, n) as f64)
                 })?,
@@ -85,15 +95,19 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
     shift!("ror", |x, n| (x as u32).rotate_right(n) as i32);
     t.set(
         "bswap",
-        lua.create_function(
-            |_, a: MultiValue| Ok((arg(&a, 0)? as u32).swap_bytes() as i32 as f64),
-        )?,
+        lib_fn(lua, |lua, a: MultiValue| {
+            Ok((arg(lua, &a, 0)? as u32).swap_bytes() as i32 as f64)
+        })?,
     )?;
     t.set(
         "tohex",
-        lua.create_function(|_, a: MultiValue| {
-            let x = arg(&a, 0)? as u32;
-            let mut n = if a.len() > 1 { arg(&a, 1)? as i64 } else { 8 };
+        lib_fn(lua, |lua, a: MultiValue| {
+            let x = arg(lua, &a, 0)? as u32;
+            let mut n = if a.len() > 1 {
+                arg(lua, &a, 1)? as i64
+            } else {
+                8
+            };
             let upper = n < 0;
             if upper {
                 n = -n;
@@ -128,7 +142,7 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
     });
     t.set(
         "encode_max_depth",
-        lua.create_function(|lua, n: Option<i64>| {
+        lib_fn(lua, |lua, n: Option<i64>| {
             let mut d = lua.app_data_mut::<CjsonDepth>().unwrap();
             if let Some(n) = n {
                 d.encode = n.clamp(1, i32::MAX as i64) as usize;
@@ -138,7 +152,7 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "decode_max_depth",
-        lua.create_function(|lua, n: Option<i64>| {
+        lib_fn(lua, |lua, n: Option<i64>| {
             let mut d = lua.app_data_mut::<CjsonDepth>().unwrap();
             if let Some(n) = n {
                 d.decode = n.clamp(1, i32::MAX as i64) as usize;
@@ -154,15 +168,13 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
         "encode_invalid_numbers",
         "decode_invalid_numbers",
     ] {
-        t.set(name, lua.create_function(|_, a: MultiValue| Ok(a))?)?;
+        t.set(name, lib_fn(lua, |_, a: MultiValue| Ok(a))?)?;
     }
     t.set(
         "encode",
-        lua.create_function(|lua, a: Variadic<Value>| {
+        lib_fn(lua, |lua, a: Variadic<Value>| {
             if a.len() != 1 {
-                return Err(mlua::Error::runtime(
-                    "bad argument #1 to 'encode' (expected 1 argument)",
-                ));
+                return Err(argerr(lua, 1, "expected 1 argument"));
             }
             let mut out = Vec::new();
             let max = lua.app_data_ref::<CjsonDepth>().map_or(1000, |d| d.encode);
@@ -172,14 +184,11 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "decode",
-        lua.create_function(|lua, a: Variadic<Value>| {
+        lib_fn(lua, |lua, a: Variadic<Value>| {
             let s = match a.first() {
-                Some(Value::String(s)) if a.len() == 1 => s.as_bytes().to_vec(),
-                _ => {
-                    return Err(mlua::Error::runtime(
-                        "bad argument #1 to 'decode' (expected 1 argument)",
-                    ))
-                }
+                _ if a.len() != 1 => return Err(argerr(lua, 1, "expected 1 argument")),
+                Some(Value::String(s)) => s.as_bytes().to_vec(),
+                _ => check_string(lua, &a.iter().cloned().collect(), 1)?,
             };
             let max = lua.app_data_ref::<CjsonDepth>().map_or(1000, |d| d.decode);
             let mut p = Parser {
@@ -192,10 +201,7 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
             let v = p.value(0).map_err(mlua::Error::runtime)?;
             p.ws();
             if p.i < s.len() {
-                return Err(mlua::Error::runtime(format!(
-                    "Expected the end but found invalid token at character {}",
-                    p.i + 1
-                )));
+                return Err(mlua::Error::runtime(p.bad_tok("the end")));
             }
             Ok(v)
         })?,
@@ -325,9 +331,26 @@ impl Parser<'_> {
             self.i += 1;
         }
     }
-    fn bad(&self, what: &str) -> String {
+    /// lua-cjson's "Expected X but found <token>": the token at the current position is
+    /// named by its type (T_END at the end of input), or "invalid token".
+    fn bad_tok(&self, what: &str) -> String {
+        let rest = &self.s[self.i.min(self.s.len())..];
+        let tok = match rest.first() {
+            None => "T_END",
+            Some(b'{') => "T_OBJ_BEGIN",
+            Some(b'}') => "T_OBJ_END",
+            Some(b'[') => "T_ARR_BEGIN",
+            Some(b']') => "T_ARR_END",
+            Some(b'"') => "T_STRING",
+            Some(b':') => "T_COLON",
+            Some(b',') => "T_COMMA",
+            Some(b'-' | b'0'..=b'9') => "T_NUMBER",
+            _ if rest.starts_with(b"true") || rest.starts_with(b"false") => "T_BOOLEAN",
+            _ if rest.starts_with(b"null") => "T_NULL",
+            _ => "invalid token",
+        };
         format!(
-            "Expected {what} but found invalid token at character {}",
+            "Expected {what} but found {tok} at character {}",
             self.i + 1
         )
     }
@@ -351,12 +374,12 @@ impl Parser<'_> {
                 loop {
                     self.ws();
                     if self.s.get(self.i) != Some(&b'"') {
-                        return Err(self.bad("object key string"));
+                        return Err(self.bad_tok("object key string"));
                     }
                     let k = self.string()?;
                     self.ws();
                     if self.s.get(self.i) != Some(&b':') {
-                        return Err(self.bad("colon"));
+                        return Err(self.bad_tok("colon"));
                     }
                     self.i += 1;
                     self.ws();
@@ -369,7 +392,7 @@ impl Parser<'_> {
                             self.i += 1;
                             return Ok(Value::Table(t));
                         }
-                        _ => return Err(self.bad("comma or object end")),
+                        _ => return Err(self.bad_tok("comma or object end")),
                     }
                 }
             }
@@ -394,7 +417,7 @@ impl Parser<'_> {
                             self.i += 1;
                             return Ok(Value::Table(t));
                         }
-                        _ => return Err(self.bad("comma or array end")),
+                        _ => return Err(self.bad_tok("comma or array end")),
                     }
                 }
             }
@@ -435,10 +458,20 @@ impl Parser<'_> {
                         )
                     })
             }
-            _ => Err(self.bad("value")),
+            _ => Err(self.bad_tok("value")),
         }
     }
     fn string(&mut self) -> Result<Vec<u8>, String> {
+        // lua-cjson reports escape errors at the first character after the opening quote.
+        let start = self.i;
+        let esc =
+            |what: &str| format!("Expected value but found {what} at character {}", start + 2);
+        let hex4 = |s: &[u8], at: usize| {
+            s.get(at..at + 4)
+                .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+        };
         self.i += 1;
         let mut out = Vec::new();
         loop {
@@ -454,7 +487,10 @@ impl Parser<'_> {
                     return Ok(out);
                 }
                 Some(b'\\') => {
-                    let c = *self.s.get(self.i + 1).ok_or_else(|| self.bad("value"))?;
+                    let c = *self
+                        .s
+                        .get(self.i + 1)
+                        .ok_or_else(|| esc("invalid escape code"))?;
                     self.i += 2;
                     match c {
                         b'"' | b'\\' | b'/' => out.push(c),
@@ -464,34 +500,28 @@ impl Parser<'_> {
                         b'r' => out.push(b'\r'),
                         b't' => out.push(b'\t'),
                         b'u' => {
-                            let hex = self
-                                .s
-                                .get(self.i..self.i + 4)
-                                .and_then(|h| std::str::from_utf8(h).ok())
-                                .and_then(|h| u32::from_str_radix(h, 16).ok())
-                                .ok_or_else(|| self.bad("value"))?;
+                            let bad = || esc("invalid unicode escape code");
+                            let hex = hex4(self.s, self.i).ok_or_else(bad)?;
                             self.i += 4;
                             let mut cp = hex;
-                            if (0xD800..0xDC00).contains(&hex)
-                                && self.s.get(self.i..self.i + 2) == Some(b"\\u")
-                            {
-                                if let Some(lo) = self
-                                    .s
-                                    .get(self.i + 2..self.i + 6)
-                                    .and_then(|h| std::str::from_utf8(h).ok())
-                                    .and_then(|h| u32::from_str_radix(h, 16).ok())
-                                {
-                                    cp = 0x10000
-                                        + ((hex - 0xD800) << 10)
-                                        + (lo.wrapping_sub(0xDC00) & 0x3ff);
-                                    self.i += 6;
+                            if (0xDC00..0xE000).contains(&hex) {
+                                return Err(bad());
+                            }
+                            if (0xD800..0xDC00).contains(&hex) {
+                                if self.s.get(self.i..self.i + 2) != Some(b"\\u") {
+                                    return Err(bad());
                                 }
+                                let lo = hex4(self.s, self.i + 2)
+                                    .filter(|lo| (0xDC00..0xE000).contains(lo))
+                                    .ok_or_else(bad)?;
+                                cp = 0x10000 + ((hex - 0xD800) << 10) + (lo - 0xDC00);
+                                self.i += 6;
                             }
                             let ch = char::from_u32(cp).unwrap_or('\u{fffd}');
                             let mut buf = [0u8; 4];
                             out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                         }
-                        _ => return Err(self.bad("value")),
+                        _ => return Err(esc("invalid escape code")),
                     }
                 }
                 Some(&c) => {

@@ -37,6 +37,17 @@ pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
     g.raw_set("struct", t)
 }
 
+/// `lua.create_function` for library functions: their runtime errors are raised the way
+/// `luaL_error` raises them (see [`plain`]).
+pub(crate) fn lib_fn<A, R, F>(lua: &Lua, f: F) -> mlua::Result<mlua::Function>
+where
+    A: mlua::FromLuaMulti,
+    R: mlua::IntoLuaMulti,
+    F: Fn(&Lua, A) -> mlua::Result<R> + mlua::MaybeSend + 'static,
+{
+    lua.create_function(move |lua, a: A| f(lua, a).map_err(|e| plain(lua, e)))
+}
+
 /// Turns our message into what `luaL_error` raises in C: a plain string (the `\x02` mark
 /// tells bridge.rs' error conversion not to build an error table, so `pcall` yields
 /// `false, "msg"`) prefixed with `luaL_where(L, 1)`, the position of the calling Lua code
@@ -80,7 +91,7 @@ fn err(msg: String) -> mlua::Error {
 
 /// `luaL_argerror`: "bad argument #n to 'name' (msg)", the name being the one Lua's debug
 /// info gives the running function (`?` when called through pcall and the like).
-fn argerr(lua: &Lua, n: usize, msg: &str) -> mlua::Error {
+pub(crate) fn argerr(lua: &Lua, n: usize, msg: &str) -> mlua::Error {
     let name = lua
         .inspect_stack(0, |d| d.names().name.map(|s| s.into_owned()))
         .flatten()
@@ -89,7 +100,7 @@ fn argerr(lua: &Lua, n: usize, msg: &str) -> mlua::Error {
 }
 
 /// Lua's type name of argument `i` (1-based), "no value" past the end.
-fn typename(a: &MultiValue, i: usize) -> &'static str {
+pub(crate) fn typename(a: &MultiValue, i: usize) -> &'static str {
     match a.get(i - 1) {
         None => "no value",
         Some(Value::Nil) => "nil",
@@ -117,7 +128,7 @@ fn check_number(lua: &Lua, a: &MultiValue, i: usize) -> mlua::Result<f64> {
 }
 
 /// `luaL_checklstring` on argument `i` (1-based); numbers are converted as Lua does.
-fn check_string(lua: &Lua, a: &MultiValue, i: usize) -> mlua::Result<Vec<u8>> {
+pub(crate) fn check_string(lua: &Lua, a: &MultiValue, i: usize) -> mlua::Result<Vec<u8>> {
     let v = a.get(i - 1).cloned().unwrap_or(Value::Nil);
     match v {
         Value::String(_) | Value::Number(_) | Value::Integer(_) => {}
