@@ -573,3 +573,25 @@ fn library_errors_match_redis() {
         EVAL "return cjson.encode()" 0
     "##);
 }
+
+/// cjson.encode_invalid_numbers: settings, replies, encodings, persistence until SCRIPT FLUSH.
+#[test]
+fn cjson_encode_invalid_numbers_matches_redis() {
+    run(r##"
+        SCRIPT FLUSH
+        EVAL "return tostring(cjson.encode_invalid_numbers())" 0
+        EVAL "local r = cjson.encode_invalid_numbers(true) local ok, e = pcall(cjson.encode, {0/0, 1/0, -1/0, 1.5}) return {tostring(r), tostring(ok), e}" 0
+        EVAL "return cjson.encode({1/0})" 0
+        EVAL "local r = cjson.encode_invalid_numbers(false) local ok, e = pcall(cjson.encode, {0/0, 1/0, -1/0, 1.5}) return {tostring(r), tostring(ok), e}" 0
+        EVAL "local r = cjson.encode_invalid_numbers('null') local ok, e = pcall(cjson.encode, {0/0, 1/0, -1/0, 1.5}) return {tostring(r), tostring(ok), e}" 0
+        EVAL "local r = cjson.encode_invalid_numbers('on') local ok, e = pcall(cjson.encode, {a=0/0}) return {tostring(r), tostring(ok), e}" 0
+        EVAL "return cjson.encode_invalid_numbers('x')" 0
+        EVAL "return cjson.encode_invalid_numbers(1)" 0
+        EVAL "return tostring(cjson.encode_invalid_numbers(nil))" 0
+        EVAL "return tostring(cjson.encode_invalid_numbers('off'))" 0
+        EVAL "return cjson.encode({0/0})" 0
+        EVAL "cjson.encode_invalid_numbers(true)" 0
+        SCRIPT FLUSH
+        EVAL "return tostring(cjson.encode_invalid_numbers())" 0
+    "##);
+}

@@ -130,6 +130,8 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
 struct CjsonDepth {
     encode: usize,
     decode: usize,
+    /// encode_invalid_numbers: 0 off, 1 on, 2 "null".
+    invalid: u8,
 }
 
 fn cjson(lua: &Lua) -> mlua::Result<Table> {
@@ -139,7 +141,36 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
     lua.set_app_data(CjsonDepth {
         encode: 1000,
         decode: 1000,
+        invalid: 0,
     });
+    // encode_invalid_numbers([true|false|"on"|"off"|"null"]) -> the setting (boolean, or
+    // "null"); it persists in the Lua state like lua-cjson's config.
+    t.set(
+        "encode_invalid_numbers",
+        lib_fn(lua, |lua, a: MultiValue| {
+            let mut d = lua.app_data_mut::<CjsonDepth>().unwrap();
+            match a.front() {
+                None | Some(Value::Nil) => {}
+                Some(Value::Boolean(b)) => d.invalid = *b as u8,
+                Some(_) => {
+                    let s = check_string(lua, &a, 1)?;
+                    d.invalid = match &s[..] {
+                        b"off" => 0,
+                        b"on" => 1,
+                        b"null" => 2,
+                        _ => {
+                            let msg = format!("invalid option '{}'", String::from_utf8_lossy(&s));
+                            return Err(argerr(lua, 1, &msg));
+                        }
+                    }
+                }
+            }
+            Ok(match d.invalid {
+                2 => Value::String(lua.create_string("null")?),
+                v => Value::Boolean(v == 1),
+            })
+        })?,
+    )?;
     t.set(
         "encode_max_depth",
         lib_fn(lua, |lua, n: Option<i64>| {
@@ -165,7 +196,6 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
         "encode_keep_buffer",
         "encode_number_precision",
         "encode_sparse_array",
-        "encode_invalid_numbers",
         "decode_invalid_numbers",
     ] {
         t.set(name, lib_fn(lua, |_, a: MultiValue| Ok(a))?)?;
@@ -177,8 +207,10 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
                 return Err(argerr(lua, 1, "expected 1 argument"));
             }
             let mut out = Vec::new();
-            let max = lua.app_data_ref::<CjsonDepth>().map_or(1000, |d| d.encode);
-            encode(&a[0], &mut out, 0, max).map_err(mlua::Error::runtime)?;
+            let cfg = lua
+                .app_data_ref::<CjsonDepth>()
+                .map_or((1000, 0), |d| (d.encode, d.invalid));
+            encode(&a[0], &mut out, 0, cfg).map_err(mlua::Error::runtime)?;
             lua.create_string(&out)
         })?,
     )?;
@@ -209,9 +241,18 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
-fn fmt_num(n: f64, out: &mut Vec<u8>) -> Result<(), String> {
+/// `invalid` is the encode_invalid_numbers setting: 0 refuse NaN/Inf, 1 write
+/// nan/inf/-inf, 2 write null.
+fn fmt_num(n: f64, out: &mut Vec<u8>, invalid: u8) -> Result<(), String> {
     if !n.is_finite() {
-        return Err("Cannot serialise number: must not be NaN or Inf".into());
+        match invalid {
+            0 => return Err("Cannot serialise number: must not be NaN or Inf".into()),
+            1 if n.is_nan() => out.extend_from_slice(b"nan"),
+            1 if n < 0.0 => out.extend_from_slice(b"-inf"),
+            1 => out.extend_from_slice(b"inf"),
+            _ => out.extend_from_slice(b"null"),
+        }
+        return Ok(());
     }
     out.extend_from_slice(lockcore::num::fmt_g(n, 14).as_bytes());
     Ok(())
@@ -236,13 +277,14 @@ fn encode_str(s: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, limit: usize) -> Result<(), String> {
+fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: (usize, u8)) -> Result<(), String> {
+    let (limit, invalid) = cfg;
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(u) if u.0.is_null() => out.extend_from_slice(b"null"),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Integer(i) => out.extend_from_slice(i.to_string().as_bytes()),
-        Value::Number(n) => fmt_num(*n, out)?,
+        Value::Number(n) => fmt_num(*n, out, invalid)?,
         Value::String(s) => encode_str(&s.as_bytes(), out),
         Value::Table(t) => {
             if depth >= limit {
@@ -276,7 +318,7 @@ fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, limit: usize) -> Result<()
                         out.push(b',');
                     }
                     let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                    encode(&v, out, depth + 1, limit)?;
+                    encode(&v, out, depth + 1, cfg)?;
                 }
                 out.push(b']');
             } else {
@@ -291,7 +333,7 @@ fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, limit: usize) -> Result<()
                         Value::String(s) => encode_str(&s.as_bytes(), out),
                         Value::Number(n) => {
                             out.push(b'"');
-                            fmt_num(*n, out)?;
+                            fmt_num(*n, out, invalid)?;
                             out.push(b'"');
                         }
                         Value::Integer(i) => out.extend_from_slice(format!("\"{i}\"").as_bytes()),
@@ -303,7 +345,7 @@ fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, limit: usize) -> Result<()
                         }
                     }
                     out.push(b':');
-                    encode(&v, out, depth + 1, limit)?;
+                    encode(&v, out, depth + 1, cfg)?;
                 }
                 out.push(b'}');
             }
