@@ -595,3 +595,27 @@ fn cjson_encode_invalid_numbers_matches_redis() {
         EVAL "return tostring(cjson.encode_invalid_numbers())" 0
     "##);
 }
+
+/// maxmemory and scripts: flagless scripts lose deny-oom commands until their first write,
+/// flagged scripts without allow-oom are refused outright, allow-oom/no-writes run.
+#[test]
+fn scripts_under_maxmemory_match_redis() {
+    run(r##"
+        SET x 123
+        CONFIG SET maxmemory 1
+        EVAL "redis.call('set','x',1) return 1" 1 x
+        EVAL "return redis.call('get','x')" 1 x
+        EVAL "local ok, e = pcall(redis.call, 'set', 'x', 2) return e" 0
+        EVAL "return redis.pcall('lpush', 'l', 2)" 0
+        EVAL "#!lua flags=\nreturn 1" 0
+        EVAL "#!lua\nreturn 1" 0
+        EVAL "#!lua flags=allow-oom\nredis.call('set','x',1) return 1" 1 x
+        EVAL "#!lua flags=no-writes\nreturn redis.call('get','x')" 1 x
+        EVAL "redis.call('del','y') redis.call('set','x',5) return 1" 0
+        EVAL "redis.call('del','x') redis.call('set','x',6) return 1" 0
+        CONFIG SET maxmemory 0
+        GET x
+        EVAL "redis.call('set','x',7) return 1" 1 x
+        GET x
+    "##);
+}

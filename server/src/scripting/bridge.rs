@@ -78,6 +78,7 @@ pub fn run(
     keys: &[Bytes],
     args: &[Bytes],
     read_only: bool,
+    oom_at_start: bool,
 ) -> Reply {
     engine.time_snapshot = Some(engine.clock.now_ms());
     let mut ctx = RunCtx {
@@ -101,7 +102,8 @@ pub fn run(
         keys,
         args,
         monitors: !shared.monitors.is_empty(),
-        oom: shared.over_maxmemory(),
+        // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
+        oom: oom_at_start,
         wrote: false,
     };
     shared.script.kill.store(false, Ordering::Relaxed);

@@ -60,6 +60,8 @@ struct Cached {
     loaded: bool,
     /// Shebang `flags=no-writes`.
     no_writes: bool,
+    /// How maxmemory applies (shebang flags).
+    oom: Oom,
     last_used: u64,
 }
 
@@ -123,7 +125,7 @@ impl Vm {
 
     /// Compiles `body` and caches it under `sha`, or returns Redis' compile error.
     fn compile(&mut self, sha: [u8; 40], body: &[u8], loaded: bool) -> Result<(), Reply> {
-        let (no_writes, code): (bool, std::borrow::Cow<[u8]>) = parse_shebang(body)?;
+        let (no_writes, oom, code): (bool, Oom, std::borrow::Cow<[u8]>) = parse_shebang(body)?;
         let f = self
             .lua
             .load(&*code)
@@ -147,6 +149,7 @@ impl Vm {
                 func: f,
                 loaded,
                 no_writes,
+                oom,
                 last_used: self.tick,
             },
         );
@@ -172,10 +175,25 @@ impl Vm {
 }
 
 /// Parses a `#!lua [flags=...]` first line. Returns (no-writes, the body to compile).
-fn parse_shebang(body: &[u8]) -> Result<(bool, std::borrow::Cow<'_, [u8]>), Reply> {
+/// How a script meets maxmemory, from its shebang (Redis' scriptFlagsToCmdFlags and
+/// scriptVerifyOOM).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Oom {
+    /// No shebang: a deny-oom command is refused while the script has not written yet, if
+    /// the server was over maxmemory when the script started.
+    Legacy,
+    /// Flags without allow-oom/no-writes: the whole script is refused when over maxmemory.
+    Deny,
+    /// allow-oom or no-writes.
+    Allow,
+}
+
+#[allow(clippy::type_complexity)]
+fn parse_shebang(body: &[u8]) -> Result<(bool, Oom, std::borrow::Cow<'_, [u8]>), Reply> {
     if !body.starts_with(b"#!") {
-        return Ok((false, body.into()));
+        return Ok((false, Oom::Legacy, body.into()));
     }
+    let mut allow_oom = false;
     let end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
     let line = String::from_utf8_lossy(&body[2..end]).into_owned();
     let mut parts = line.split(' ').filter(|p| !p.is_empty());
@@ -193,7 +211,8 @@ fn parse_shebang(body: &[u8]) -> Result<(bool, std::borrow::Cow<'_, [u8]>), Repl
         for f in flags.split(',').filter(|f| !f.is_empty()) {
             match f {
                 "no-writes" => no_writes = true,
-                "allow-oom" | "allow-stale" | "no-cluster" | "allow-cross-slot-keys" => {}
+                "allow-oom" => allow_oom = true,
+                "allow-stale" | "no-cluster" | "allow-cross-slot-keys" => {}
                 other => {
                     return Err(Reply::err(format!(
                         "ERR Unexpected flag in script shebang: {other}"
@@ -206,7 +225,12 @@ fn parse_shebang(body: &[u8]) -> Result<(bool, std::borrow::Cow<'_, [u8]>), Repl
     let mut code = Vec::with_capacity(body.len());
     code.extend_from_slice(b"--");
     code.extend_from_slice(&body[2..]);
-    Ok((no_writes, code.into()))
+    let oom = if allow_oom || no_writes {
+        Oom::Allow
+    } else {
+        Oom::Deny
+    };
+    Ok((no_writes, oom, code.into()))
 }
 
 /// Hex SHA1 of `body`, lowercase, as Redis names scripts.
@@ -318,10 +342,10 @@ fn eval(
     };
     vm.tick += 1;
     let tick = vm.tick;
-    let (func, no_writes) = match vm.cache.get_mut(&sha) {
+    let (func, no_writes, oom) = match vm.cache.get_mut(&sha) {
         Some(c) => {
             c.last_used = tick;
-            (c.func.clone(), c.no_writes)
+            (c.func.clone(), c.no_writes, c.oom)
         }
         None if by_sha => return Reply::err(error_noscript()),
         None => {
@@ -329,9 +353,13 @@ fn eval(
                 return e;
             }
             let c = &vm.cache[&sha];
-            (c.func.clone(), c.no_writes)
+            (c.func.clone(), c.no_writes, c.oom)
         }
     };
+    let over = shared.over_maxmemory();
+    if over && oom == Oom::Deny {
+        return Reply::err(crate::conn::OOM_ERR);
+    }
     let sha = std::str::from_utf8(&sha).unwrap_or("");
     bridge::run(
         vm,
@@ -344,6 +372,7 @@ fn eval(
         &a[3..3 + nk],
         &a[3 + nk..],
         ro || no_writes,
+        over && oom == Oom::Legacy,
     )
 }
 
@@ -395,6 +424,7 @@ fn fcall(
         &a[3..3 + nk],
         &a[3 + nk..],
         ro || no_writes,
+        false,
     )
 }
 
