@@ -132,3 +132,54 @@ fn struct_is_a_protected_global() {
         EVAL "local ok, e = pcall(function() return struct.size('s') end) return {tostring(ok), e}" 0
     "##);
 }
+
+/// Offsets, alignment and sizes at the edges (huge/negative offsets, i0, i9..i32 sign
+/// extension, c0 after another item, `!` with huge alignments, many results).
+#[test]
+fn struct_edge_cases_match_redis() {
+    run(r##"
+        EVAL "return #{struct.unpack(string.rep('b', 7998), string.rep('a', 8000), 1)}" 0
+        EVAL "return {struct.unpack('i0', '')}" 0
+        EVAL "return struct.pack('i0', 5)" 0
+        EVAL "return {struct.unpack('b', 'a', 2^53)}" 0
+        EVAL "return {struct.unpack('b', 'a', -1)}" 0
+        EVAL "return {struct.unpack('!8d', 'aaaaaaaaaaaaaaaa', 2)}" 0
+        EVAL "return struct.pack('!1073741824bd', 1, 2)" 0
+        EVAL "return struct.unpack('c2147483647', 'a')" 0
+        EVAL "return struct.pack('c2147483647', 'a')" 0
+        EVAL "return #struct.pack(string.rep('x', 100000))" 0
+        EVAL "return {struct.unpack('<I32', string.rep('\255', 32))}" 0
+        EVAL "return {struct.unpack('<i9', string.rep('\255', 9))}" 0
+        EVAL "return {struct.unpack('<i12', '\1\0\0\0\0\0\0\0\0\0\0\128')}" 0
+        EVAL "return {struct.unpack('c0', '')}" 0
+        EVAL "return {struct.unpack('bc0', '\0')}" 0
+        EVAL "return {struct.unpack('Bc0', '\5ab')}" 0
+        EVAL "return {struct.unpack('sc0', '3\0abc')}" 0
+        EVAL "return struct.size('!')" 0
+        EVAL "return struct.size('!1i3')" 0
+        EVAL "return struct.size('!4bi3')" 0
+        EVAL "return struct.size('!4bI5')" 0
+        EVAL "return {struct.unpack('!4bI5', struct.pack('!4bI5', 1, 2))}" 0
+        PING
+    "##);
+}
+
+/// Numbers returned to EVAL go through C's (long long) cast: NaN and out-of-range values
+/// become i64::MIN.
+#[test]
+fn lua_number_to_integer_reply_matches_redis() {
+    run(r##"
+        EVAL "return 1e300" 0
+        EVAL "return -1e300" 0
+        EVAL "return 0/0" 0
+        EVAL "return 2^63" 0
+        EVAL "return -2^63" 0
+        EVAL "return 2^62" 0
+        EVAL "return {1e300}" 0
+        EVAL "return -2^63-5000" 0
+        EVAL "return 2^63-1024" 0
+        EVAL "return 1/0" 0
+        EVAL "return -1/0" 0
+        EVAL "return {0/0, 3.9, -3.9}" 0
+    "##);
+}

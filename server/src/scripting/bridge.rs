@@ -459,6 +459,16 @@ fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, Stri
     Ok(reply)
 }
 
+/// C's `(long long)` cast of a Lua number as Redis' x86-64 build performs it: NaN and
+/// out-of-range values give i64::MIN (Rust's `as` would saturate instead).
+fn c_long_long(n: f64) -> i64 {
+    if n.is_nan() || !(-9223372036854775808.0..9223372036854775808.0).contains(&n) {
+        i64::MIN
+    } else {
+        n as i64
+    }
+}
+
 /// A script's return value as the reply to EVAL (Redis' Lua-to-reply conversion).
 pub fn lua_to_reply(v: &Value, depth: usize) -> Reply {
     match v {
@@ -466,7 +476,7 @@ pub fn lua_to_reply(v: &Value, depth: usize) -> Reply {
         Value::Boolean(true) => Reply::Int(1),
         Value::Boolean(false) => Reply::Null,
         Value::Integer(i) => Reply::Int(*i),
-        Value::Number(n) => Reply::Int(*n as i64),
+        Value::Number(n) => Reply::Int(c_long_long(*n)),
         Value::String(s) => Reply::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
         Value::Table(t) => {
             if depth >= MAX_DEPTH {
