@@ -108,7 +108,8 @@ fn struct_numeric_edges_match_redis() {
     "##);
 }
 
-/// Redisson's rate limiter packs (permits, request id) as `Bc0I` and unpacks it again.
+/// Redisson's rate limiter packs (permits, request id) as `Bc0I`; its map cache packs
+/// (max idle, value) as `dLc0`.
 #[test]
 fn redisson_rate_limiter_encoding_matches_redis() {
     run(r##"
@@ -116,6 +117,9 @@ fn redisson_rate_limiter_encoding_matches_redis() {
         EVAL "local r = {} for _, v in ipairs(redis.call('zrangebyscore', KEYS[1], 0, ARGV[1])) do local rid, permits = struct.unpack('Bc0I', v) r[#r+1] = rid r[#r+1] = permits end return r" 1 {rl}:permits 1800000000000
         EVAL "local v = struct.pack('fI', 3.5, 42) return {struct.unpack('fI', v)}" 0
         ZRANGE {rl}:permits 0 -1 WITHSCORES
+        EVAL "local v = struct.pack('dLc0', ARGV[1], string.len(ARGV[2]), ARGV[2]) redis.call('hset', KEYS[1], 'k', v) return v" 1 {mc} 60000 some-value
+        EVAL "local t, len, val = struct.unpack('dLc0', redis.call('hget', KEYS[1], 'k')) return {t, len, val}" 1 {mc}
+        EVAL "local t, val = struct.unpack('dLc0', redis.call('hget', KEYS[1], 'k')) return {t, val}" 1 {mc}
     "##);
 }
 
