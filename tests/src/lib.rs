@@ -263,3 +263,26 @@ pub fn diff_script(t: &mut Raw, r: &mut Raw, script: &str) {
         );
     }
 }
+
+/// Starts a fresh tumbler and redis-server and runs `script` on both with
+/// [`diff_script`]. Skips (returns) when redis-server is absent, except under CI.
+pub fn diff_against_redis(script: &str) {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    diff_script(&mut t.raw(), &mut redis.raw(), script);
+}
+
+/// [`diff_against_redis`] on connections switched to RESP3 first (HELLO's reply names the
+/// server version, so it is not compared).
+pub fn diff_against_redis_resp3(script: &str) {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    let (mut a, mut b) = (t.raw(), redis.raw());
+    a.cmd(&["HELLO", "3"]);
+    b.cmd(&["HELLO", "3"]);
+    diff_script(&mut a, &mut b, script);
+}

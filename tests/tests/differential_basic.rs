@@ -1,15 +1,7 @@
 //! Differential tests: the same commands to tumbler and to a real redis-server, replies
 //! compared byte for byte.
 
-use tumbler_tests::{diff_script, RedisServer, Tumbler};
-
-fn run(script: &str) {
-    let Some(redis) = RedisServer::start() else {
-        return;
-    };
-    let t = Tumbler::start();
-    diff_script(&mut t.raw(), &mut redis.raw(), script);
-}
+use tumbler_tests::diff_against_redis as run;
 
 #[test]
 fn strings_and_errors() {

@@ -3,15 +3,8 @@
 //! Scripts only use replies whose order Redis defines (one key per db for SCAN/KEYS/
 //! RANDOMKEY, small listpack hashes and intsets, whole-collection random picks).
 
+use tumbler_tests::diff_against_redis as run;
 use tumbler_tests::{diff_script, RedisServer, Tumbler};
-
-fn run(script: &str) {
-    let Some(redis) = RedisServer::start() else {
-        return;
-    };
-    let t = Tumbler::start();
-    diff_script(&mut t.raw(), &mut redis.raw(), script);
-}
 
 #[test]
 fn rename_and_renamenx() {

@@ -1,28 +1,9 @@
 //! Differential tests for lists: the same commands to tumbler and to a real redis-server,
 //! replies compared byte for byte (RESP2 and RESP3).
 
-use tumbler_tests::{diff_script, RedisServer, Tumbler};
-
-fn run(script: &str) {
-    let Some(redis) = RedisServer::start() else {
-        return;
-    };
-    let t = Tumbler::start();
-    diff_script(&mut t.raw(), &mut redis.raw(), script);
-}
-
-/// Like `run`, on connections switched to RESP3 first (HELLO's reply names the server
-/// version, so it is not compared).
-fn run_resp3(script: &str) {
-    let Some(redis) = RedisServer::start() else {
-        return;
-    };
-    let t = Tumbler::start();
-    let (mut a, mut b) = (t.raw(), redis.raw());
-    a.cmd(&["HELLO", "3"]);
-    b.cmd(&["HELLO", "3"]);
-    diff_script(&mut a, &mut b, script);
-}
+use tumbler_tests::diff_against_redis as run;
+use tumbler_tests::diff_against_redis_resp3 as run_resp3;
+use tumbler_tests::{RedisServer, Tumbler};
 
 #[test]
 fn push_pop_and_reads() {

@@ -3,15 +3,8 @@
 //! atomicity under concurrent clients.
 
 use std::time::{Duration, Instant};
-use tumbler_tests::{diff_script, Raw, RedisServer, Tumbler};
-
-fn run(script: &str) {
-    let Some(redis) = RedisServer::start() else {
-        return;
-    };
-    let t = Tumbler::start();
-    diff_script(&mut t.raw(), &mut redis.raw(), script);
-}
+use tumbler_tests::diff_against_redis as run;
+use tumbler_tests::{Raw, RedisServer, Tumbler};
 
 #[test]
 fn errors_match_redis() {

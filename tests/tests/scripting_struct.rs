@@ -2,15 +2,7 @@
 //! redis-server for pack/unpack round trips, sizes and alignment, odd numeric inputs, the
 //! error texts of bad formats and arguments (plain or through pcall), and read-only-ness.
 
-use tumbler_tests::{diff_script, RedisServer, Tumbler};
-
-fn run(script: &str) {
-    let Some(redis) = RedisServer::start() else {
-        return;
-    };
-    let t = Tumbler::start();
-    diff_script(&mut t.raw(), &mut redis.raw(), script);
-}
+use tumbler_tests::diff_against_redis as run;
 
 #[test]
 fn struct_library_matches_redis() {
