@@ -55,6 +55,11 @@ pub fn get_hash<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashV
     }
 }
 
+/// The value of `field` in the hash at `key`, if both exist; WRONGTYPE if not a hash.
+fn field_value(ctx: &mut Ctx, key: &[u8], field: &[u8]) -> Result<Option<Bytes>, Reply> {
+    Ok(get_hash(ctx, key)?.and_then(|h| h.map.get(field).cloned()))
+}
+
 /// The hash at `key`, created empty if absent (the caller must leave it non-empty).
 pub fn hash_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut HashValue, Reply> {
     let db = ctx.dbi();
@@ -164,8 +169,8 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         ctx.eng.config.hash_max_listpack_entries,
         ctx.eng.config.hash_max_listpack_value,
     );
-    let cur = match get_hash(ctx, &a[1]) {
-        Ok(h) => h.and_then(|h| h.map.get(&a[2]).cloned()),
+    let cur = match field_value(ctx, &a[1], &a[2]) {
+        Ok(v) => v,
         Err(e) => return e,
     };
     let cur = match cur {
@@ -257,8 +262,8 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         ctx.eng.config.hash_max_listpack_entries,
         ctx.eng.config.hash_max_listpack_value,
     );
-    let cur = match get_hash(ctx, &a[1]) {
-        Ok(h) => h.and_then(|h| h.map.get(&a[2]).cloned()),
+    let cur = match field_value(ctx, &a[1], &a[2]) {
+        Ok(v) => v,
         Err(e) => return e,
     };
     let cur = match cur {

@@ -560,14 +560,12 @@ fn zmscore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
 }
 
-fn zcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let r = match ScoreRange::parse(&a[2], &a[3]) {
-        Ok(r) => r,
-        Err(e) => return e,
-    };
-    match get_zset(ctx, &a[1], true) {
+/// How many members of the set at `key` fall in the rank span `ranks` gives (ZCOUNT,
+/// ZLEXCOUNT): 0 for a missing key.
+fn count_in(ctx: &mut Ctx, key: &[u8], ranks: impl FnOnce(&ZSet) -> (usize, usize)) -> Reply {
+    match get_zset(ctx, key, true) {
         Ok(Some(z)) => {
-            let (s, e) = r.ranks(z);
+            let (s, e) = ranks(z);
             Reply::Int((e - s) as i64)
         }
         Ok(None) => Reply::Int(0),
@@ -575,17 +573,16 @@ fn zcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
 }
 
+fn zcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match ScoreRange::parse(&a[2], &a[3]) {
+        Ok(r) => count_in(ctx, &a[1], |z| r.ranks(z)),
+        Err(e) => e,
+    }
+}
+
 fn zlexcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let r = match LexRange::parse(&a[2], &a[3]) {
-        Ok(r) => r,
-        Err(e) => return e,
-    };
-    match get_zset(ctx, &a[1], true) {
-        Ok(Some(z)) => {
-            let (s, e) = r.ranks(z);
-            Reply::Int((e - s) as i64)
-        }
-        Ok(None) => Reply::Int(0),
+    match LexRange::parse(&a[2], &a[3]) {
+        Ok(r) => count_in(ctx, &a[1], |z| r.ranks(z)),
         Err(e) => e,
     }
 }
