@@ -142,17 +142,8 @@ pub struct Raw {
     buf: Vec<u8>,
 }
 
-/// Encodes a command as a RESP multibulk.
-pub fn encode_cmd<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        let a = a.as_ref();
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
+/// Encodes a command as a RESP multibulk (the Rust client's encoder).
+pub use tumbler_client::encode as encode_cmd;
 
 /// Length of the first complete reply in `buf`, if there is one.
 pub fn reply_len(buf: &[u8]) -> Option<usize> {
