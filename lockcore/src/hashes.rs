@@ -87,6 +87,27 @@ fn check_encoding(
     }
 }
 
+/// Sets `field` to `value` in the hash at `key` (created if absent), switching to the
+/// hashtable encoding once the hash outgrows the listpack limits, then runs the write
+/// epilogue with `event`. Shared by HSETNX, HINCRBY and HINCRBYFLOAT.
+fn set_field(
+    ctx: &mut Ctx,
+    key: &Bytes,
+    field: &Bytes,
+    value: Bytes,
+    event: &str,
+) -> Result<(), Reply> {
+    let (me, mv) = (
+        ctx.eng.config.hash_max_listpack_entries,
+        ctx.eng.config.hash_max_listpack_value,
+    );
+    let h = hash_for_write(ctx, key)?;
+    h.map.insert(field.clone(), value.clone());
+    check_encoding(h, me, mv, field, &value);
+    ctx.modified(key, notify::HASH, event);
+    Ok(())
+}
+
 fn hset_generic(ctx: &mut Ctx, a: &[Bytes]) -> Result<i64, Reply> {
     if a.len() % 2 != 0 {
         return Err(error::wrong_arity(&String::from_utf8_lossy(&a[0])));
@@ -165,10 +186,6 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(by) = parse_i64(&a[3]) else {
         return error::not_integer();
     };
-    let (me, mv) = (
-        ctx.eng.config.hash_max_listpack_entries,
-        ctx.eng.config.hash_max_listpack_value,
-    );
     let cur = match field_value(ctx, &a[1], &a[2]) {
         Ok(v) => v,
         Err(e) => return e,
@@ -184,15 +201,10 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::err(OVERFLOW);
     };
     let v = Bytes::from(itoa::Buffer::new().format(n).to_owned());
-    match hash_for_write(ctx, &a[1]) {
-        Ok(h) => {
-            check_encoding(h, me, mv, &a[2], &v);
-            h.map.insert(a[2].clone(), v);
-        }
-        Err(e) => return e,
+    match set_field(ctx, &a[1], &a[2], v, "hincrby") {
+        Ok(()) => Reply::Int(n),
+        Err(e) => e,
     }
-    ctx.modified(&a[1], notify::HASH, "hincrby");
-    Reply::Int(n)
 }
 
 fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
@@ -209,24 +221,15 @@ fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let (me, mv) = (
-        ctx.eng.config.hash_max_listpack_entries,
-        ctx.eng.config.hash_max_listpack_value,
-    );
     match get_hash(ctx, &a[1]) {
         Ok(Some(h)) if h.map.contains_key(&a[2]) => return Reply::Int(0),
         Ok(_) => {}
         Err(e) => return e,
     }
-    match hash_for_write(ctx, &a[1]) {
-        Ok(h) => {
-            h.map.insert(a[2].clone(), a[3].clone());
-            check_encoding(h, me, mv, &a[2], &a[3]);
-        }
-        Err(e) => return e,
+    match set_field(ctx, &a[1], &a[2], a[3].clone(), "hset") {
+        Ok(()) => Reply::Int(1),
+        Err(e) => e,
     }
-    ctx.modified(&a[1], notify::HASH, "hset");
-    Reply::Int(1)
 }
 
 fn hmget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
@@ -258,10 +261,6 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if by.is_infinite() {
         return Reply::err("ERR value is NaN or Infinity");
     }
-    let (me, mv) = (
-        ctx.eng.config.hash_max_listpack_entries,
-        ctx.eng.config.hash_max_listpack_value,
-    );
     let cur = match field_value(ctx, &a[1], &a[2]) {
         Ok(v) => v,
         Err(e) => return e,
@@ -278,15 +277,10 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::err(INCR_NAN);
     }
     let v = Bytes::from(fmt_incrbyfloat(n));
-    match hash_for_write(ctx, &a[1]) {
-        Ok(h) => {
-            check_encoding(h, me, mv, &a[2], &v);
-            h.map.insert(a[2].clone(), v.clone());
-        }
-        Err(e) => return e,
+    match set_field(ctx, &a[1], &a[2], v.clone(), "hincrbyfloat") {
+        Ok(()) => Reply::Bulk(v),
+        Err(e) => e,
     }
-    ctx.modified(&a[1], notify::HASH, "hincrbyfloat");
-    Reply::Bulk(v)
 }
 
 fn hkeys(ctx: &mut Ctx, a: &[Bytes]) -> Reply {

@@ -574,3 +574,21 @@ fn stream_subset() {
         DEL s s2 s4
     "#);
 }
+
+#[test]
+fn hash_encoding_converts_on_the_field_that_crosses_the_limit() {
+    run(r#"
+        CONFIG SET hash-max-listpack-entries 2
+        HSET h1 a 1 b 2
+        HINCRBY h1 c 1
+        OBJECT ENCODING h1
+        HSET h2 a 1 b 2
+        HINCRBYFLOAT h2 c 1.5
+        OBJECT ENCODING h2
+        HSET h3 a 1 b 2
+        HSETNX h3 c 1
+        OBJECT ENCODING h3
+        HSETNX h3 c 2
+        CONFIG SET hash-max-listpack-entries 512
+    "#);
+}
