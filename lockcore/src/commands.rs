@@ -82,6 +82,9 @@ pub enum Keys {
     },
     /// Keys follow a token (`STREAMS`-like); not used yet.
     Movable,
+    /// SORT: the key at 1, and the argument after the last STORE option (Redis'
+    /// sortGetKeys, which skips the arguments of LIMIT, GET and BY).
+    Sort,
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> Reply;
@@ -150,6 +153,22 @@ impl CommandSpec {
         let n = argv.len() as i32;
         match self.keys {
             Keys::None | Keys::Movable => vec![],
+            Keys::Sort => {
+                let mut store = None;
+                let mut i = 2;
+                while i < argv.len() {
+                    let a = &argv[i];
+                    if a.eq_ignore_ascii_case(b"limit") {
+                        i += 2;
+                    } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
+                        i += 1;
+                    } else if a.eq_ignore_ascii_case(b"store") && i + 1 < argv.len() {
+                        store = Some(i + 1);
+                    }
+                    i += 1;
+                }
+                std::iter::once(1).chain(store).collect()
+            }
             Keys::Range { first, last, step } => {
                 let last = if last < 0 { n + last } else { last.min(n - 1) };
                 (first..=last)
@@ -194,6 +213,7 @@ impl CommandSpec {
     pub fn legacy_key_range(&self) -> (i64, i64, i64) {
         match self.keys {
             Keys::None => (0, 0, 0),
+            Keys::Sort => (1, 1, 1),
             Keys::Range { first, last, step } => (first as i64, last as i64, step as i64),
             Keys::NumKeys { .. } | Keys::Movable => (0, 0, 0),
             Keys::DestNumKeys { dest, .. } => (dest as i64, dest as i64, 1),
@@ -354,6 +374,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::keys::COMMANDS,
         crate::hashes::COMMANDS,
         crate::sets::COMMANDS,
+        crate::sort::COMMANDS,
         crate::streams::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,
@@ -444,7 +465,7 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
         .chain(
             matches!(
                 c.keys,
-                Keys::NumKeys { .. } | Keys::DestNumKeys { .. } | Keys::Movable
+                Keys::NumKeys { .. } | Keys::DestNumKeys { .. } | Keys::Movable | Keys::Sort
             )
             .then(|| Reply::simple("movablekeys")),
         )
@@ -517,6 +538,7 @@ fn key_specs(c: &CommandSpec) -> Vec<Reply> {
     };
     match c.keys {
         Keys::None | Keys::Movable => vec![],
+        Keys::Sort => vec![spec(index(1), range(0, 1))],
         Keys::Range { first, last, step } => {
             let rel_last = if last < 0 { last } else { last - first };
             vec![spec(index(first), range(rel_last, step))]

@@ -20,6 +20,7 @@ pub mod reply;
 pub mod scripting_cmds;
 pub mod server_cmds;
 pub mod sets;
+pub mod sort;
 pub mod streams;
 pub mod strings;
 pub mod tumbler_cmds;
