@@ -375,6 +375,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::hashes::COMMANDS,
         crate::sets::COMMANDS,
         crate::sort::COMMANDS,
+        crate::bitops::COMMANDS,
         crate::streams::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,

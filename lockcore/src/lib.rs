@@ -2,6 +2,7 @@
 //! semantics and native lock primitives. It does no I/O: no sockets, no threads, no tokio.
 //! The `server` crate adds the network, the Lua VM, pub/sub fan-out and config.
 
+pub mod bitops;
 pub mod clock;
 pub mod commands;
 pub mod db;

@@ -567,26 +567,23 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Some(b @ (0 | 1)) => b == 1,
         _ => return Reply::err("ERR bit is not an integer or out of range"),
     };
-    let cur = match get_string(ctx, &a[1]) {
-        Ok(v) => v,
+    let byte = offset >> 3;
+    let (mut b, grown) = match crate::bitops::take_string(ctx, &a[1], byte + 1) {
+        Ok(s) => s,
         Err(e) => return e,
     };
-    let byte = offset >> 3;
     let mask = 1u8 << (7 - (offset & 7));
-    let mut b = BytesMut::from(cur.as_deref().unwrap_or(b""));
-    if b.len() <= byte {
-        b.resize(byte + 1, 0);
-    }
     let old = b[byte] & mask != 0;
     if on {
         b[byte] |= mask;
     } else {
         b[byte] &= !mask;
     }
-    let now = ctx.now();
-    ctx.db().replace_value(&a[1], Value::Str(b.freeze()), now);
-    ctx.db().set_raw(&a[1]);
-    ctx.modified(&a[1], notify::STRING, "setbit");
+    crate::bitops::put_string(ctx, &a[1], b);
+    // Only a created or grown string, or a flipped bit, is a change (event, dirty).
+    if grown || old != on {
+        ctx.modified(&a[1], notify::STRING, "setbit");
+    }
     Reply::Int(old as i64)
 }
 
