@@ -376,6 +376,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::sets::COMMANDS,
         crate::sort::COMMANDS,
         crate::bitops::COMMANDS,
+        crate::hyperloglog::COMMANDS,
         crate::streams::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,

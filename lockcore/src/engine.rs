@@ -80,6 +80,7 @@ pub struct EngineConfig {
     pub list_max_listpack_size: i64,
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
+    pub hll_sparse_max_bytes: usize,
 }
 
 impl Default for EngineConfig {
@@ -92,6 +93,7 @@ impl Default for EngineConfig {
             list_max_listpack_size: -2,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
+            hll_sparse_max_bytes: 3000,
         }
     }
 }

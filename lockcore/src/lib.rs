@@ -10,6 +10,7 @@ pub mod engine;
 pub mod error;
 pub mod glob;
 pub mod hashes;
+pub mod hyperloglog;
 pub mod keys;
 pub mod lists;
 pub mod locks;

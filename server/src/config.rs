@@ -123,6 +123,7 @@ pub static PARAMS: &[Param] = &[
     },
     p("set-max-intset-entries", "512", Kind::Int(0, BIG)),
     p("set-max-listpack-entries", "128", Kind::Int(0, BIG)),
+    p("hll-sparse-max-bytes", "3000", Kind::Memory),
     // Immutable: a client must not be able to switch time control on (server/src/timectl.rs).
     fixed("enable-time-control", "no", Kind::Bool),
     // Accepted for compatibility with redis-server scripts; Tumbler keeps no files.

@@ -288,6 +288,7 @@ impl Shared {
         ec.list_max_listpack_size = cfg.get_i64("list-max-listpack-size");
         ec.zset_max_listpack_entries = cfg.get_i64("zset-max-listpack-entries") as usize;
         ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
+        ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.
