@@ -85,6 +85,9 @@ pub enum Keys {
     /// SORT: the key at 1, and the argument after the last STORE option (Redis'
     /// sortGetKeys, which skips the arguments of LIMIT, GET and BY).
     Sort,
+    /// GEORADIUS[BYMEMBER]: the key at 1, and the arguments after the first STORE and the
+    /// first STOREDIST from argument 6 on (Redis 7.0's keyword key specs).
+    GeoRadius,
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> Reply;
@@ -169,6 +172,18 @@ impl CommandSpec {
                 }
                 std::iter::once(1).chain(store).collect()
             }
+            Keys::GeoRadius => {
+                // Two keyword key specs, each the first match from argument 6 on.
+                let after = |word: &[u8]| {
+                    (6..argv.len().saturating_sub(1))
+                        .find(|&i| argv[i].eq_ignore_ascii_case(word))
+                        .map(|i| i + 1)
+                };
+                std::iter::once(1)
+                    .chain(after(b"store"))
+                    .chain(after(b"storedist"))
+                    .collect()
+            }
             Keys::Range { first, last, step } => {
                 let last = if last < 0 { n + last } else { last.min(n - 1) };
                 (first..=last)
@@ -213,7 +228,7 @@ impl CommandSpec {
     pub fn legacy_key_range(&self) -> (i64, i64, i64) {
         match self.keys {
             Keys::None => (0, 0, 0),
-            Keys::Sort => (1, 1, 1),
+            Keys::Sort | Keys::GeoRadius => (1, 1, 1),
             Keys::Range { first, last, step } => (first as i64, last as i64, step as i64),
             Keys::NumKeys { .. } | Keys::Movable => (0, 0, 0),
             Keys::DestNumKeys { dest, .. } => (dest as i64, dest as i64, 1),
@@ -377,6 +392,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::sort::COMMANDS,
         crate::bitops::COMMANDS,
         crate::hyperloglog::COMMANDS,
+        crate::geo::COMMANDS,
         crate::streams::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,
@@ -467,7 +483,11 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
         .chain(
             matches!(
                 c.keys,
-                Keys::NumKeys { .. } | Keys::DestNumKeys { .. } | Keys::Movable | Keys::Sort
+                Keys::NumKeys { .. }
+                    | Keys::DestNumKeys { .. }
+                    | Keys::Movable
+                    | Keys::Sort
+                    | Keys::GeoRadius
             )
             .then(|| Reply::simple("movablekeys")),
         )
@@ -540,7 +560,7 @@ fn key_specs(c: &CommandSpec) -> Vec<Reply> {
     };
     match c.keys {
         Keys::None | Keys::Movable => vec![],
-        Keys::Sort => vec![spec(index(1), range(0, 1))],
+        Keys::Sort | Keys::GeoRadius => vec![spec(index(1), range(0, 1))],
         Keys::Range { first, last, step } => {
             let rel_last = if last < 0 { last } else { last - first };
             vec![spec(index(first), range(rel_last, step))]

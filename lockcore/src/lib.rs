@@ -7,6 +7,7 @@ pub mod clock;
 pub mod commands;
 pub mod db;
 pub mod engine;
+pub mod geo;
 pub mod error;
 pub mod glob;
 pub mod hashes;

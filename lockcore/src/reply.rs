@@ -25,6 +25,9 @@ pub enum Reply {
     Set(Vec<Reply>),
     /// A bulk string in RESP2.
     Double(f64),
+    /// A double printed as Redis' addReplyHumanLongDouble does (17 decimals, trailing
+    /// zeros cut: GEOPOS coordinates); a bulk string in RESP2.
+    HumanDouble(f64),
     /// `:1`/`:0` in RESP2.
     Bool(bool),
     /// `=` in RESP3 (format, text); a bulk string in RESP2.
@@ -119,8 +122,12 @@ impl Reply {
                     v.encode(out, resp3);
                 }
             }
-            Reply::Double(d) => {
-                let s = crate::num::fmt_double_17g(*d);
+            Reply::Double(_) | Reply::HumanDouble(_) => {
+                let s = match self {
+                    Reply::HumanDouble(d) => crate::num::fmt_human(*d),
+                    Reply::Double(d) => crate::num::fmt_double_17g(*d),
+                    _ => unreachable!(),
+                };
                 if resp3 {
                     line(out, b',', s.as_bytes())
                 } else {

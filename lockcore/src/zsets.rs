@@ -164,7 +164,11 @@ const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
 // ---------------------------------------------------------------- access helpers
 
 /// The sorted set at `key`: `Ok(None)` if absent, WRONGTYPE if another type.
-fn get_zset<'a>(ctx: &'a mut Ctx, key: &[u8], read: bool) -> Result<Option<&'a mut ZSet>, Reply> {
+pub(crate) fn get_zset<'a>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+    read: bool,
+) -> Result<Option<&'a mut ZSet>, Reply> {
     let e = if read { ctx.read(key) } else { ctx.write(key) };
     match e {
         None => Ok(None),
@@ -490,7 +494,7 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], mut f: AddFlags) -> Reply {
     }
 }
 
-fn zadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+pub(crate) fn zadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     zadd_generic(ctx, a, AddFlags::default())
 }
 
@@ -768,7 +772,12 @@ fn zrevrangebylex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// Stores `items` as a new sorted set at `dst` (replacing it and its TTL), or deletes
 /// `dst` when empty, with the events Redis sends. Returns the stored cardinality.
-fn store_result(ctx: &mut Ctx, dst: &Bytes, items: Vec<(Bytes, f64)>, event: &str) -> Reply {
+pub(crate) fn store_result(
+    ctx: &mut Ctx,
+    dst: &Bytes,
+    items: Vec<(Bytes, f64)>,
+    event: &str,
+) -> Reply {
     let db = ctx.dbi();
     if items.is_empty() {
         if ctx.write(dst).is_some() {
