@@ -9,6 +9,14 @@ use tumbler_tests::{diff_against_redis, Raw, RedisServer, Tumbler};
 
 const MB: usize = 1 << 20;
 
+/// The tests here run one at a time: the server is in this process, and one test's memory
+/// figures must not include another's megabytes of pending replies.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn info_field(c: &mut Raw, section: &str, field: &str) -> i64 {
     let info = c.cmd_str(&["INFO", section]);
     let line = info
@@ -64,6 +72,7 @@ fn wait_gone(admin: &mut Raw, id: &str, within: Duration) -> Option<Duration> {
 /// server's memory returns to about where it was, and other clients carry on.
 #[test]
 fn a_client_that_never_reads_is_disconnected_at_the_hard_limit() {
+    let _serial = serial();
     let t = Tumbler::start();
     let mut admin = t.raw();
     assert_eq!(admin.cmd_str(&["SET", "big", &"v".repeat(MB)]), "+OK\r\n");
@@ -98,7 +107,7 @@ fn a_client_that_never_reads_is_disconnected_at_the_hard_limit() {
         1
     );
     assert!(
-        after < before + 48 * MB as i64,
+        after < before + 24 * MB as i64,
         "memory did not return: {before} -> {after}"
     );
     assert_eq!(admin.cmd_str(&["STRLEN", "big"]), format!(":{MB}\r\n"));
@@ -109,6 +118,7 @@ fn a_client_that_never_reads_is_disconnected_at_the_hard_limit() {
 /// the soft seconds have passed.
 #[test]
 fn a_client_over_the_soft_limit_is_disconnected_after_the_soft_seconds() {
+    let _serial = serial();
     let t = Tumbler::start();
     let mut admin = t.raw();
     admin.cmd(&["SET", "big", &"s".repeat(MB)]);
@@ -132,6 +142,7 @@ fn a_client_over_the_soft_limit_is_disconnected_after_the_soft_seconds() {
 /// reply intact.
 #[test]
 fn a_slow_reader_under_the_limit_keeps_working() {
+    let _serial = serial();
     let t = Tumbler::start();
     let mut admin = t.raw();
     admin.cmd(&["SET", "big", &"r".repeat(MB)]);
@@ -168,6 +179,7 @@ fn a_slow_reader_under_the_limit_keeps_working() {
 /// half-sent command's query buffer (qbuf); INFO shows the largest of each.
 #[test]
 fn client_list_and_info_show_client_buffers() {
+    let _serial = serial();
     let t = Tumbler::start();
     let mut admin = t.raw();
     admin.cmd(&["SET", "big", &"o".repeat(MB)]);
@@ -212,6 +224,7 @@ fn client_list_and_info_show_client_buffers() {
 /// CONFIG SET / GET of the limits, in Redis' format and with Redis' errors.
 #[test]
 fn limit_settings_match_redis() {
+    let _serial = serial();
     diff_against_redis(
         r#"
         CONFIG GET client-output-buffer-limit
@@ -238,6 +251,7 @@ fn limit_settings_match_redis() {
 /// from redis.conf, where each line changes only the classes it names.
 #[test]
 fn limits_from_the_command_line_and_redis_conf() {
+    let _serial = serial();
     let t = Tumbler::start_with(&[("client-output-buffer-limit", "normal 4mb 2mb 10")]);
     assert_eq!(
         t.raw()
@@ -273,6 +287,8 @@ fn read_to_close(c: &mut Raw) -> Vec<u8> {
         match c.stream.read(&mut b) {
             Ok(0) => return out,
             Ok(n) => out.extend_from_slice(&b[..n]),
+            // Closed with our unread bytes still in its buffer: the kernel resets.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return out,
             Err(e) => panic!(
                 "no close within 10 s ({e}); got {:?}",
                 String::from_utf8_lossy(&out)
@@ -285,6 +301,7 @@ fn read_to_close(c: &mut Raw) -> Vec<u8> {
 /// same reply (or none) and the same close.
 #[test]
 fn maxclients_bulk_length_and_query_buffer_limits_match_redis() {
+    let _serial = serial();
     let t = Tumbler::start();
     let redis = RedisServer::start();
     let mut servers: Vec<(&str, Box<dyn Fn() -> Raw>)> = vec![("tumbler", Box::new(|| t.raw()))];

@@ -134,6 +134,22 @@ fn deep_cjson_at_the_maximum_depth_settings_is_an_error_not_a_crash() {
     assert_eq!(r, "$22\r\n{\"a\":[1,2,{\"b\":null}]}\r\n");
 }
 
+/// struct.unpack with a huge result count: Lua's stack limit ends it with Redis' error.
+#[test]
+fn struct_unpack_result_count_is_bounded() {
+    let (t, redis, mut other) = setup();
+    for n in LEVELS {
+        let s = format!("return #{{struct.unpack(string.rep('b', {n}), string.rep('\\0', {n}))}}");
+        let r = check(&t, &redis, &mut other, &["EVAL", &s, "0"]);
+        assert!(r.contains("stack overflow (too many results)"), "{r}");
+    }
+    let s = "return #{struct.unpack(string.rep('b', 7000), string.rep('\\0', 7000))}";
+    assert_eq!(
+        check(&t, &redis, &mut other, &["EVAL", s, "0"]),
+        ":7001\r\n"
+    );
+}
+
 /// A script returning a deeply nested table: the conversion to a reply stops where Redis'
 /// does ("reached lua stack limit" in place of the element), also inside MULTI/EXEC.
 #[test]
