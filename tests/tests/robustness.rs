@@ -289,3 +289,63 @@ fn status_and_error_text_is_sanitised_like_redis() {
         "#,
     );
 }
+
+/// Lua 5.1's pattern matcher recurses once per quantifier with no limit (a pattern of
+/// 300,000 `a?` overflowed the worker's stack and aborted the process; redis-server 7.0
+/// crashes the same way). Past 10,000 quantifiers the pattern is refused with Lua 5.2's
+/// "pattern too complex"; up to there, results are Redis'.
+#[test]
+fn pattern_matching_depth_is_bounded() {
+    let (t, redis, mut other) = setup();
+    for f in ["find", "match", "gmatch", "gsub"] {
+        let call = match f {
+            "gmatch" => "string.gmatch(s, p)()".to_string(),
+            "gsub" => "string.gsub(s, p, 'x')".to_string(),
+            _ => format!("string.{f}(s, p)"),
+        };
+        let ok = format!(
+            "local s, p = string.rep('a', 10000), string.rep('a?', 10000) return #{{{call}}}"
+        );
+        let r = check(&t, &redis, &mut other, &["EVAL", &ok, "0"]);
+        assert!(r.starts_with(':'), "{f}: {r}");
+        for n in LEVELS {
+            let deep = format!(
+                "local s, p = string.rep('a', {n}), string.rep('a?', {n}) return #{{{call}}}"
+            );
+            let r = t.raw().cmd_str(&["EVAL", &deep, "0"]);
+            assert!(
+                r.starts_with("-ERR user_script:1: pattern too complex script: "),
+                "{f}: {r}"
+            );
+            assert_eq!(other.cmd_str(&["PING"]), "+PONG\r\n");
+            assert_eq!(other.cmd_str(&["GET", "survivor"]), "$5\r\nalive\r\n");
+        }
+    }
+    // A plain find does no pattern matching and is not limited.
+    let plain =
+        "return string.find(string.rep('a', 100000) .. '?', string.rep('a?', 50000), 1, true)";
+    assert_eq!(t.raw().cmd_str(&["EVAL", plain, "0"]), "$-1\r\n");
+}
+
+/// The guard around the pattern functions leaves their errors exactly as Redis reports
+/// them: positions, names, method calls, errors from callbacks.
+#[test]
+fn pattern_function_errors_match_redis() {
+    diff_against_redis(
+        r#"
+        EVAL "return ('x'):find('(', 1)" 0
+        EVAL "return string.find()" 0
+        EVAL "return ('x'):gsub()" 0
+        EVAL "return string.gsub('abc', '(b)', {b = {}})" 0
+        EVAL "return string.gsub('abc', 'b', function() error('cb') end)" 0
+        EVAL "return string.gsub('abc', 'b', function() return redis.call('nosuch') end)" 0
+        EVAL "local ok, e = pcall(string.match, 'x', '%') return e" 0
+        EVAL "return string.match('x', '[a')" 0
+        EVAL "return string.gsub('x', 'x', '%2')" 0
+        EVAL "return string.gmatch('x')" 0
+        EVAL "return {string.gsub('hello world', 'o', '0')}" 0
+        EVAL "local n = 0 for w in ('a b c'):gmatch('%a') do n = n + 1 end return n" 0
+        EVAL "return {string.find('key:{tag}:x', '{(.-)}')}" 0
+        "#,
+    );
+}

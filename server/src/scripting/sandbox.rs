@@ -239,6 +239,7 @@ pub fn new_state() -> mlua::Result<Lua> {
     };
     let g = lua.globals();
     libs::install(&lua, &g)?;
+    super::patterns::install(&lua)?;
     let (rawcall, rawpcall, sha1hex, setresp, acl_check, errconv) = bridge::functions(&lua)?;
     let log = bridge::log_function(&lua)?;
     let (proxy, runner, keys, argv, fn_runner): (
