@@ -101,6 +101,32 @@ pub fn output_fields(pending: usize) -> (usize, usize, usize) {
     (obl, rest.div_ceil(REPLY_CHUNK), rest)
 }
 
+/// Queues a MONITOR line for `c`, counting it against the normal class as Redis does for
+/// monitors (its backlog is checked at delivery, like a subscriber's): a monitor that
+/// stops reading is closed once its backlog passes the limits instead of growing.
+pub fn deliver_monitor(sh: &crate::Shared, c: &ClientHandle, line: lockcore::Reply) {
+    if c.killed.load(Ordering::Relaxed) {
+        return;
+    }
+    let cost = crate::pubsub::push_cost(&line);
+    let pending = c.pending_out.fetch_add(cost, Ordering::Relaxed) + cost;
+    if sh.normal_output_limit.over(c, pending) {
+        c.killed.store(true, Ordering::Relaxed);
+        sh.counters
+            .limits
+            .output_buffer_disconnections
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(
+            client = c.id,
+            addr = %c.addr,
+            "Client scheduled to be closed ASAP for overcoming of output buffer limits."
+        );
+        c.send(crate::shared::Msg::Kill);
+        return;
+    }
+    c.send(crate::shared::Msg::Push(line));
+}
+
 impl crate::conn::Conn {
     /// The limits of this client's class.
     fn class_limit(&self) -> &ClassLimit {

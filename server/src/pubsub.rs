@@ -75,6 +75,8 @@ pub fn push_cost(r: &Reply) -> usize {
                 .sum::<usize>()
                 + 16
         }
+        // A MONITOR line.
+        Reply::Simple(s) => s.len() + 16,
         _ => 0,
     }
 }

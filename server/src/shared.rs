@@ -391,7 +391,7 @@ impl Shared {
         }
         let reply = Reply::Simple(line.into());
         for m in self.monitors.iter() {
-            m.send(Msg::Push(reply.clone()));
+            crate::climits::deliver_monitor(self, &m, reply.clone());
         }
     }
 }

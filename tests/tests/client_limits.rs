@@ -386,3 +386,48 @@ impl WriteIgnoringReset for std::net::TcpStream {
         Ok(())
     }
 }
+
+/// A MONITOR client is in the normal class: when it stops reading, its backlog of lines
+/// is bounded by the normal limits and it is closed, instead of growing without bound.
+#[test]
+fn a_monitor_that_never_reads_is_disconnected() {
+    let _serial = serial();
+    let t = Tumbler::start();
+    let mut admin = t.raw();
+    admin.cmd(&[
+        "CONFIG",
+        "SET",
+        "client-output-buffer-limit",
+        "normal 4mb 2mb 1",
+    ]);
+    let mut mon = t.raw();
+    let id = mon.cmd_str(&["CLIENT", "ID"])[1..].trim().to_string();
+    assert_eq!(mon.cmd_str(&["MONITOR"]), "+OK\r\n");
+    let value = "m".repeat(64 * 1024);
+    let mut writer = t.raw();
+    let start = Instant::now();
+    let mut sent = 0;
+    while client_line(&mut admin, &id).is_some() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "monitor still connected after {sent} lines of 64 KiB"
+        );
+        for _ in 0..16 {
+            assert_eq!(writer.cmd_str(&["SET", "k", &value]), "+OK\r\n");
+            sent += 1;
+        }
+    }
+    println!(
+        "monitor closed after {sent} lines of 64 KiB in {:?}",
+        start.elapsed()
+    );
+    assert!(sent <= 2000, "backlog was not bounded: {sent} lines");
+    assert!(
+        info_field(
+            &mut admin,
+            "stats",
+            "client_output_buffer_limit_disconnections"
+        ) >= 1
+    );
+    assert_eq!(writer.cmd_str(&["PING"]), "+PONG\r\n");
+}
