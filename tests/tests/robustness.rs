@@ -349,3 +349,24 @@ fn pattern_function_errors_match_redis() {
         "#,
     );
 }
+
+/// unpack's result count is bounded by Lua's stack with Redis' error and position (Lua
+/// 5.1.5's own count overflows for huge ranges, which Redis patches).
+#[test]
+fn unpack_ranges_match_redis() {
+    diff_against_redis(
+        r#"
+        EVAL "return #{unpack({}, 1, 7997)}" 0
+        EVAL "return #{unpack({}, 1, 7998)}" 0
+        EVAL "return #{unpack({}, 1, 100000)}" 0
+        EVAL "return #{unpack({}, 1, 1e8)}" 0
+        EVAL "return #{unpack({}, 1, 3e9)}" 0
+        EVAL "return {unpack({1, 2, 3}, -2147483648, 2147483647)}" 0
+        EVAL "local t = {} for i = 1, 7999 do t[i] = i end return #{unpack(t)}" 0
+        EVAL "local t = {} for i = 1, 8000 do t[i] = i end return #{unpack(t)}" 0
+        EVAL "return unpack()" 0
+        EVAL "return {unpack({1, 2, 3}, 2)}" 0
+        EVAL "return {pcall(unpack, nil)}" 0
+        "#,
+    );
+}

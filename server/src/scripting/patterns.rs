@@ -1,4 +1,4 @@
-//! A depth bound for Lua 5.1's pattern matcher.
+//! A depth bound for Lua 5.1's pattern matcher, and a range bound for `unpack`.
 //!
 //! `string.find`, `match`, `gmatch` and `gsub` match patterns with a C function that
 //! recurses once per quantified item (`?`, `*`, `+`, `-`) and has no depth limit in Lua 5.1:
@@ -35,6 +35,10 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
                 ffi::lua_setfield(l, -2, name.as_ptr());
             }
             ffi::lua_settop(l, 0);
+            ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, c"unpack".as_ptr());
+            ffi::lua_pushstring(l, c"unpack".as_ptr());
+            ffi::lua_pushcclosure(l, guard, 2);
+            ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"unpack".as_ptr());
         })
     }
 }
@@ -49,7 +53,29 @@ const LIB_ERRORS: &[&str] = &[
     "unfinished capture",
     "too many captures",
     "invalid replacement value",
+    "too many results to unpack",
 ];
+
+/// Lua 5.1.5's `unpack` computes its result count in an `int` that overflows for huge
+/// ranges (and then corrupts the heap); Redis patches it to refuse them. A range of more
+/// than 8000 values cannot fit Lua's stack anyway, so the guard refuses it with the same
+/// error before the original runs; smaller ranges get the original's own stack check.
+unsafe fn unpack_too_big(l: *mut ffi::lua_State) -> bool {
+    if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+        return false;
+    }
+    let int_arg = |idx: c_int, default: i64| -> i64 {
+        if ffi::lua_type(l, idx) == ffi::LUA_TNUMBER {
+            // luaL_checkint: lua_Number to lua_Integer, then a C (int) truncation.
+            ffi::lua_tonumber(l, idx) as i64 as i32 as i64
+        } else {
+            default
+        }
+    };
+    let i = int_arg(2, 1);
+    let e = int_arg(3, ffi::lua_objlen(l, 1) as i64);
+    e >= i && e - i >= 8000
+}
 
 unsafe fn is_plain_find(l: *mut ffi::lua_State, name: &[u8]) -> bool {
     name == b"find" && ffi::lua_gettop(l) >= 4 && ffi::lua_toboolean(l, 4) != 0
@@ -58,7 +84,14 @@ unsafe fn is_plain_find(l: *mut ffi::lua_State, name: &[u8]) -> bool {
 /// The C closure: upvalue 1 is the original function, upvalue 2 its name.
 unsafe extern "C-unwind" fn guard(l: *mut ffi::lua_State) -> c_int {
     let name = CStr::from_ptr(ffi::lua_tostring(l, ffi::lua_upvalueindex(2))).to_bytes();
-    if ffi::lua_type(l, 2) == ffi::LUA_TSTRING && !is_plain_find(l, name) {
+    if name == b"unpack" {
+        if unpack_too_big(l) {
+            ffi::luaL_where(l, 1);
+            ffi::lua_pushstring(l, c"too many results to unpack".as_ptr());
+            ffi::lua_concat(l, 2);
+            ffi::lua_error(l);
+        }
+    } else if ffi::lua_type(l, 2) == ffi::LUA_TSTRING && !is_plain_find(l, name) {
         let mut len = 0usize;
         let p = ffi::lua_tolstring(l, 2, &mut len);
         if len > MAX_QUANTIFIERS {
