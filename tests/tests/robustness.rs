@@ -367,6 +367,8 @@ fn unpack_ranges_match_redis() {
         EVAL "return unpack()" 0
         EVAL "return {unpack({1, 2, 3}, 2)}" 0
         EVAL "return {pcall(unpack, nil)}" 0
+        EVAL "local a = {} for i = 1, 7999 do a[i] = 1 end return redis.call('lpush', 'l', unpack(a))" 0
+        EVAL "local a = {} for i = 1, 7997 do a[i] = 1 end return redis.call('lrange', 'l', 0, 2, unpack(a))" 0
         "#,
     );
 }

@@ -638,9 +638,11 @@ unsafe fn raw_call_inner(l: *mut ffi::lua_State) -> Result<(), String> {
             Reply::Error(e) => Err(e.into_owned()),
             reply => {
                 // Every nesting level holds a table and a key on the stack while its children
-                // are pushed. Command replies are shallow, but the room is checked up front
-                // rather than assumed (Redis panics here instead).
-                if ffi::lua_checkstack(l, (2 * reply_depth(&reply) + 4) as c_int) == 0 {
+                // are pushed. Command replies are shallow, but the room for an aggregate is
+                // checked up front rather than assumed (Redis panics here instead). A scalar
+                // fits the slots every C call gets, even after 8000 arguments.
+                let depth = reply_depth(&reply);
+                if depth > 0 && ffi::lua_checkstack(l, (2 * depth + 4) as c_int) == 0 {
                     return Err("ERR reached lua stack limit".into());
                 }
                 push_reply(l, reply, ctx.resp3, 0);
