@@ -360,6 +360,15 @@ impl Config {
     /// Sets a parameter (startup or CONFIG SET). `Err` carries Redis' reason text.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let param = find(name).ok_or_else(|| "Unknown option".to_string())?;
+        // Classes not named keep their current limits (CONFIG SET and each redis.conf line
+        // change only the classes they list, as in Redis).
+        let merged;
+        let value = if param.name == "client-output-buffer-limit" {
+            merged = format!("{} {value}", self.values[param.name]);
+            &merged
+        } else {
+            value
+        };
         let v = normalize(param, value)?;
         self.values.insert(param.name, v);
         Ok(())
@@ -387,12 +396,18 @@ impl Config {
 
     /// The pubsub class limits: (hard, soft, soft seconds).
     pub fn pubsub_output_limit(&self) -> (i64, i64, i64) {
+        self.output_limit("pubsub")
+    }
+
+    /// One class of `client-output-buffer-limit` (`normal`, `slave`, `pubsub`): (hard, soft,
+    /// soft seconds).
+    pub fn output_limit(&self, class: &str) -> (i64, i64, i64) {
         let words: Vec<&str> = self
             .get("client-output-buffer-limit")
             .split_whitespace()
             .collect();
         for c in words.chunks(4) {
-            if c.len() == 4 && c[0] == "pubsub" {
+            if c.len() == 4 && c[0] == class {
                 return (
                     c[1].parse().unwrap_or(0),
                     c[2].parse().unwrap_or(0),

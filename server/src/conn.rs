@@ -100,6 +100,7 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         pending_out: Default::default(),
         soft_since_ms: Default::default(),
         killed: Default::default(),
+        mem: Default::default(),
     });
     shared.clients.insert(id, handle.clone());
     shared
@@ -152,6 +153,7 @@ impl Conn {
             if self.flow == Flow::Continue && !buf.is_empty() {
                 self.process_buffer(&mut buf).await;
             }
+            self.publish_mem(buf.len(), self.out.len());
             if !self.out.is_empty() {
                 let n = self.out.len();
                 if !self.write_out(&mut wr).await {
@@ -162,6 +164,7 @@ impl Conn {
                     .net_output_bytes
                     .fetch_add(n as u64, Ordering::Relaxed);
                 self.out.clear();
+                self.publish_mem(buf.len(), 0);
                 if self.out_push_cost > 0 {
                     let cost = std::mem::take(&mut self.out_push_cost);
                     let _ = self.handle.pending_out.fetch_update(
@@ -201,7 +204,8 @@ impl Conn {
                     Ok(n) => {
                         self.shared.counters.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
                         if buf.len() > query_limit {
-                            tracing::warn!(client = self.cl.id, "closing client that exceeded client-query-buffer-limit");
+                            tracing::warn!(client = self.cl.id, "closing client that reached max query buffer length");
+                            self.shared.counters.limits.query_buffer_disconnections.fetch_add(1, Ordering::Relaxed);
                             return;
                         }
                     }
@@ -222,7 +226,11 @@ impl Conn {
                     Ok(n) => off += n,
                 },
                 _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
-                    if self.handle.killed.load(Ordering::Relaxed) {
+                    // A stuck write is the reader's fault: CLIENT KILL, or the output
+                    // buffer limit (its soft seconds run out here too).
+                    if self.handle.killed.load(Ordering::Relaxed)
+                        || self.check_output_limit(self.out.len() - off)
+                    {
                         return false;
                     }
                 }
@@ -291,6 +299,9 @@ impl Conn {
                 continue;
             }
             self.process_command(&shared, &mut guard, argv).await;
+            if self.check_output_limit(self.out.len()) {
+                break;
+            }
         }
         drop(guard);
         // What CLIENT LIST shows of this client, written once per batch rather than once

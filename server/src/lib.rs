@@ -4,6 +4,7 @@
 //! [`Server::start`], which binds (port 0 for a free port), serves on the current tokio
 //! runtime and returns a handle with the address and a shutdown.
 
+pub mod climits;
 pub mod config;
 pub mod conn;
 pub mod dispatch;
@@ -26,6 +27,12 @@ use tokio::net::TcpListener;
 
 pub use config::Config;
 pub use shared::Shared;
+
+/// Stack size of the runtime threads that run commands and scripts. Every nested
+/// conversion (cjson, cmsgpack, script replies, reply encoding) is bounded by Lua's stack
+/// limit at under 8000 levels (docs/scripting.md, "Nesting limits"); this leaves room for
+/// them many times over, also in debug builds. Untouched stack pages cost no memory.
+pub const THREAD_STACK: usize = 16 << 20;
 
 /// A running server.
 pub struct Server {

@@ -217,6 +217,7 @@ fn main() {
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
+        .thread_stack_size(tumbler::THREAD_STACK)
         .enable_all()
         .build()
         .expect("tokio runtime");

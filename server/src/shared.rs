@@ -81,6 +81,8 @@ pub struct ClientHandle {
     /// When `pending_out` first passed the soft limit, in ms since start (0 = not over).
     pub soft_since_ms: AtomicI64,
     pub killed: AtomicBool,
+    /// Its buffer sizes, for CLIENT LIST and INFO.
+    pub mem: crate::climits::ClientMem,
 }
 
 impl ClientHandle {
@@ -109,6 +111,7 @@ pub struct Counters {
     pub rejected_connections: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
+    pub limits: crate::climits::LimitCounters,
 }
 
 pub struct Shared {
@@ -136,6 +139,8 @@ pub struct Shared {
     /// Hot-path copies of `proto-max-bulk-len` and `client-query-buffer-limit`.
     pub proto_max_bulk: AtomicI64,
     pub query_buffer_limit: AtomicI64,
+    /// `client-output-buffer-limit normal ...` (the pubsub class is in `pubsub`).
+    pub normal_output_limit: crate::climits::ClassLimit,
     pub port: AtomicU64,
 }
 
@@ -231,6 +236,11 @@ impl Shared {
         let pubsub = Arc::new(PubSub::default());
         let mut engine = Engine::with_clock(dbs, clock.clone());
         engine.broker = pubsub.clone();
+        // Fencing tokens continue above the previous run's without persistence: the
+        // counter starts from the real wall clock (not the controllable one).
+        engine
+            .locks
+            .seed_tokens(lockcore::clock::Clock::now_ms(&lockcore::clock::SystemClock));
         let shared = Arc::new(Shared {
             core: Mutex::new(Core {
                 engine,
@@ -241,6 +251,7 @@ impl Shared {
             evicting: AtomicBool::new(false),
             proto_max_bulk: AtomicI64::new(config.get_i64("proto-max-bulk-len")),
             query_buffer_limit: AtomicI64::new(config.get_i64("client-query-buffer-limit")),
+            normal_output_limit: Default::default(),
             config: RwLock::new(config),
             clients: DashMap::new(),
             pubsub,
@@ -272,6 +283,12 @@ impl Shared {
         self.busy_threshold_ms
             .store(cfg.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         self.pubsub.set_limits(&cfg);
+        self.normal_output_limit
+            .set(cfg.output_limit("normal"));
+        self.query_buffer_limit
+            .store(cfg.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
+        self.proto_max_bulk
+            .store(cfg.get_i64("proto-max-bulk-len"), Ordering::Relaxed);
         self.maxmemory
             .store(cfg.get_i64("maxmemory"), Ordering::Relaxed);
         self.evicting.store(
@@ -375,7 +392,7 @@ impl Shared {
         }
         let reply = Reply::Simple(line.into());
         for m in self.monitors.iter() {
-            m.send(Msg::Push(reply.clone()));
+            crate::climits::deliver_monitor(self, &m, reply.clone());
         }
     }
 }

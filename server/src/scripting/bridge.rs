@@ -19,10 +19,6 @@ use crate::shared::Shared;
 /// The instruction hook runs every this many VM instructions.
 pub const HOOK_EVERY: u32 = 100_000;
 
-/// Nesting limit when converting replies: a self-referencing table ends here, as Redis'
-/// "reached lua stack limit".
-const MAX_DEPTH: usize = 200;
-
 /// What the bridge needs while a script runs.
 pub struct RunCtx<'a> {
     engine: &'a mut Engine,
@@ -128,7 +124,7 @@ pub fn run(
     vm.scratch = std::mem::take(&mut ctx.scratch);
     ctx.engine.time_snapshot = None;
     match res {
-        Ok((true, v)) => lua_to_reply(&v, 0),
+        Ok((true, v)) => lua_to_reply(&vm.lua, v),
         Ok((false, Value::Table(t))) => {
             let msg = if killed {
                 "ERR Script killed by user with SCRIPT KILL...".to_string()
@@ -469,63 +465,127 @@ fn c_long_long(n: f64) -> i64 {
     }
 }
 
-/// A script's return value as the reply to EVAL (Redis' Lua-to-reply conversion).
-pub fn lua_to_reply(v: &Value, depth: usize) -> Reply {
+/// A script's return value as the reply to EVAL (Redis' Lua-to-reply conversion). Tables
+/// are converted on the Lua stack by [`top_to_reply`].
+pub fn lua_to_reply(lua: &Lua, v: Value) -> Reply {
     match v {
         Value::Nil => Reply::Null,
         Value::Boolean(true) => Reply::Int(1),
         Value::Boolean(false) => Reply::Null,
-        Value::Integer(i) => Reply::Int(*i),
-        Value::Number(n) => Reply::Int(c_long_long(*n)),
+        Value::Integer(i) => Reply::Int(i),
+        Value::Number(n) => Reply::Int(c_long_long(n)),
         Value::String(s) => Reply::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
-        Value::Table(t) => {
-            if depth >= MAX_DEPTH {
-                return Reply::err("ERR reached lua stack limit");
+        Value::Table(_) => {
+            let mut reply = Reply::Null;
+            // SAFETY: the value is the only argument; a copy is converted (and popped), so
+            // two slots are in use at the start, as in Redis (the error handler and the
+            // result), which puts the "reached lua stack limit" at the same depth.
+            let r = unsafe {
+                lua.exec_raw::<()>(v, |l| {
+                    ffi::lua_pushvalue(l, 1);
+                    reply = top_to_reply(l);
+                    ffi::lua_settop(l, 0);
+                })
+            };
+            match r {
+                Ok(()) => reply,
+                Err(e) => Reply::err(format!("ERR {e}")),
             }
-            table_to_reply(t, depth)
         }
         _ => Reply::Null,
     }
 }
 
-fn table_to_reply(t: &Table, depth: usize) -> Reply {
-    let field = |k: &str| t.raw_get::<Value>(k).unwrap_or(Value::Nil);
-    if let Value::String(e) = field("err") {
-        return Reply::Error(e.to_string_lossy().into());
+/// Redis' luaReplyToRedisReply: converts the value on top of `l`'s stack and pops it. Each
+/// level first asks `lua_checkstack` for 4 slots; past Lua's stack limit (LUAI_MAXCSTACK,
+/// 8000 slots, a little under 8000 levels) the element becomes "-ERR reached lua stack
+/// limit", exactly where Redis puts it, so nesting is bounded whatever the script built.
+unsafe fn top_to_reply(l: *mut ffi::lua_State) -> Reply {
+    if ffi::lua_checkstack(l, 4) == 0 {
+        ffi::lua_pop(l, 1);
+        return Reply::err("ERR reached lua stack limit");
     }
-    if let Value::String(s) = field("ok") {
-        return Reply::Simple(s.to_string_lossy().into());
+    let r = match ffi::lua_type(l, -1) {
+        ffi::LUA_TSTRING => Reply::Bulk(Bytes::copy_from_slice(top_str(l, -1))),
+        ffi::LUA_TBOOLEAN if ffi::lua_toboolean(l, -1) != 0 => Reply::Int(1),
+        ffi::LUA_TNUMBER => Reply::Int(c_long_long(ffi::lua_tonumber(l, -1))),
+        ffi::LUA_TTABLE => table_to_reply(l),
+        _ => Reply::Null,
+    };
+    ffi::lua_pop(l, 1);
+    r
+}
+
+unsafe fn top_str<'a>(l: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    let p = ffi::lua_tolstring(l, idx, &mut len);
+    std::slice::from_raw_parts(p as *const u8, len)
+}
+
+/// Pushes `t[name]` (raw) for the table on top and returns its type.
+unsafe fn push_field(l: *mut ffi::lua_State, name: &std::ffi::CStr) -> c_int {
+    ffi::lua_pushstring(l, name.as_ptr());
+    ffi::lua_rawget(l, -2);
+    ffi::lua_type(l, -1)
+}
+
+/// The table on top of the stack (left there): `{err=}`, `{ok=}`, `{double=}`,
+/// `{big_number=}`, `{map=}`, `{set=}`, else an array up to the first nil.
+unsafe fn table_to_reply(l: *mut ffi::lua_State) -> Reply {
+    let string_field = |name: &std::ffi::CStr| {
+        let r = (push_field(l, name) == ffi::LUA_TSTRING).then(|| top_str(l, -1).to_vec());
+        ffi::lua_pop(l, 1);
+        r
+    };
+    if let Some(e) = string_field(c"err") {
+        return Reply::Error(String::from_utf8_lossy(&e).into_owned().into());
     }
-    match field("double") {
-        Value::Number(d) => return Reply::Double(d),
-        Value::Integer(i) => return Reply::Double(i as f64),
-        _ => {}
+    if let Some(s) = string_field(c"ok") {
+        return Reply::Simple(String::from_utf8_lossy(&s).into_owned().into());
     }
-    if let Value::String(s) = field("big_number") {
-        return Reply::BigNumber(Bytes::copy_from_slice(&s.as_bytes()));
+    if push_field(l, c"double") == ffi::LUA_TNUMBER {
+        let d = ffi::lua_tonumber(l, -1);
+        ffi::lua_pop(l, 1);
+        return Reply::Double(d);
     }
-    if let Value::Table(m) = field("map") {
+    ffi::lua_pop(l, 1);
+    if let Some(b) = string_field(c"big_number") {
+        return Reply::BigNumber(Bytes::from(b));
+    }
+    if push_field(l, c"map") == ffi::LUA_TTABLE {
         let mut pairs = Vec::new();
-        for (k, v) in m.pairs::<Value, Value>().flatten() {
-            pairs.push((lua_to_reply(&k, depth + 1), lua_to_reply(&v, depth + 1)));
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, -2) != 0 {
+            // table, map, key, value: convert a copy of the key, then the value.
+            ffi::lua_pushvalue(l, -2);
+            let k = top_to_reply(l);
+            let v = top_to_reply(l);
+            pairs.push((k, v));
         }
+        ffi::lua_pop(l, 1);
         return Reply::Map(pairs);
     }
-    if let Value::Table(s) = field("set") {
+    ffi::lua_pop(l, 1);
+    if push_field(l, c"set") == ffi::LUA_TTABLE {
         let mut items = Vec::new();
-        for (k, _) in s.pairs::<Value, Value>().flatten() {
-            items.push(lua_to_reply(&k, depth + 1));
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, -2) != 0 {
+            ffi::lua_pop(l, 1);
+            ffi::lua_pushvalue(l, -1);
+            items.push(top_to_reply(l));
         }
+        ffi::lua_pop(l, 1);
         return Reply::Set(items);
     }
+    ffi::lua_pop(l, 1);
     let mut items = Vec::new();
-    let mut i = 1;
-    loop {
-        match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(lua_to_reply(&v, depth + 1)),
+    for i in 1.. {
+        ffi::lua_rawgeti(l, -1, i);
+        if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+            ffi::lua_pop(l, 1);
+            break;
         }
-        i += 1;
+        items.push(top_to_reply(l));
     }
     Reply::Array(items)
 }
@@ -577,12 +637,43 @@ unsafe fn raw_call_inner(l: *mut ffi::lua_State) -> Result<(), String> {
         match r? {
             Reply::Error(e) => Err(e.into_owned()),
             reply => {
+                // Every nesting level holds a table and a key on the stack while its children
+                // are pushed. Command replies are shallow, but the room for an aggregate is
+                // checked up front rather than assumed (Redis panics here instead). A scalar
+                // fits the slots every C call gets, even after 8000 arguments.
+                let depth = reply_depth(&reply);
+                if depth > 0 && ffi::lua_checkstack(l, (2 * depth + 4) as c_int) == 0 {
+                    return Err("ERR reached lua stack limit".into());
+                }
                 push_reply(l, reply, ctx.resp3, 0);
                 Ok(())
             }
         }
     });
     r.unwrap_or_else(|| Err("ERR redis.call() can only be used inside a script".into()))
+}
+
+/// How deeply `r` nests aggregates (0 for a scalar), without recursion.
+fn reply_depth(r: &Reply) -> usize {
+    if !matches!(
+        r,
+        Reply::Array(_) | Reply::Set(_) | Reply::Push(_) | Reply::Map(_)
+    ) {
+        return 0;
+    }
+    let mut max = 0;
+    let mut todo = vec![(r, 0usize)];
+    while let Some((r, d)) = todo.pop() {
+        max = max.max(d);
+        match r {
+            Reply::Array(v) | Reply::Set(v) | Reply::Push(v) => {
+                todo.extend(v.iter().map(|x| (x, d + 1)))
+            }
+            Reply::Map(p) => todo.extend(p.iter().flat_map(|(k, v)| [(k, d + 1), (v, d + 1)])),
+            _ => {}
+        }
+    }
+    max
 }
 
 unsafe fn push_err_table(l: *mut ffi::lua_State, msg: &str) {

@@ -22,6 +22,7 @@ mod bridge;
 mod cmsgpack;
 mod libs;
 mod lua_struct;
+mod patterns;
 mod sandbox;
 
 use bytes::Bytes;
