@@ -291,12 +291,14 @@ fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let mut ttl = Ttl::None;
+    // Redis checks the syntax, then the key (nil if missing, WRONGTYPE), and only then the
+    // expire value: `GETEX missing EX 0` is nil, not an invalid-expire error.
+    let mut expire: Option<(&Bytes, i64, bool)> = None;
     let mut persist = false;
     let mut i = 2;
     while i < a.len() {
         let opt = a[i].to_ascii_uppercase();
-        let set_once = ttl == Ttl::None && !persist;
+        let set_once = expire.is_none() && !persist;
         match opt.as_slice() {
             b"PERSIST" if set_once => persist = true,
             b"EX" | b"PX" | b"EXAT" | b"PXAT" if set_once && i + 1 < a.len() => {
@@ -306,10 +308,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
                     b"EXAT" => (1000, true),
                     _ => (1, true),
                 };
-                match expire_at(ctx, "getex", &a[i + 1], unit, abs) {
-                    Ok(t) => ttl = Ttl::At(t),
-                    Err(e) => return e,
-                }
+                expire = Some((&a[i + 1], unit, abs));
                 i += 1;
             }
             _ => return error::syntax(),
@@ -321,6 +320,13 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => return Reply::Null,
         Err(e) => return e,
     };
+    let mut ttl = Ttl::None;
+    if let Some((arg, unit, abs)) = expire {
+        match expire_at(ctx, "getex", arg, unit, abs) {
+            Ok(t) => ttl = Ttl::At(t),
+            Err(e) => return e,
+        }
+    }
     let db = ctx.dbi();
     let key = &a[1];
     if let Ttl::At(t) = ttl {
