@@ -664,10 +664,15 @@ fn parse_range(
     }
     let rev = rev.unwrap_or(false);
     let ty = ty.unwrap_or(RangeType::Rank);
-    if limit.is_some() && ty == RangeType::Rank {
+    // Redis only refuses a LIMIT count other than its default -1 for rank ranges (its
+    // check is `opt_limit != -1`), and then ignores the offset: `LIMIT 5 -1` is accepted.
+    if ty == RangeType::Rank && matches!(limit, Some((_, c)) if c != -1) {
         return Err(Reply::err(
             "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
         ));
+    }
+    if ty == RangeType::Rank {
+        limit = None;
     }
     if withscores && ty == RangeType::Lex {
         return Err(Reply::err(

@@ -24,3 +24,22 @@ fn getex_checks_the_key_before_the_expire_value() {
         GETEX s EX 0 PX 1
     "#);
 }
+
+/// fuzz_differential seed 62: ZRANGE by rank refuses LIMIT only when its count is not the
+/// default -1 (Redis' `opt_limit != -1`); with count -1 the offset is ignored.
+#[test]
+fn zrange_by_rank_accepts_limit_with_count_minus_one() {
+    run(r#"
+        ZRANGE nokey 0 -1 LIMIT 0 -1
+        ZADD z 1 a 2 b 3 c
+        ZRANGE z 0 -1 LIMIT 0 -1
+        ZRANGE z 0 -1 LIMIT 5 -1 WITHSCORES
+        ZRANGE z 0 -1 REV LIMIT 2 -1
+        ZRANGE z 0 -1 LIMIT 0 -5
+        ZRANGE z 0 -1 LIMIT 0 2
+        ZRANGE z 0 -1 LIMIT x -1
+        ZRANGESTORE dst z 0 -1 LIMIT 1 -1
+        ZRANGESTORE dst z 0 -1 LIMIT 1 1
+        ZRANGE z (1 3 BYSCORE LIMIT 1 -1
+    "#);
+}
