@@ -424,9 +424,8 @@ fn decrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let Some(by) = parse_f64(&a[2]) else {
-        return error::not_float();
-    };
+    // Redis checks the key's type and value before the increment (unlike INCRBY), so a
+    // bad increment on a hash is WRONGTYPE.
     let cur = match get_string(ctx, &a[1]) {
         Ok(Some(v)) => match parse_f64(&v) {
             Some(n) => n,
@@ -434,6 +433,9 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         },
         Ok(None) => 0.0,
         Err(e) => return e,
+    };
+    let Some(by) = parse_f64(&a[2]) else {
+        return error::not_float();
     };
     let n = cur + by;
     if !n.is_finite() {

@@ -43,3 +43,22 @@ fn zrange_by_rank_accepts_limit_with_count_minus_one() {
         ZRANGE z (1 3 BYSCORE LIMIT 1 -1
     "#);
 }
+
+/// fuzz_differential seed 60: INCRBYFLOAT checks the key's type and value before parsing
+/// the increment (INCRBY and HINCRBYFLOAT parse the increment first).
+#[test]
+fn incrbyfloat_checks_the_type_before_the_increment() {
+    run(r#"
+        HSET h f v
+        INCRBYFLOAT h abc
+        INCRBY h abc
+        HINCRBYFLOAT h f abc
+        SET s notanumber
+        INCRBYFLOAT s abc
+        INCRBYFLOAT s 1
+        INCRBYFLOAT missing abc
+        SET n 1.5
+        INCRBYFLOAT n abc
+        INCRBYFLOAT n 0.25
+    "#);
+}
