@@ -462,6 +462,7 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(v) => v,
         Err(e) => return e,
     };
+    let existed = cur.is_some();
     let new = match cur {
         None => a[2].clone(),
         Some(c) => {
@@ -478,7 +479,11 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let now = ctx.now();
     ctx.note_new_key(&a[1]);
     ctx.db().replace_value(&a[1], Value::Str(new), now);
-    ctx.db().set_raw(&a[1]);
+    // APPEND to a missing key stores the argument as SET would (int/embstr/raw by content,
+    // Redis' tryObjectEncoding); only appending to an existing string makes it raw.
+    if existed {
+        ctx.db().set_raw(&a[1]);
+    }
     ctx.modified(&a[1], notify::STRING, "append");
     Reply::Int(len)
 }

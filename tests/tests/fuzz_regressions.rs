@@ -62,3 +62,22 @@ fn incrbyfloat_checks_the_type_before_the_increment() {
         INCRBYFLOAT n 0.25
     "#);
 }
+
+/// fuzz_differential seed 301: APPEND to a missing key stores the value encoded by its
+/// content, as SET does; appending to an existing string makes it raw.
+#[test]
+fn append_to_a_missing_key_encodes_like_set() {
+    run(r#"
+        APPEND a "hello world"
+        OBJECT ENCODING a
+        APPEND i 12
+        OBJECT ENCODING i
+        APPEND i 3
+        OBJECT ENCODING i
+        APPEND l xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+        OBJECT ENCODING l
+        SET s abc
+        APPEND s d
+        OBJECT ENCODING s
+    "#);
+}
