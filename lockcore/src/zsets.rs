@@ -1391,6 +1391,16 @@ fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if n > a.len() - 2 {
         return error::syntax();
     }
+    // Redis looks the keys up (WRONGTYPE) before it parses LIMIT.
+    let mut sets = Vec::with_capacity(n);
+    for k in &a[2..2 + n] {
+        match ctx.read(k).map(|e| &e.value) {
+            Some(Value::ZSet(z)) => sets.push(Some(z.scores.keys().cloned().collect::<Vec<_>>())),
+            Some(Value::Set(st)) => sets.push(Some(st.members.iter().cloned().collect())),
+            Some(_) => return error::wrongtype(),
+            None => sets.push(None),
+        }
+    }
     let mut limit = 0usize;
     let mut j = 2 + n;
     while j < a.len() {
@@ -1402,15 +1412,6 @@ fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             j += 2;
         } else {
             return error::syntax();
-        }
-    }
-    let mut sets = Vec::with_capacity(n);
-    for k in &a[2..2 + n] {
-        match ctx.read(k).map(|e| &e.value) {
-            Some(Value::ZSet(z)) => sets.push(Some(z.scores.keys().cloned().collect::<Vec<_>>())),
-            Some(Value::Set(st)) => sets.push(Some(st.members.iter().cloned().collect())),
-            Some(_) => return error::wrongtype(),
-            None => sets.push(None),
         }
     }
     if sets.iter().any(|s| s.is_none()) {

@@ -81,3 +81,17 @@ fn append_to_a_missing_key_encodes_like_set() {
         OBJECT ENCODING s
     "#);
 }
+
+/// fuzz_differential seed 776: ZINTERCARD checks the keys' types before its options.
+#[test]
+fn zintercard_checks_types_before_options() {
+    run(r#"
+        SET s 1
+        ZADD z 1 a
+        ZINTERCARD 2 z s extra
+        ZINTERCARD 2 z s LIMIT -1
+        ZINTERCARD 2 z nokey extra
+        ZINTERCARD 1 z LIMIT -1
+        ZINTERCARD 1 z LIMIT 1
+    "#);
+}
