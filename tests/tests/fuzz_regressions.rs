@@ -95,3 +95,49 @@ fn zintercard_checks_types_before_options() {
         ZINTERCARD 1 z LIMIT 1
     "#);
 }
+
+/// Sends `bytes` on a fresh connection, closes the write side and returns everything the
+/// server sends until it closes.
+fn exchange(addr: std::net::SocketAddr, bytes: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    s.write_all(bytes).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out)
+        .expect("the server closes after EOF");
+    out
+}
+
+fn same_bytes(t: &tumbler_tests::Tumbler, r: &tumbler_tests::RedisServer, bytes: &[u8]) {
+    assert_eq!(
+        tumbler_tests::fuzz::cli_quote(&exchange(t.addr, bytes)),
+        tumbler_tests::fuzz::cli_quote(&exchange(r.addr, bytes)),
+        "tumbler (left) and redis-server (right) differ for {}",
+        tumbler_tests::fuzz::cli_quote(bytes)
+    );
+}
+
+/// fuzz_protocol seeds 34, 46, 48: Redis finds the end of an inline request with
+/// `strchr`, so a NUL before the LF hides it: the request waits for more data (and the
+/// commands after it are never run). Seeds 15, 55: a `*`/`$` header ends at the first CR,
+/// and Redis skips the byte after it without checking it is an LF.
+#[test]
+fn request_lines_end_where_redis_finds_them() {
+    let Some(r) = tumbler_tests::RedisServer::start() else {
+        return;
+    };
+    let t = tumbler_tests::Tumbler::start();
+    same_bytes(&t, &r, b"PING\r\n\0junk\r\nPING\r\n");
+    same_bytes(&t, &r, b"PING\r\nECHO a\0b\r\nPING\r\n");
+    same_bytes(&t, &r, b"SET k v\n\0\r\n*1\r\n$4\r\nPING\r\n");
+    same_bytes(&t, &r, b"*2\r\x02$4\r\nECHO\r\n$1\r\nx\r\nPING\r\n");
+    same_bytes(&t, &r, b"*2\r\n$4\rxECHO\r\n$1\r\nx\r\nPING\r\n");
+    same_bytes(&t, &r, b"*1\r\n$4\r\nPINGxyPING\r\n");
+    same_bytes(&t, &r, b"*1\0\r\n$4\r\nPING\r\n");
+    same_bytes(&t, &r, b"*1\r\n$4\0\r\nPING\r\n");
+    same_bytes(&t, &r, b"*1\r\n$4\r");
+    same_bytes(&t, &r, b"*1\r");
+}
