@@ -243,8 +243,10 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                 if i >= n {
                     break;
                 }
+                // Inside a word sdssplitargs stops only at these four (and NUL); \v and \f,
+                // which `isspace` skips between words, are part of the word.
                 match line[i] {
-                    c if is_space(c) => {
+                    b' ' | b'\n' | b'\r' | b'\t' => {
                         break;
                     }
                     b'"' => inq = true,
