@@ -146,6 +146,12 @@ fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
         }
         return Ok(None);
     };
+    // Redis reads 16 KiB at a time and gives up once 64 KiB hold no LF, so whether a line
+    // a little over 64 KiB passes depends on how the bytes arrived; any longer line never
+    // does. Refusing every line over the limit is deterministic and agrees with that.
+    if nl > INLINE_MAX {
+        return Err(perr("too big inline request"));
+    }
     let line = buf.split_to(nl + 1);
     let mut text = &line[..nl];
     if text.last() == Some(&b'\r') {
