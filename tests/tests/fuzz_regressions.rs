@@ -201,3 +201,19 @@ fn inline_line_over_64k_is_refused_whole() {
     ok.extend_from_slice(b"\r\nPING\r\n");
     same_bytes(&t, &r, &ok);
 }
+
+/// fuzz_protocol seed 730: "with args beginning with" lists arguments while the list
+/// (not the whole message) is under 128 bytes, each cut to what is left of them.
+#[test]
+fn unknown_command_lists_args_like_redis() {
+    let long = "x".repeat(100);
+    run(&format!(
+        r#"
+        NOSUCH a b c
+        {long} a b c
+        NOSUCH {long} abcdefghijklmnopqrstuvwxyz1234567890 b
+        NOSUCH {long}{long} b
+        NOSUCH "a\x00b" c
+        "#
+    ));
+}
