@@ -518,7 +518,7 @@ fn protocol_fuzz_many_connections() {
             break;
         }
         batch += 1;
-        if batch % 64 == 0 {
+        if batch % 8 == 0 {
             rss_max = rss_max.max(fuzz::rss_kib(std::process::id()).unwrap_or(0));
         }
         if batch % 5000 == 0 {
