@@ -153,6 +153,9 @@ fn parse_set(ctx: &Ctx, a: &[Bytes]) -> Result<SetArgs, Reply> {
     };
     let mut i = 3;
     let mut have_ttl = false;
+    // Redis checks the whole syntax before the expire value (`SET k v EX 0 junk` is a
+    // syntax error), so the value is only remembered here.
+    let mut expire: Option<(&Bytes, i64, bool)> = None;
     while i < a.len() {
         let opt = a[i].to_ascii_uppercase();
         let next = a.get(i + 1);
@@ -171,13 +174,16 @@ fn parse_set(ctx: &Ctx, a: &[Bytes]) -> Result<SetArgs, Reply> {
                     b"EXAT" => (1000, true),
                     _ => (1, true),
                 };
-                s.ttl = Ttl::At(expire_at(ctx, "set", next.unwrap(), unit, abs)?);
+                expire = Some((next.unwrap(), unit, abs));
                 have_ttl = true;
                 i += 1;
             }
             _ => return Err(error::syntax()),
         }
         i += 1;
+    }
+    if let Some((arg, unit, abs)) = expire {
+        s.ttl = Ttl::At(expire_at(ctx, "set", arg, unit, abs)?);
     }
     Ok(s)
 }

@@ -217,3 +217,20 @@ fn unknown_command_lists_args_like_redis() {
         "#
     ));
 }
+
+/// fuzz_differential seeds 5373, 5444, 6751: SET checks its whole syntax before the
+/// expire value.
+#[test]
+fn set_checks_syntax_before_the_expire_value() {
+    run(r#"
+        SET k b EX -1 extra
+        SET k b EX 0 GET extra
+        SET k b PX x GET extra
+        SET k b PX x GET
+        SET k b EX 0
+        HSET h f v
+        SET h b EX 0 GET
+        SET h b EX 10 GET
+        SET k b EX 10 NX XX
+    "#);
+}
