@@ -88,6 +88,9 @@ fn b(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
 }
 
+/// The sorted set the lex-range commands use: every member has score 0.
+const LEX: &str = "kz";
+
 const VALUES: &[&[u8]] = &[
     b"",
     b"0",
@@ -551,7 +554,7 @@ impl Gen {
 
     fn zset_cmd(&mut self) -> (Args, Norm) {
         let k = self.key();
-        match self.rng.gen_range(0..30) {
+        match self.rng.gen_range(0..32) {
             0..=3 => {
                 let mut a = vec![k];
                 if self.chance(0.2) {
@@ -600,7 +603,7 @@ impl Gen {
             }
             10 => {
                 let (x, y) = (self.lex_range(), self.lex_range());
-                self.cmd("ZLEXCOUNT", vec![k, x, y])
+                self.cmd("ZLEXCOUNT", vec![b(LEX), x, y])
             }
             11 => {
                 let name = self.pick(&["ZRANK", "ZREVRANK"]);
@@ -613,7 +616,10 @@ impl Gen {
                 match by {
                     0 => a.extend([self.small(), self.int()]),
                     1 => a.extend([self.score_range(), self.score_range(), b("BYSCORE")]),
-                    _ => a.extend([self.lex_range(), self.lex_range(), b("BYLEX")]),
+                    _ => {
+                        a[0] = b(LEX);
+                        a.extend([self.lex_range(), self.lex_range(), b("BYLEX")])
+                    }
                 }
                 if self.chance(0.3) {
                     a.push(b("REV"));
@@ -647,13 +653,16 @@ impl Gen {
             18 => {
                 let name = self.pick(&["ZRANGEBYLEX", "ZREVRANGEBYLEX"]);
                 let (x, y) = (self.lex_range(), self.lex_range());
-                self.cmd(name, vec![k, x, y])
+                self.cmd(name, vec![b(LEX), x, y])
             }
             19 => {
                 let (name, x, y) = match self.rng.gen_range(0..3) {
                     0 => ("ZREMRANGEBYRANK", self.small(), self.small()),
                     1 => ("ZREMRANGEBYSCORE", self.score_range(), self.score_range()),
-                    _ => ("ZREMRANGEBYLEX", self.lex_range(), self.lex_range()),
+                    _ => {
+                        let (x, y) = (self.lex_range(), self.lex_range());
+                        return self.cmd("ZREMRANGEBYLEX", vec![b(LEX), x, y]);
+                    }
                 };
                 self.cmd(name, vec![k, x, y])
             }
@@ -709,6 +718,16 @@ impl Gen {
             28 => {
                 let x = self.key();
                 self.cmd("ZINTERCARD", vec![b("2"), k, x])
+            }
+            29 => {
+                // Lex ranges are only specified when all scores are equal (with mixed
+                // scores Redis' answer depends on its skiplist's random levels).
+                let mut a = vec![b(LEX)];
+                for _ in 0..self.rng.gen_range(1..4) {
+                    a.push(b("0"));
+                    a.push(self.member());
+                }
+                self.cmd("ZADD", a)
             }
             _ => {
                 let (s, m) = (self.score(), self.member());
