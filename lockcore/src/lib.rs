@@ -10,6 +10,7 @@ pub mod error;
 pub mod glob;
 pub mod hashes;
 pub mod keys;
+pub mod listpack;
 pub mod lists;
 pub mod locks;
 pub mod notify;
