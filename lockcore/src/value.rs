@@ -16,7 +16,7 @@ use crate::zset::ZSet;
 #[derive(Debug, Clone)]
 pub enum HashValue {
     Pack(PairPack),
-    Table(Box<IndexMap<Bytes, Bytes>>),
+    Table(Box<IndexMap<Bytes, Bytes, crate::db::KeyHasher>>),
 }
 
 impl Default for HashValue {
@@ -110,7 +110,7 @@ impl HashValue {
     /// Moves a packed hash to the table encoding, keeping the order of its fields.
     pub fn convert(&mut self) {
         if let HashValue::Pack(p) = self {
-            let m: IndexMap<Bytes, Bytes> = p
+            let m: IndexMap<Bytes, Bytes, crate::db::KeyHasher> = p
                 .iter()
                 .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
                 .collect();
