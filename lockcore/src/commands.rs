@@ -318,25 +318,22 @@ impl Ctx<'_> {
         let db = self.cl.db;
         let now = self.eng.now_ms();
         let no_touch = self.cl.no_touch;
-        match self.eng.lookup(db, key) {
-            Some(_) => {
-                self.eng.stats.keyspace_hits += 1;
-                let e = self.eng.dbs[db].get_mut(key).unwrap();
-                if !no_touch {
-                    e.lru_ms = now;
-                }
-                Some(e)
-            }
-            None => {
-                self.eng.stats.keyspace_misses += 1;
-                None
-            }
-        }
+        self.eng.lookup_read(db, key, now, !no_touch)
     }
     /// Looks a key up for writing: lazy expiry, no stats.
     pub fn write(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
         let db = self.cl.db;
         self.eng.lookup(db, key)
+    }
+    /// Looks a key up for writing and creates it with `make()` (no TTL, with the `new`
+    /// event) if absent or expired. One probe when the key exists.
+    pub fn write_or_create(
+        &mut self,
+        key: &Bytes,
+        make: impl FnOnce() -> crate::value::Value,
+    ) -> &mut crate::value::Entry {
+        let db = self.cl.db;
+        self.eng.lookup_or_insert(db, key, make)
     }
     pub fn exists(&mut self, key: &[u8]) -> bool {
         self.write(key).is_some()

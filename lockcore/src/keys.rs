@@ -318,7 +318,7 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if let Value::Hash(h) = &mut entry.value {
         // A copy is built afresh: Redis re-creates a hashtable with no deleted holes; the
         // encoding is kept.
-        h.map.shrink_to_fit();
+        h.shrink_to_fit();
     }
     ctx.eng.note_new_key(dst_db, dst);
     ctx.eng.dbs[dst_db].insert_entry(dst.clone(), entry);

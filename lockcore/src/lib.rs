@@ -13,6 +13,7 @@ pub mod glob;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keys;
+pub mod listpack;
 pub mod lists;
 pub mod locks;
 pub mod notify;

@@ -320,7 +320,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     // Per-item overheads roughly like Redis' (dict entry, robj and sds headers).
     let body: usize = match &e.value {
         Value::Str(s) => s.len() + 16,
-        Value::Hash(h) => h.map.iter().map(|(k, v)| k.len() + v.len() + 24).sum(),
+        Value::Hash(h) => h.iter().map(|(k, v)| k.len() + v.len() + 24).sum(),
         Value::List(l) => l.iter().map(|v| v.len() + 11).sum(),
         Value::ZSet(z) => z.len() * 48,
         Value::Set(s) => s.members.iter().map(|m| m.len() + 24).sum(),

@@ -387,21 +387,35 @@ fn msetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// Adds `by` to the integer at `key`, keeping its TTL.
 fn incr_generic(ctx: &mut Ctx, key: &Bytes, by: i64) -> Reply {
-    let cur = match get_string(ctx, key) {
-        Ok(Some(v)) => match parse_i64(&v) {
-            Some(n) => n,
-            None => return error::not_integer(),
-        },
-        Ok(None) => 0,
-        Err(e) => return e,
-    };
-    let Some(n) = cur.checked_add(by) else {
-        return Reply::err(OVERFLOW);
-    };
     let now = ctx.now();
-    let val = Value::Str(Bytes::from(itoa::Buffer::new().format(n).to_owned()));
-    ctx.note_new_key(key);
-    ctx.db().replace_value(key, val, now);
+    let new_value = |n: i64| {
+        Value::Str(Bytes::copy_from_slice(
+            itoa::Buffer::new().format(n).as_bytes(),
+        ))
+    };
+    // One probe: the entry found is updated in place.
+    let n = match ctx.read(key) {
+        Some(e) => {
+            let Value::Str(v) = &e.value else {
+                return error::wrongtype();
+            };
+            let Some(cur) = parse_i64(v) else {
+                return error::not_integer();
+            };
+            let Some(n) = cur.checked_add(by) else {
+                return Reply::err(OVERFLOW);
+            };
+            e.value = new_value(n);
+            e.lru_ms = now;
+            e.raw = false;
+            n
+        }
+        None => {
+            ctx.note_new_key(key);
+            ctx.db().insert(key.clone(), new_value(by), None, now);
+            by
+        }
+    };
     ctx.modified(key, notify::STRING, "incrby");
     Reply::Int(n)
 }

@@ -219,6 +219,17 @@ impl Conn {
     /// CLIENT KILL) decides; returns false when the connection must end.
     async fn write_out(&mut self, wr: &mut tokio::net::tcp::OwnedWriteHalf) -> bool {
         let mut off = 0;
+        // The socket almost always takes the whole batch of replies at once: write it
+        // without arming the kill-check timer, which cost a timer-wheel insert and removal
+        // per batch (docs/architecture.md).
+        while off < self.out.len() {
+            match wr.try_write(&self.out[off..]) {
+                Ok(0) => return false,
+                Ok(n) => off += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => return false,
+            }
+        }
         while off < self.out.len() {
             tokio::select! {
                 r = wr.write(&self.out[off..]) => match r {
