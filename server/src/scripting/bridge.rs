@@ -65,6 +65,114 @@ fn with_ctx<R>(f: impl FnOnce(&mut RunCtx<'static>) -> R) -> Option<R> {
     Some(f(unsafe { &mut *p }))
 }
 
+impl<'a> RunCtx<'a> {
+    /// A script's run context, with the time snapshot taken and the script marked as
+    /// running (for `busy`, SCRIPT KILL and the UNKILLABLE check).
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        vm: &mut Vm,
+        engine: &'a mut Engine,
+        shared: &'a Shared,
+        caller: &ClientCtx,
+        keys: &'a [Bytes],
+        args: &'a [Bytes],
+        read_only: bool,
+        oom_at_start: bool,
+    ) -> RunCtx<'a> {
+        engine.time_snapshot = Some(engine.clock.now_ms());
+        let ctx = RunCtx {
+            engine,
+            shared,
+            cl: ClientCtx {
+                id: caller.id,
+                db: caller.db,
+                resp3: false,
+                deny_blocking: true,
+                in_script: true,
+                no_touch: caller.no_touch,
+                blocked: false,
+            },
+            read_only,
+            resp3: false,
+            killed: false,
+            started: Instant::now(),
+            detached: false,
+            scratch: std::mem::take(&mut vm.scratch),
+            keys,
+            args,
+            monitors: !shared.monitors.is_empty(),
+            // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
+            oom: oom_at_start,
+            wrote: false,
+        };
+        shared.script.kill.store(false, Ordering::Relaxed);
+        shared.script.wrote.store(false, Ordering::Relaxed);
+        shared
+            .script
+            .started_ms
+            .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
+        ctx
+    }
+
+    /// The end of a run: the script no longer runs, the snapshot is dropped.
+    fn finish(&mut self, vm: &mut Vm) {
+        self.shared.script.started_ms.store(0, Ordering::Release);
+        self.shared.script.kill.store(false, Ordering::Relaxed);
+        vm.scratch = std::mem::take(&mut self.scratch);
+        self.engine.time_snapshot = None;
+    }
+}
+
+/// Runs a script's native plan with the same context, checks and bookkeeping as [`run`];
+/// errors get the same `script: <sha>, on @user_script:<line>.` suffix the Lua error
+/// handler gives them.
+#[allow(clippy::too_many_arguments)]
+pub fn run_plan(
+    vm: &mut Vm,
+    plan: &super::plan::Plan,
+    engine: &mut Engine,
+    shared: &Shared,
+    caller: &ClientCtx,
+    sha: &str,
+    keys: &[Bytes],
+    args: &[Bytes],
+    read_only: bool,
+    oom_at_start: bool,
+) -> Reply {
+    let mut ctx = RunCtx::start(
+        vm,
+        engine,
+        shared,
+        caller,
+        keys,
+        args,
+        read_only,
+        oom_at_start,
+    );
+    let mut argv = std::mem::take(&mut ctx.scratch);
+    let res = plan.run(
+        &mut |argv: &[Bytes]| match call_checked(&mut ctx, argv)? {
+            Reply::Error(e) => Err(e.into_owned()),
+            r => Ok(r),
+        },
+        &mut argv,
+        keys,
+        args,
+    );
+    ctx.scratch = argv;
+    ctx.finish(vm);
+    use super::plan::Failure;
+    match res {
+        Ok(r) => r,
+        Err(Failure::Call(msg, line)) => {
+            Reply::err(format!("{msg} script: {sha}, on @user_script:{line}."))
+        }
+        Err(Failure::Runtime(msg, line)) => Reply::err(format!(
+            "ERR user_script:{line}: {msg} script: {sha}, on @user_script:{line}."
+        )),
+    }
+}
+
 /// Runs one script and converts its result to the caller's reply.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -80,38 +188,16 @@ pub fn run(
     read_only: bool,
     oom_at_start: bool,
 ) -> Reply {
-    engine.time_snapshot = Some(engine.clock.now_ms());
-    let mut ctx = RunCtx {
+    let mut ctx = RunCtx::start(
+        vm,
         engine,
         shared,
-        cl: ClientCtx {
-            id: caller.id,
-            db: caller.db,
-            resp3: false,
-            deny_blocking: true,
-            in_script: true,
-            no_touch: caller.no_touch,
-            blocked: false,
-        },
-        read_only,
-        resp3: false,
-        killed: false,
-        started: Instant::now(),
-        detached: false,
-        scratch: std::mem::take(&mut vm.scratch),
+        caller,
         keys,
         args,
-        monitors: !shared.monitors.is_empty(),
-        // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
-        oom: oom_at_start,
-        wrote: false,
-    };
-    shared.script.kill.store(false, Ordering::Relaxed);
-    shared.script.wrote.store(false, Ordering::Relaxed);
-    shared
-        .script
-        .started_ms
-        .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
+        read_only,
+        oom_at_start,
+    );
     // The lifetime is erased: CTX is cleared before `ctx` goes out of scope.
     let p = (&mut ctx as *mut RunCtx<'_>).cast::<RunCtx<'static>>();
     CTX.with(|c| c.set(p));
@@ -122,11 +208,8 @@ pub fn run(
     };
     let res = runner.call::<(bool, Value)>(func);
     CTX.with(|c| c.set(std::ptr::null_mut()));
-    shared.script.started_ms.store(0, Ordering::Release);
-    shared.script.kill.store(false, Ordering::Relaxed);
     let killed = ctx.killed;
-    vm.scratch = std::mem::take(&mut ctx.scratch);
-    ctx.engine.time_snapshot = None;
+    ctx.finish(vm);
     match res {
         Ok((true, v)) => lua_to_reply(&v, 0),
         Ok((false, Value::Table(t))) => {
@@ -394,17 +477,18 @@ fn arg_bytes(v: &Value) -> Option<Bytes> {
     }
 }
 
-/// A Lua number as Redis 7 passes it to a command: as an integer when it is one, else
-/// `%.17g` (not Lua's lossy `%.14g`).
-fn fmt_lua_number(n: f64) -> String {
-    if n.is_finite() && n.abs() < 9.2e18 && n == (n as i64) as f64 {
+/// A Lua number as Redis 7 passes it to a command: `%.17g` (not Lua's lossy `%.14g`).
+/// Integers below 1e17 print the same through itoa, faster; -0, NaN and the rest go
+/// through the C library's printf, as Redis' snprintf does.
+pub(super) fn fmt_lua_number(n: f64) -> String {
+    if n.abs() < 1e17 && n == (n as i64) as f64 && !(n == 0.0 && n.is_sign_negative()) {
         return itoa::Buffer::new().format(n as i64).to_owned();
     }
-    lockcore::num::fmt_g(n, 17)
+    super::plan::fmt17g(n)
 }
 
 /// Redis' scriptCall checks, then the command. An error comes back as its text.
-fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, String> {
+fn call_checked(ctx: &mut RunCtx<'_>, argv: &[Bytes]) -> Result<Reply, String> {
     let spec = match lookup_checked(argv) {
         Ok(s) => s,
         Err(_) => {
@@ -461,7 +545,7 @@ fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, Stri
 
 /// C's `(long long)` cast of a Lua number as Redis' x86-64 build performs it: NaN and
 /// out-of-range values give i64::MIN (Rust's `as` would saturate instead).
-fn c_long_long(n: f64) -> i64 {
+pub(super) fn c_long_long(n: f64) -> i64 {
     if n.is_nan() || !(-9223372036854775808.0..9223372036854775808.0).contains(&n) {
         i64::MIN
     } else {

@@ -22,6 +22,7 @@ mod bridge;
 mod cmsgpack;
 mod libs;
 mod lua_struct;
+mod plan;
 mod sandbox;
 
 use bytes::Bytes;
@@ -51,6 +52,10 @@ pub const LUA_MEMORY_LIMIT: usize = 512 << 20;
 #[derive(Default)]
 pub struct Scripts {
     vm: Option<Vm>,
+    /// `lua-native-plans no` (or SCRIPT PLANS NO): every script runs on Lua.
+    pub plans_off: bool,
+    /// Script runs that took their native plan (INFO `native_plan_runs`).
+    pub plan_runs: u64,
 }
 
 /// A compiled script.
@@ -63,6 +68,8 @@ struct Cached {
     /// How maxmemory applies (shebang flags).
     oom: Oom,
     last_used: u64,
+    /// The native plan, or why the script runs on Lua (plan/mod.rs).
+    plan: Result<std::sync::Arc<plan::Plan>, String>,
 }
 
 pub(crate) struct Vm {
@@ -97,6 +104,13 @@ impl Scripts {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Cached scripts that have a native plan (INFO `number_of_native_plans`).
+    pub fn plans(&self) -> usize {
+        self.vm
+            .as_ref()
+            .map_or(0, |v| v.cache.values().filter(|c| c.plan.is_ok()).count())
     }
 
     /// Bytes used by the Lua heap (INFO `used_memory_lua`).
@@ -139,6 +153,7 @@ impl Vm {
                 };
                 Reply::err(format!("ERR Error compiling script (new function): {msg}"))
             })?;
+        let plan = plan::compile(&code).map(std::sync::Arc::new);
         self.tick += 1;
         if !loaded {
             self.eval_only += 1;
@@ -151,6 +166,7 @@ impl Vm {
                 no_writes,
                 oom,
                 last_used: self.tick,
+                plan,
             },
         );
         if self.eval_only > MAX_EVAL_SCRIPTS {
@@ -272,6 +288,10 @@ pub fn command(
     match (top_name(spec), spec.name) {
         ("script", "kill") => script_kill(&c.shared),
         ("script", "help") => script_help(),
+        ("script", "plans") => {
+            let core = crate::dispatch::core(guard);
+            plans_switch(&c.shared, core, a)
+        }
         ("script", sub) => {
             let core = crate::dispatch::core(guard);
             script_sub(core, sub, a)
@@ -342,10 +362,15 @@ fn eval(
     };
     vm.tick += 1;
     let tick = vm.tick;
-    let (func, no_writes, oom) = match vm.cache.get_mut(&sha) {
+    let (func, no_writes, oom, plan) = match vm.cache.get_mut(&sha) {
         Some(c) => {
             c.last_used = tick;
-            (c.func.clone(), c.no_writes, c.oom)
+            (
+                c.func.clone(),
+                c.no_writes,
+                c.oom,
+                c.plan.as_ref().ok().cloned(),
+            )
         }
         None if by_sha => return Reply::err(error_noscript()),
         None => {
@@ -353,7 +378,12 @@ fn eval(
                 return e;
             }
             let c = &vm.cache[&sha];
-            (c.func.clone(), c.no_writes, c.oom)
+            (
+                c.func.clone(),
+                c.no_writes,
+                c.oom,
+                c.plan.as_ref().ok().cloned(),
+            )
         }
     };
     let over = shared.over_maxmemory();
@@ -361,19 +391,38 @@ fn eval(
         return Reply::err(crate::conn::OOM_ERR);
     }
     let sha = std::str::from_utf8(&sha).unwrap_or("");
-    bridge::run(
-        vm,
-        func,
-        engine,
-        shared,
-        caller,
-        sha,
-        false,
-        &a[3..3 + nk],
-        &a[3 + nk..],
-        ro || no_writes,
-        over && oom == Oom::Legacy,
-    )
+    let (keys, args) = (&a[3..3 + nk], &a[3 + nk..]);
+    match plan {
+        Some(plan) if !scripts.plans_off => {
+            scripts.plan_runs += 1;
+            let vm = scripts.vm();
+            bridge::run_plan(
+                vm,
+                &plan,
+                engine,
+                shared,
+                caller,
+                sha,
+                keys,
+                args,
+                ro || no_writes,
+                over && oom == Oom::Legacy,
+            )
+        }
+        _ => bridge::run(
+            scripts.vm(),
+            func,
+            engine,
+            shared,
+            caller,
+            sha,
+            false,
+            keys,
+            args,
+            ro || no_writes,
+            over && oom == Oom::Legacy,
+        ),
+    }
 }
 
 /// Checks EVAL-style numkeys: Ok(number of keys) or Redis' error.
@@ -621,9 +670,47 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
             }
             Reply::ok()
         }
+        "plan" => {
+            let mut k = [0u8; 40];
+            let cached = a[2].len() == 40 && {
+                k.copy_from_slice(&a[2]);
+                k.make_ascii_lowercase();
+                true
+            };
+            match core
+                .scripts
+                .vm
+                .as_ref()
+                .and_then(|v| cached.then(|| v.cache.get(&k)).flatten())
+            {
+                None => Reply::err(error_noscript()),
+                Some(c) => match &c.plan {
+                    Ok(_) => Reply::Bulk(Bytes::from_static(b"native")),
+                    Err(why) => Reply::Bulk(Bytes::from(format!("lua: {why}"))),
+                },
+            }
+        }
         "debug" => Reply::err("ERR SCRIPT DEBUG is not supported by tumbler"),
         _ => Reply::err(format!("ERR unknown subcommand '{sub}'. Try SCRIPT HELP.")),
     }
+}
+
+/// `SCRIPT PLANS [YES|NO]`: reads or sets `lua-native-plans` (the same switch as CONFIG).
+fn plans_switch(shared: &Shared, core: &mut Core, a: &[Bytes]) -> Reply {
+    let on = match a.get(2).map(|v| v.to_ascii_lowercase()) {
+        None if a.len() == 2 => {
+            let on = !core.scripts.plans_off;
+            return Reply::Bulk(Bytes::from_static(if on { b"yes" } else { b"no" }));
+        }
+        Some(v) if a.len() == 3 && v == b"yes" => "yes",
+        Some(v) if a.len() == 3 && v == b"no" => "no",
+        _ => return Reply::err("ERR SCRIPT PLANS takes YES or NO"),
+    };
+    if let Err(e) = shared.config.write().set("lua-native-plans", on) {
+        return Reply::err(format!("ERR {e}"));
+    }
+    shared.apply_config_to(core);
+    Reply::ok()
 }
 
 /// SCRIPT KILL (and FUNCTION KILL), run without the keyspace lock.
