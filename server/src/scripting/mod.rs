@@ -347,6 +347,7 @@ fn eval(
     }
     let nk = numkeys as usize;
     let Core { engine, scripts } = core;
+    let plans = !scripts.plans_off;
     let vm = scripts.vm();
     let sha = if by_sha {
         let s = &a[1];
@@ -362,15 +363,10 @@ fn eval(
     };
     vm.tick += 1;
     let tick = vm.tick;
-    let (func, no_writes, oom, plan) = match vm.cache.get_mut(&sha) {
+    let (path, no_writes, oom) = match vm.cache.get_mut(&sha) {
         Some(c) => {
             c.last_used = tick;
-            (
-                c.func.clone(),
-                c.no_writes,
-                c.oom,
-                c.plan.as_ref().ok().cloned(),
-            )
+            (c.path(plans), c.no_writes, c.oom)
         }
         None if by_sha => return Reply::err(error_noscript()),
         None => {
@@ -378,12 +374,7 @@ fn eval(
                 return e;
             }
             let c = &vm.cache[&sha];
-            (
-                c.func.clone(),
-                c.no_writes,
-                c.oom,
-                c.plan.as_ref().ok().cloned(),
-            )
+            (c.path(plans), c.no_writes, c.oom)
         }
     };
     let over = shared.over_maxmemory();
@@ -392,24 +383,17 @@ fn eval(
     }
     let sha = std::str::from_utf8(&sha).unwrap_or("");
     let (keys, args) = (&a[3..3 + nk], &a[3 + nk..]);
-    match plan {
-        Some(plan) if !scripts.plans_off => {
+    let read_only = ro || no_writes;
+    let oom_at_start = over && oom == Oom::Legacy;
+    match path {
+        Path::Plan(plan) => {
             scripts.plan_runs += 1;
             let vm = scripts.vm();
             bridge::run_plan(
-                vm,
-                &plan,
-                engine,
-                shared,
-                caller,
-                sha,
-                keys,
-                args,
-                ro || no_writes,
-                over && oom == Oom::Legacy,
+                vm, &plan, engine, shared, caller, sha, keys, args, read_only, oom_at_start,
             )
         }
-        _ => bridge::run(
+        Path::Lua(func) => bridge::run(
             scripts.vm(),
             func,
             engine,
@@ -419,9 +403,25 @@ fn eval(
             false,
             keys,
             args,
-            ro || no_writes,
-            over && oom == Oom::Legacy,
+            read_only,
+            oom_at_start,
         ),
+    }
+}
+
+/// How a cached script runs this time.
+enum Path {
+    Plan(std::sync::Arc<plan::Plan>),
+    Lua(Function),
+}
+
+impl Cached {
+    /// The native plan when there is one and plans are on, else the Lua function.
+    fn path(&self, plans: bool) -> Path {
+        match &self.plan {
+            Ok(p) if plans => Path::Plan(p.clone()),
+            _ => Path::Lua(self.func.clone()),
+        }
     }
 }
 

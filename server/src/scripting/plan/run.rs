@@ -19,8 +19,9 @@ pub enum Failure {
 }
 
 /// A Lua value.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 enum Val {
+    #[default]
     Nil,
     Bool(bool),
     Num(f64),
@@ -140,7 +141,9 @@ struct Run<'r> {
     argv: &'r mut Vec<Bytes>,
     keys: &'r [Bytes],
     args: &'r [Bytes],
-    locals: Vec<Val>,
+    /// The locals (one slot each, from 0), then the values being evaluated for a
+    /// statement or call (pushed and popped, so a run allocates once).
+    stack: Vec<Val>,
 }
 
 enum Flow {
@@ -162,7 +165,11 @@ pub fn run(
         argv,
         keys,
         args,
-        locals: vec![Val::Nil; chunk.locals.len()],
+        stack: {
+            let mut v = Vec::with_capacity(chunk.locals.len() + 8);
+            v.resize(chunk.locals.len(), Val::Nil);
+            v
+        },
     };
     match r.block(&chunk.body)? {
         Flow::Return(v) => Ok(to_reply(&v, 0)),
@@ -175,14 +182,17 @@ impl Run<'_> {
         for s in body {
             match s {
                 Stmt::Local(slots, exprs) => {
-                    let vals = self.exprs(exprs)?;
+                    let base = self.push_exprs(exprs)?;
                     for (i, slot) in slots.iter().enumerate() {
-                        self.locals[*slot] = vals.get(i).cloned().unwrap_or(Val::Nil);
+                        let v = self.stack.get(base + i).cloned().unwrap_or(Val::Nil);
+                        self.stack[*slot] = v;
                     }
+                    self.stack.truncate(base);
                 }
                 Stmt::Assign(slot, exprs) => {
-                    let mut vals = self.exprs(exprs)?;
-                    self.locals[*slot] = vals.swap_remove(0);
+                    let base = self.push_exprs(exprs)?;
+                    self.stack.swap(*slot, base);
+                    self.stack.truncate(base);
                 }
                 Stmt::Call(e) => {
                     self.expr(e)?;
@@ -207,12 +217,9 @@ impl Run<'_> {
                     }
                 }
                 Stmt::Return(exprs) => {
-                    let mut vals = self.exprs(exprs)?;
-                    let v = if vals.is_empty() {
-                        Val::Nil
-                    } else {
-                        vals.swap_remove(0)
-                    };
+                    let base = self.push_exprs(exprs)?;
+                    let v = self.stack.get_mut(base).map_or(Val::Nil, std::mem::take);
+                    self.stack.truncate(base);
                     return Ok(Flow::Return(v));
                 }
             }
@@ -220,12 +227,14 @@ impl Run<'_> {
         Ok(Flow::Next)
     }
 
-    fn exprs(&mut self, es: &[Expr]) -> R<Vec<Val>> {
-        let mut out = Vec::with_capacity(es.len());
+    /// Evaluates `es` in order onto the stack; returns where they start.
+    fn push_exprs(&mut self, es: &[Expr]) -> R<usize> {
+        let base = self.stack.len();
         for e in es {
-            out.push(self.expr(e)?);
+            let v = self.expr(e)?;
+            self.stack.push(v);
         }
-        Ok(out)
+        Ok(base)
     }
 
     fn expr(&mut self, e: &Expr) -> R<Val> {
@@ -234,7 +243,7 @@ impl Run<'_> {
             Expr::Bool(b) => Val::Bool(*b),
             Expr::Num(n) => Val::Num(*n),
             Expr::Str(s) => Val::Str(s.clone()),
-            Expr::Local(s) => self.locals[*s].clone(),
+            Expr::Local(s) => self.stack[*s].clone(),
             Expr::Index(keys, k) => {
                 let k = self.expr(k)?;
                 let t = if *keys { self.keys } else { self.args };
@@ -351,11 +360,15 @@ impl Run<'_> {
     }
 
     fn call(&mut self, b: Builtin, args: &[Expr], line: u32) -> R<Val> {
-        let vals = self.exprs(args)?;
-        Ok(match b {
-            Builtin::Call | Builtin::Pcall => match self.redis_call(&vals) {
+        let base = self.push_exprs(args)?;
+        let vals = &self.stack[base..];
+        let v = match b {
+            Builtin::Call | Builtin::Pcall => match redis_call(self.call, self.argv, vals) {
                 Ok(v) => v,
-                Err(msg) if b == Builtin::Call => return Err(Failure::Call(msg, line)),
+                Err(msg) if b == Builtin::Call => {
+                    self.stack.truncate(base);
+                    return Err(Failure::Call(msg, line));
+                }
                 Err(msg) => Val::err_table(msg),
             },
             Builtin::ToNumber => vals[0].to_num().map_or(Val::Nil, Val::Num),
@@ -368,45 +381,49 @@ impl Run<'_> {
                 // Excluded at plan time (its text is an address).
                 Val::Tab(_) => Bytes::from_static(b"table"),
             }),
-            Builtin::StatusReply => match vals.as_slice() {
+            Builtin::StatusReply => match vals {
                 [Val::Str(s)] => Val::Tab(Rc::new(Tab {
                     ok: Some(Val::Str(s.clone())),
                     ..Tab::default()
                 })),
                 _ => Val::err_table("ERR wrong number or type of arguments"),
             },
-            Builtin::ErrorReply => match vals.as_slice() {
+            Builtin::ErrorReply => match vals {
                 [Val::Str(s)] => Val::err_table(error_reply(s)),
                 _ => Val::err_table("ERR wrong number or type of arguments"),
             },
-        })
+        };
+        self.stack.truncate(base);
+        Ok(v)
     }
+}
 
-    /// `redis.call`'s argument checks (as `bridge::raw_call_inner`), then the command.
-    fn redis_call(&mut self, vals: &[Val]) -> Result<Val, String> {
-        if vals.is_empty() {
-            return Err("ERR Please specify at least one argument for this redis lib call".into());
-        }
-        self.argv.clear();
-        for v in vals {
-            match v {
-                Val::Str(s) => self.argv.push(s.clone()),
-                Val::Num(n) => self
-                    .argv
-                    .push(Bytes::from(crate::scripting::bridge::fmt_lua_number(*n))),
-                _ => {
-                    return Err(
-                        "ERR Lua redis lib command arguments must be strings or integers".into(),
-                    )
-                }
+/// `redis.call`'s argument checks (as `bridge::raw_call_inner`), then the command.
+fn redis_call(
+    call: &mut dyn FnMut(&[Bytes]) -> Result<Reply, String>,
+    argv: &mut Vec<Bytes>,
+    vals: &[Val],
+) -> Result<Val, String> {
+    if vals.is_empty() {
+        return Err("ERR Please specify at least one argument for this redis lib call".into());
+    }
+    argv.clear();
+    for v in vals {
+        match v {
+            Val::Str(s) => argv.push(s.clone()),
+            Val::Num(n) => argv.push(Bytes::from(crate::scripting::bridge::fmt_lua_number(*n))),
+            _ => {
+                return Err(
+                    "ERR Lua redis lib command arguments must be strings or integers".into(),
+                )
             }
         }
-        let r = (self.call)(&self.argv[..]);
-        self.argv.clear();
-        match r? {
-            Reply::Error(e) => Err(e.into_owned()),
-            reply => Ok(from_reply(reply)),
-        }
+    }
+    let r = call(&argv[..]);
+    argv.clear();
+    match r? {
+        Reply::Error(e) => Err(e.into_owned()),
+        reply => Ok(from_reply(reply)),
     }
 }
 
