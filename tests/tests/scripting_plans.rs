@@ -465,3 +465,54 @@ fn plans_are_atomic_under_concurrency() {
     );
     assert!(info_field(&mut c, "native_plan_runs") >= (THREADS * ITERS) as i64);
 }
+
+/// A plan is a running script for the `busy` machinery: past busy-reply-threshold other
+/// clients get -BUSY while it runs (here its one slow command), SCRIPT KILL sees it, and
+/// once it ends everything is served again.
+#[test]
+fn plans_take_part_in_busy() {
+    let t = Tumbler::start_with(&[("busy-reply-threshold", "1")]);
+    let mut c = t.raw();
+    // Enough keys that KEYS * takes a while, even on a fast machine.
+    for batch in 0..40 {
+        let mut cmd = vec!["MSET".to_string()];
+        for i in 0..5000 {
+            cmd.push(format!("k:{batch}:{i}"));
+            cmd.push("v".into());
+        }
+        assert_eq!(c.cmd_str(&cmd), "+OK\r\n");
+    }
+    let slow = "redis.call('keys', '*') return 1";
+    let load = c.cmd_str(&["SCRIPT", "LOAD", slow]);
+    let sha = load.split("\r\n").nth(1).unwrap().to_string();
+    assert_eq!(c.cmd_str(&["SCRIPT", "PLAN", &sha]), "$6\r\nnative\r\n");
+    let addr = t.addr;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let runner = std::thread::spawn(move || {
+        let mut r = Raw::connect(addr);
+        let mut n = 0;
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) && n < 200 {
+            assert_eq!(r.cmd_str(&["EVALSHA", &sha, "0"]), ":1\r\n");
+            n += 1;
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut busy = false;
+    while !busy && std::time::Instant::now() < deadline {
+        let r = c.cmd_str(&["GET", "k:0:0"]);
+        busy = r.starts_with("-BUSY Redis is busy running a script");
+        if !busy {
+            assert_eq!(r, "$1\r\nv\r\n");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    runner.join().unwrap();
+    assert!(busy, "no -BUSY seen while a plan ran past the threshold");
+    assert_eq!(
+        c.cmd_str(&["SCRIPT", "KILL"]),
+        "-NOTBUSY No scripts in execution right now.\r\n"
+    );
+    assert_eq!(c.cmd_str(&["GET", "k:0:0"]), "$1\r\nv\r\n");
+    assert!(info_field(&mut c, "native_plan_runs") >= 1);
+}

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use lockcore::clock::Clock;
-use lockcore::commands::{flag, lookup_checked, Exec};
+use lockcore::commands::{flag, lookup_checked, CommandSpec, Exec};
 use lockcore::{ClientCtx, Engine, Reply};
 
 use super::Vm;
@@ -151,7 +151,7 @@ pub fn run_plan(
     );
     let mut argv = std::mem::take(&mut ctx.scratch);
     let res = plan.run(
-        &mut |argv: &[Bytes]| match call_checked(&mut ctx, argv)? {
+        &mut |spec, argv: &[Bytes]| match call_spec(&mut ctx, spec, argv)? {
             Reply::Error(e) => Err(e.into_owned()),
             r => Ok(r),
         },
@@ -489,7 +489,22 @@ pub(super) fn fmt_lua_number(n: f64) -> String {
 
 /// Redis' scriptCall checks, then the command. An error comes back as its text.
 fn call_checked(ctx: &mut RunCtx<'_>, argv: &[Bytes]) -> Result<Reply, String> {
-    let spec = match lookup_checked(argv) {
+    call_spec(ctx, None, argv)
+}
+
+/// [`call_checked`], with the command's spec already looked up when `known` is given (a
+/// plan resolves a literal command name with a fixed argument count once, at compile
+/// time: `lookup_checked` depends on nothing else for a command without subcommands).
+fn call_spec(
+    ctx: &mut RunCtx<'_>,
+    known: Option<&'static CommandSpec>,
+    argv: &[Bytes],
+) -> Result<Reply, String> {
+    let looked_up = match known {
+        Some(s) => Ok(s),
+        None => lookup_checked(argv),
+    };
+    let spec = match looked_up {
         Ok(s) => s,
         Err(_) => {
             return Err(match lockcore::commands::lookup(&argv[0]) {

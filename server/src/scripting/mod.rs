@@ -390,7 +390,16 @@ fn eval(
             scripts.plan_runs += 1;
             let vm = scripts.vm();
             bridge::run_plan(
-                vm, &plan, engine, shared, caller, sha, keys, args, read_only, oom_at_start,
+                vm,
+                &plan,
+                engine,
+                shared,
+                caller,
+                sha,
+                keys,
+                args,
+                read_only,
+                oom_at_start,
             )
         }
         Path::Lua(func) => bridge::run(

@@ -41,7 +41,7 @@ impl Plan {
     /// Runs the plan; `call` is `redis.call`'s checks and command (an error as its text).
     pub fn run(
         &self,
-        call: &mut dyn FnMut(&[bytes::Bytes]) -> Result<lockcore::Reply, String>,
+        call: &mut run::CallFn,
         argv: &mut Vec<bytes::Bytes>,
         keys: &[bytes::Bytes],
         args: &[bytes::Bytes],

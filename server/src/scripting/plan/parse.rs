@@ -14,6 +14,8 @@
 
 use bytes::Bytes;
 
+use lockcore::commands::{CommandSpec, Exec};
+
 use super::lex::{tokens, Reject, Tok, Token};
 
 /// How the VM names an operand in "attempt to ... (a nil value)".
@@ -75,8 +77,9 @@ pub enum Expr {
     Index(bool, Box<Expr>),
     /// `#KEYS` (true) or `#ARGV` (false).
     Len(bool),
-    /// A call of one of the builtins; `line` is its `(`.
-    Call(Builtin, Vec<Expr>, u32),
+    /// A call of one of the builtins; `line` is its `(`. For `redis.call`/`pcall` of a
+    /// literal command name, the command's spec when it is known at compile time.
+    Call(Builtin, Vec<Expr>, u32, Option<&'static CommandSpec>),
     Table(Vec<Field>),
     Arith(ArithOp, Box<[Expr; 2]>, u32, Box<[Name; 2]>),
     Neg(Box<Expr>, u32, Name),
@@ -563,7 +566,7 @@ impl Parser {
         // `funcargs`: the call's line is the line of its `(`.
         let line = self.t[self.p].line;
         self.next();
-        let args = if self.is(")") {
+        let mut args = if self.is(")") {
             Vec::new()
         } else {
             self.explist()?
@@ -572,7 +575,22 @@ impl Parser {
         if matches!(f, Builtin::ToNumber | Builtin::ToString) && args.len() != 1 {
             return Err("tonumber/tostring without exactly one argument".into());
         }
-        Ok(Expr::Call(f, args, line))
+        let mut spec = None;
+        if matches!(f, Builtin::Call | Builtin::Pcall) {
+            // A numeral argument is only ever formatted, as redis.call formats numbers.
+            for a in args.iter_mut() {
+                if let Expr::Num(n) = a {
+                    *a = Expr::Str(Bytes::from(crate::scripting::bridge::fmt_lua_number(*n)));
+                }
+            }
+            // Each argument is one value, so the count is fixed: the lookup and arity
+            // check of a literal command without subcommands cannot change at run time.
+            if let Some(Expr::Str(name)) = args.first() {
+                spec = lockcore::commands::lookup(name)
+                    .filter(|s| !matches!(s.exec, Exec::Container) && s.arity_ok(args.len()));
+            }
+        }
+        Ok(Expr::Call(f, args, line, spec))
     }
 }
 
@@ -669,7 +687,7 @@ fn check_expr(e: &Expr, lt: &[u8]) -> Result<(), Reject> {
     };
     match e {
         Expr::Index(_, k) | Expr::Not(k) => check_expr(k, lt),
-        Expr::Call(b, args, _) => {
+        Expr::Call(b, args, ..) => {
             if *b == Builtin::ToString && type_of(&args[0], lt) & TAB != 0 {
                 return Err("tostring of a possible table".into());
             }
@@ -806,6 +824,6 @@ mod tests {
         let Expr::Cmp(CmpOp::Gt, p, 2) = &e[0] else {
             panic!("{e:?}")
         };
-        assert!(matches!(p[0], Expr::Call(Builtin::Call, _, 1)));
+        assert!(matches!(p[0], Expr::Call(Builtin::Call, _, 1, Some(_))));
     }
 }

@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use std::rc::Rc;
 
+use lockcore::commands::CommandSpec;
 use lockcore::Reply;
 
 use super::luanum::{fmt14g, str2d, strcmp};
@@ -136,8 +137,13 @@ fn to_reply(v: &Val, depth: usize) -> Reply {
     }
 }
 
+/// `redis.call`'s checks and command: the spec when known at compile time, the arguments;
+/// an error comes back as its text.
+pub type CallFn<'c> =
+    dyn FnMut(Option<&'static CommandSpec>, &[Bytes]) -> Result<Reply, String> + 'c;
+
 struct Run<'r> {
-    call: &'r mut dyn FnMut(&[Bytes]) -> Result<Reply, String>,
+    call: &'r mut CallFn<'r>,
     argv: &'r mut Vec<Bytes>,
     keys: &'r [Bytes],
     args: &'r [Bytes],
@@ -155,7 +161,7 @@ type R<T> = Result<T, Failure>;
 
 pub fn run(
     chunk: &Chunk,
-    call: &mut dyn FnMut(&[Bytes]) -> Result<Reply, String>,
+    call: &mut CallFn,
     argv: &mut Vec<Bytes>,
     keys: &[Bytes],
     args: &[Bytes],
@@ -262,7 +268,7 @@ impl Run<'_> {
                 };
                 Val::Num(n as f64)
             }
-            Expr::Call(b, args, line) => self.call(*b, args, *line)?,
+            Expr::Call(b, args, line, spec) => self.call(*b, args, *line, *spec)?,
             Expr::Table(fields) => {
                 let mut t = Tab::default();
                 for f in fields {
@@ -359,11 +365,17 @@ impl Run<'_> {
         })
     }
 
-    fn call(&mut self, b: Builtin, args: &[Expr], line: u32) -> R<Val> {
+    fn call(
+        &mut self,
+        b: Builtin,
+        args: &[Expr],
+        line: u32,
+        spec: Option<&'static CommandSpec>,
+    ) -> R<Val> {
         let base = self.push_exprs(args)?;
         let vals = &self.stack[base..];
         let v = match b {
-            Builtin::Call | Builtin::Pcall => match redis_call(self.call, self.argv, vals) {
+            Builtin::Call | Builtin::Pcall => match redis_call(self.call, spec, self.argv, vals) {
                 Ok(v) => v,
                 Err(msg) if b == Builtin::Call => {
                     self.stack.truncate(base);
@@ -400,7 +412,8 @@ impl Run<'_> {
 
 /// `redis.call`'s argument checks (as `bridge::raw_call_inner`), then the command.
 fn redis_call(
-    call: &mut dyn FnMut(&[Bytes]) -> Result<Reply, String>,
+    call: &mut CallFn,
+    spec: Option<&'static CommandSpec>,
     argv: &mut Vec<Bytes>,
     vals: &[Val],
 ) -> Result<Val, String> {
@@ -419,7 +432,7 @@ fn redis_call(
             }
         }
     }
-    let r = call(&argv[..]);
+    let r = call(spec, &argv[..]);
     argv.clear();
     match r? {
         Reply::Error(e) => Err(e.into_owned()),
