@@ -716,6 +716,25 @@ unsafe fn fill_table(l: *mut ffi::lua_State, idx: c_int, vals: &[Bytes]) {
         ffi::lua_pushnil(l);
         ffi::lua_rawseti(l, idx, (i + 1) as _);
     }
+    // Redis gives each run fresh tables: whatever an earlier script stored in them beyond
+    // this run's sequence (`KEYS[9] = x`, `ARGV.k = y`) or a metatable it set must not be
+    // seen now. Clearing existing fields during a traversal is allowed.
+    ffi::lua_pushnil(l);
+    ffi::lua_setmetatable(l, idx);
+    let n = vals.len() as f64;
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, idx) != 0 {
+        ffi::lua_pop(l, 1);
+        let in_seq = ffi::lua_type(l, -1) == ffi::LUA_TNUMBER && {
+            let k = ffi::lua_tonumber(l, -1);
+            k >= 1.0 && k <= n && k.fract() == 0.0
+        };
+        if !in_seq {
+            ffi::lua_pushvalue(l, -1);
+            ffi::lua_pushnil(l);
+            ffi::lua_rawset(l, idx);
+        }
+    }
 }
 
 /// `fill(KEYS, ARGV)`, called by the runners: copies this run's keys and arguments in.
