@@ -26,7 +26,53 @@ const FORCE: &str = "if (redis.call('del', KEYS[1]) == 1) then redis.call('publi
 const CAS_DEL: &str =
     "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end";
 
+/// RLock.unlockInnerAsync (3.20+: an unlock latch key, the publish command as ARGV[4]).
+const UNLOCK_NEW: &str = "local val = redis.call('get', KEYS[3]); if val ~= false then return tonumber(val);end; if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil;end; local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); redis.call('set', KEYS[3], 0, 'px', ARGV[5]); return 0; else redis.call('del', KEYS[1]); redis.call(ARGV[4], KEYS[2], ARGV[1]); redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return 1; end; ";
+/// redis-py `Lock.release`.
+const PY_RELEASE: &str = "
+local token = redis.call('get', KEYS[1])
+if not token or token ~= ARGV[1] then
+    return 0
+end
+redis.call('del', KEYS[1])
+return 1
+";
+/// redis-py `Lock.extend`.
+const PY_EXTEND: &str = "
+local token = redis.call('get', KEYS[1])
+if not token or token ~= ARGV[1] then
+    return 0
+end
+local expiration = redis.call('pttl', KEYS[1])
+if not expiration then
+    expiration = 0
+end
+if expiration < 0 then
+    return 0
+end
+
+local newttl = ARGV[2]
+if ARGV[3] == '0' then
+    newttl = ARGV[2] + expiration
+end
+redis.call('pexpire', KEYS[1], newttl)
+return 1
+";
+/// redis-py `Lock.reacquire`.
+const PY_REACQUIRE: &str = "
+local token = redis.call('get', KEYS[1])
+if not token or token ~= ARGV[1] then
+    return 0
+end
+redis.call('pexpire', KEYS[1], ARGV[2])
+return 1
+";
+
 const NAMED: &[(&str, &str)] = &[
+    ("UNLOCK_NEW", UNLOCK_NEW),
+    ("PY_RELEASE", PY_RELEASE),
+    ("PY_EXTEND", PY_EXTEND),
+    ("PY_REACQUIRE", PY_REACQUIRE),
     ("LOCK2", LOCK2),
     ("LOCK", LOCK),
     ("UNLOCK_OLD", UNLOCK_OLD),
