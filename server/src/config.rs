@@ -162,6 +162,8 @@ pub static PARAMS: &[Param] = &[
     p("slowlog-max-len", "128", Kind::Int(0, BIG)),
     p("latency-monitor-threshold", "0", Kind::Int(0, BIG)),
     p("lua-replicate-commands", "yes", Kind::Bool),
+    // Tumbler's own: run scripts in the plan subset natively (docs/scripting.md).
+    p("lua-native-plans", "yes", Kind::Bool),
     p("activerehashing", "yes", Kind::Bool),
     p("activedefrag", "no", Kind::Bool),
     p("lfu-log-factor", "10", Kind::Int(0, BIG)),

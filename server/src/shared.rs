@@ -295,6 +295,7 @@ impl Shared {
             cfg.get("maxmemory-policy") != "noeviction",
             Ordering::Relaxed,
         );
+        core.scripts.plans_off = !cfg.get_bool("lua-native-plans");
         let ec = &mut core.engine.config;
         ec.notify =
             lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())

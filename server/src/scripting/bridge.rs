@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use lockcore::clock::Clock;
-use lockcore::commands::{flag, lookup_checked, Exec};
+use lockcore::commands::{flag, lookup_checked, CommandSpec, Exec};
 use lockcore::{ClientCtx, Engine, Reply};
 
 use super::Vm;
@@ -61,6 +61,114 @@ fn with_ctx<R>(f: impl FnOnce(&mut RunCtx<'static>) -> R) -> Option<R> {
     Some(f(unsafe { &mut *p }))
 }
 
+impl<'a> RunCtx<'a> {
+    /// A script's run context, with the time snapshot taken and the script marked as
+    /// running (for `busy`, SCRIPT KILL and the UNKILLABLE check).
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        vm: &mut Vm,
+        engine: &'a mut Engine,
+        shared: &'a Shared,
+        caller: &ClientCtx,
+        keys: &'a [Bytes],
+        args: &'a [Bytes],
+        read_only: bool,
+        oom_at_start: bool,
+    ) -> RunCtx<'a> {
+        engine.time_snapshot = Some(engine.clock.now_ms());
+        let ctx = RunCtx {
+            engine,
+            shared,
+            cl: ClientCtx {
+                id: caller.id,
+                db: caller.db,
+                resp3: false,
+                deny_blocking: true,
+                in_script: true,
+                no_touch: caller.no_touch,
+                blocked: false,
+            },
+            read_only,
+            resp3: false,
+            killed: false,
+            started: Instant::now(),
+            detached: false,
+            scratch: std::mem::take(&mut vm.scratch),
+            keys,
+            args,
+            monitors: !shared.monitors.is_empty(),
+            // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
+            oom: oom_at_start,
+            wrote: false,
+        };
+        shared.script.kill.store(false, Ordering::Relaxed);
+        shared.script.wrote.store(false, Ordering::Relaxed);
+        shared
+            .script
+            .started_ms
+            .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
+        ctx
+    }
+
+    /// The end of a run: the script no longer runs, the snapshot is dropped.
+    fn finish(&mut self, vm: &mut Vm) {
+        self.shared.script.started_ms.store(0, Ordering::Release);
+        self.shared.script.kill.store(false, Ordering::Relaxed);
+        vm.scratch = std::mem::take(&mut self.scratch);
+        self.engine.time_snapshot = None;
+    }
+}
+
+/// Runs a script's native plan with the same context, checks and bookkeeping as [`run`];
+/// errors get the same `script: <sha>, on @user_script:<line>.` suffix the Lua error
+/// handler gives them.
+#[allow(clippy::too_many_arguments)]
+pub fn run_plan(
+    vm: &mut Vm,
+    plan: &super::plan::Plan,
+    engine: &mut Engine,
+    shared: &Shared,
+    caller: &ClientCtx,
+    sha: &str,
+    keys: &[Bytes],
+    args: &[Bytes],
+    read_only: bool,
+    oom_at_start: bool,
+) -> Reply {
+    let mut ctx = RunCtx::start(
+        vm,
+        engine,
+        shared,
+        caller,
+        keys,
+        args,
+        read_only,
+        oom_at_start,
+    );
+    let mut argv = std::mem::take(&mut ctx.scratch);
+    let res = plan.run(
+        &mut |spec, argv: &[Bytes]| match call_spec(&mut ctx, spec, argv)? {
+            Reply::Error(e) => Err(e.into_owned()),
+            r => Ok(r),
+        },
+        &mut argv,
+        keys,
+        args,
+    );
+    ctx.scratch = argv;
+    ctx.finish(vm);
+    use super::plan::Failure;
+    match res {
+        Ok(r) => r,
+        Err(Failure::Call(msg, line)) => {
+            Reply::err(format!("{msg} script: {sha}, on @user_script:{line}."))
+        }
+        Err(Failure::Runtime(msg, line)) => Reply::err(format!(
+            "ERR user_script:{line}: {msg} script: {sha}, on @user_script:{line}."
+        )),
+    }
+}
+
 /// Runs one script and converts its result to the caller's reply.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -76,38 +184,16 @@ pub fn run(
     read_only: bool,
     oom_at_start: bool,
 ) -> Reply {
-    engine.time_snapshot = Some(engine.clock.now_ms());
-    let mut ctx = RunCtx {
+    let mut ctx = RunCtx::start(
+        vm,
         engine,
         shared,
-        cl: ClientCtx {
-            id: caller.id,
-            db: caller.db,
-            resp3: false,
-            deny_blocking: true,
-            in_script: true,
-            no_touch: caller.no_touch,
-            blocked: false,
-        },
-        read_only,
-        resp3: false,
-        killed: false,
-        started: Instant::now(),
-        detached: false,
-        scratch: std::mem::take(&mut vm.scratch),
+        caller,
         keys,
         args,
-        monitors: !shared.monitors.is_empty(),
-        // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
-        oom: oom_at_start,
-        wrote: false,
-    };
-    shared.script.kill.store(false, Ordering::Relaxed);
-    shared.script.wrote.store(false, Ordering::Relaxed);
-    shared
-        .script
-        .started_ms
-        .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
+        read_only,
+        oom_at_start,
+    );
     // The lifetime is erased: CTX is cleared before `ctx` goes out of scope.
     let p = (&mut ctx as *mut RunCtx<'_>).cast::<RunCtx<'static>>();
     CTX.with(|c| c.set(p));
@@ -118,11 +204,8 @@ pub fn run(
     };
     let res = runner.call::<(bool, Value)>(func);
     CTX.with(|c| c.set(std::ptr::null_mut()));
-    shared.script.started_ms.store(0, Ordering::Release);
-    shared.script.kill.store(false, Ordering::Relaxed);
     let killed = ctx.killed;
-    vm.scratch = std::mem::take(&mut ctx.scratch);
-    ctx.engine.time_snapshot = None;
+    ctx.finish(vm);
     match res {
         Ok((true, v)) => lua_to_reply(&vm.lua, v),
         Ok((false, Value::Table(t))) => {
@@ -390,18 +473,34 @@ fn arg_bytes(v: &Value) -> Option<Bytes> {
     }
 }
 
-/// A Lua number as Redis 7 passes it to a command: as an integer when it is one, else
-/// `%.17g` (not Lua's lossy `%.14g`).
-fn fmt_lua_number(n: f64) -> String {
-    if n.is_finite() && n.abs() < 9.2e18 && n == (n as i64) as f64 {
+/// A Lua number as Redis 7 passes it to a command: `%.17g` (not Lua's lossy `%.14g`).
+/// Integers below 1e17 print the same through itoa, faster; -0, NaN and the rest go
+/// through the C library's printf, as Redis' snprintf does.
+pub(super) fn fmt_lua_number(n: f64) -> String {
+    if n.abs() < 1e17 && n == (n as i64) as f64 && !(n == 0.0 && n.is_sign_negative()) {
         return itoa::Buffer::new().format(n as i64).to_owned();
     }
-    lockcore::num::fmt_g(n, 17)
+    super::plan::fmt17g(n)
 }
 
 /// Redis' scriptCall checks, then the command. An error comes back as its text.
-fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, String> {
-    let spec = match lookup_checked(argv) {
+fn call_checked(ctx: &mut RunCtx<'_>, argv: &[Bytes]) -> Result<Reply, String> {
+    call_spec(ctx, None, argv)
+}
+
+/// [`call_checked`], with the command's spec already looked up when `known` is given (a
+/// plan resolves a literal command name with a fixed argument count once, at compile
+/// time: `lookup_checked` depends on nothing else for a command without subcommands).
+fn call_spec(
+    ctx: &mut RunCtx<'_>,
+    known: Option<&'static CommandSpec>,
+    argv: &[Bytes],
+) -> Result<Reply, String> {
+    let looked_up = match known {
+        Some(s) => Ok(s),
+        None => lookup_checked(argv),
+    };
+    let spec = match looked_up {
         Ok(s) => s,
         Err(_) => {
             return Err(match lockcore::commands::lookup(&argv[0]) {
@@ -457,7 +556,7 @@ fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, Stri
 
 /// C's `(long long)` cast of a Lua number as Redis' x86-64 build performs it: NaN and
 /// out-of-range values give i64::MIN (Rust's `as` would saturate instead).
-fn c_long_long(n: f64) -> i64 {
+pub(super) fn c_long_long(n: f64) -> i64 {
     if n.is_nan() || !(-9223372036854775808.0..9223372036854775808.0).contains(&n) {
         i64::MIN
     } else {
@@ -707,6 +806,25 @@ unsafe fn fill_table(l: *mut ffi::lua_State, idx: c_int, vals: &[Bytes]) {
     for i in vals.len()..prev {
         ffi::lua_pushnil(l);
         ffi::lua_rawseti(l, idx, (i + 1) as _);
+    }
+    // Redis gives each run fresh tables: whatever an earlier script stored in them beyond
+    // this run's sequence (`KEYS[9] = x`, `ARGV.k = y`) or a metatable it set must not be
+    // seen now. Clearing existing fields during a traversal is allowed.
+    ffi::lua_pushnil(l);
+    ffi::lua_setmetatable(l, idx);
+    let n = vals.len() as f64;
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, idx) != 0 {
+        ffi::lua_pop(l, 1);
+        let in_seq = ffi::lua_type(l, -1) == ffi::LUA_TNUMBER && {
+            let k = ffi::lua_tonumber(l, -1);
+            k >= 1.0 && k <= n && k.fract() == 0.0
+        };
+        if !in_seq {
+            ffi::lua_pushvalue(l, -1);
+            ffi::lua_pushnil(l);
+            ffi::lua_rawset(l, idx);
+        }
     }
 }
 
