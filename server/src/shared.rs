@@ -137,6 +137,9 @@ pub struct Shared {
     pub proto_max_bulk: AtomicI64,
     pub query_buffer_limit: AtomicI64,
     pub port: AtomicU64,
+    /// The TLS configuration new TLS connections get (None: no TLS listener). CONFIG SET
+    /// of a `tls-*` parameter swaps it (server/src/net/tls.rs).
+    pub tls: RwLock<Option<Arc<rustls::ServerConfig>>>,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -255,6 +258,7 @@ impl Shared {
             started: Instant::now(),
             run_id: random_run_id(),
             port: AtomicU64::new(0),
+            tls: RwLock::new(None),
         });
         shared.apply_config();
         shared
