@@ -572,12 +572,14 @@ fn config(
             }
             // As Redis: a `tls-*` change re-reads the certificates now; failing, nothing
             // is applied.
-            if let Some(tls_name) = a[2..]
+            let tls_names: Vec<String> = a[2..]
                 .chunks(2)
                 .map(|kv| arg_str(&kv[0]).to_ascii_lowercase())
-                .find(|n| crate::net::tls::is_tls_param(n))
-            {
-                if crate::net::tls::reload(&c.shared, &next).is_err() {
+                .filter(|n| crate::net::tls::is_tls_param(n))
+                .collect();
+            if let Some(tls_name) = tls_names.first() {
+                let check_ca = tls_names.iter().any(|n| n != "tls-auth-clients");
+                if crate::net::tls::reload(&c.shared, &next, check_ca).is_err() {
                     return Reply::err(format!("ERR CONFIG SET failed (possibly related to argument '{tls_name}') - Unable to update TLS configuration. Check server logs."));
                 }
             }

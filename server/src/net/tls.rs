@@ -188,9 +188,56 @@ fn load_roots(cfg: &Config) -> Result<RootCertStore, String> {
     Ok(roots)
 }
 
+/// Client certificates with no CA to check them against: every one is refused. Redis gets
+/// here when CONFIG SET turns `tls-auth-clients` on without a CA (it checks for a CA only
+/// when it rebuilds its TLS context, which that parameter does not do), and then refuses
+/// every TLS client; so does Tumbler.
+#[derive(Debug)]
+struct RefuseAll(Vec<rustls::SignatureScheme>);
+
+impl rustls::server::danger::ClientCertVerifier for RefuseAll {
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        &[]
+    }
+    fn verify_client_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Err(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::UnknownIssuer,
+        ))
+    }
+    fn verify_tls12_signature(
+        &self,
+        _: &[u8],
+        _: &CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Err(rustls::Error::General("no CA configured".into()))
+    }
+    fn verify_tls13_signature(
+        &self,
+        _: &[u8],
+        _: &CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Err(rustls::Error::General("no CA configured".into()))
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.clone()
+    }
+}
+
 /// Builds the server configuration from the `tls-*` parameters. `Err` is the reason, as
 /// Redis logs it; the warnings list what rustls cannot honour.
 pub fn build(cfg: &Config) -> Result<(Arc<ServerConfig>, Vec<String>), String> {
+    build_checked(cfg, true)
+}
+
+/// [`build`]; `check_ca: false` skips Redis' "a CA is needed" check (see [`RefuseAll`]).
+fn build_checked(cfg: &Config, check_ca: bool) -> Result<(Arc<ServerConfig>, Vec<String>), String> {
     let mut warnings = Vec::new();
     let cert_file = cfg.get("tls-cert-file");
     let key_file = cfg.get("tls-key-file");
@@ -213,7 +260,10 @@ pub fn build(cfg: &Config) -> Result<(Arc<ServerConfig>, Vec<String>), String> {
 
     let auth = cfg.get("tls-auth-clients");
     let has_ca = !cfg.get("tls-ca-cert-file").is_empty() || !cfg.get("tls-ca-cert-dir").is_empty();
-    if (auth != "no" || cfg.get_bool("tls-cluster") || cfg.get_bool("tls-replication")) && !has_ca {
+    if check_ca
+        && (auth != "no" || cfg.get_bool("tls-cluster") || cfg.get_bool("tls-replication"))
+        && !has_ca
+    {
         return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!".into());
     }
     let provider = Arc::new(CryptoProvider {
@@ -226,6 +276,12 @@ pub fn build(cfg: &Config) -> Result<(Arc<ServerConfig>, Vec<String>), String> {
         .map_err(|e| format!("tls-protocols / tls-ciphers: {e}"))?;
     let builder = if auth == "no" {
         builder.with_no_client_auth()
+    } else if !has_ca {
+        warnings.push("tls-auth-clients is on but there is no tls-ca-cert-file or tls-ca-cert-dir: every TLS client will be refused".into());
+        let schemes = provider
+            .signature_verification_algorithms
+            .supported_schemes();
+        builder.with_client_cert_verifier(Arc::new(RefuseAll(schemes)))
     } else {
         let roots = Arc::new(load_roots(cfg)?);
         let v = WebPkiClientVerifier::builder_with_provider(roots, provider);
@@ -255,11 +311,13 @@ pub fn build(cfg: &Config) -> Result<(Arc<ServerConfig>, Vec<String>), String> {
 
 /// CONFIG SET of a `tls-*` parameter while TLS listens: rebuild from `next` (re-reading the
 /// certificate files) and swap it in for new connections. `Err` leaves the old one.
-pub fn reload(shared: &Shared, next: &Config) -> Result<(), String> {
+/// `check_ca` is false when only `tls-auth-clients` changed: Redis applies that one per
+/// connection, without its "a CA is needed" check.
+pub fn reload(shared: &Shared, next: &Config, check_ca: bool) -> Result<(), String> {
     if shared.tls.read().is_none() {
         return Ok(());
     }
-    match build(next) {
+    match build_checked(next, check_ca) {
         Ok((c, warnings)) => {
             for w in warnings {
                 tracing::warn!("{w}");
