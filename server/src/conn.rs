@@ -246,7 +246,26 @@ impl Conn {
                 }
             }
         }
-        true
+        // TLS keeps encrypted records in the stream until flushed; TCP and Unix halves
+        // flush at once, so one poll settles them without arming a timer.
+        let first = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::pin::Pin::new(&mut *wr).poll_flush(cx))
+        })
+        .await;
+        match first {
+            std::task::Poll::Ready(r) => return r.is_ok(),
+            std::task::Poll::Pending => {}
+        }
+        loop {
+            tokio::select! {
+                r = wr.flush() => return r.is_ok(),
+                _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
+                    if self.handle.killed.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                }
+            }
+        }
     }
 
     /// Encodes an out-of-band message (pub/sub delivery, MONITOR line); its output-limit

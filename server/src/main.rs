@@ -31,6 +31,9 @@ fn cli() -> Command {
                 .value_name("yes|no")
                 .help("Enable TUMBLER.TIME ADVANCE/FREEZE/RESUME for tests [default: no]"),
         )
+        .arg(Arg::new("tls-port").long("tls-port").value_name("PORT").help("TLS port (with --tls-cert-file, --tls-key-file, --tls-ca-cert-file ...; docs/deployment.md); 0 picks a free port"))
+        .arg(Arg::new("unixsocket").long("unixsocket").value_name("PATH").help("Also listen on this Unix socket"))
+        .arg(Arg::new("daemonize").long("daemonize").value_name("yes|no").help("Fork into the background once listening (with --pidfile, --logfile)"))
         .arg(Arg::new("version-flag").short('v').action(ArgAction::Version).help("Print version"))
         .arg(
             Arg::new("healthcheck")
@@ -281,21 +284,21 @@ fn main() {
         // Machine-readable lines for scripts (and `--port 0`), one per listener, the
         // plaintext one first; then Redis' own log line, which Testcontainers-style wait
         // strategies look for.
+        // (Written, not println!: a closed stdout must not stop the server.)
         let a = &server.addrs;
+        let mut out = std::io::stdout().lock();
         for t in &a.tcp {
-            println!("tumbler listening on {t} port={}", t.port());
+            let _ = writeln!(out, "tumbler listening on {t} port={}", t.port());
         }
         for t in &a.tls {
-            println!("tumbler listening on {t} tls-port={}", t.port());
+            let _ = writeln!(out, "tumbler listening on {t} tls-port={}", t.port());
         }
         if let Some(u) = &a.unix {
-            println!(
-                "tumbler listening on {} unixsocket={}",
-                u.display(),
-                u.display()
-            );
+            let u = u.display();
+            let _ = writeln!(out, "tumbler listening on {u} unixsocket={u}");
         }
-        let _ = std::io::stdout().flush();
+        let _ = out.flush();
+        drop(out);
         if !pidfile.is_empty() {
             if let Err(e) = tumbler::process::write_pidfile(&pidfile) {
                 tracing::warn!("Failed to write PID file: {e}");

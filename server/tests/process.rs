@@ -309,7 +309,6 @@ fn tls_port_line_tls_only_and_redis_cli_tls() {
         k.to_str().unwrap(),
         ca.to_str().unwrap(),
     );
-    // Next to plaintext: one line each, plaintext first.
     let (child, lines) = start(&[
         "--port",
         "0",
@@ -341,6 +340,7 @@ fn tls_port_line_tls_only_and_redis_cli_tls() {
     let log = stop(child);
     assert!(log.contains("Ready to accept connections tls"), "{log}");
 
+    // Next to a plaintext port: one line each, plaintext first.
     let plain = free_port();
     let (child, lines) = start(&[
         "--port",
