@@ -28,6 +28,9 @@ FROM scratch
 COPY --from=build /tumbler /tumbler
 # Listen on all interfaces inside the container (the host decides what to publish).
 ENV TUMBLER_BIND=0.0.0.0
+# Clients come from outside the container: protected mode (Redis 7: no password means
+# loopback only) would refuse them all. The official Redis image does the same.
+ENV TUMBLER_PROTECTED_MODE=no
 # Non-root, numeric so it works without /etc/passwd (distroless' "nonroot").
 USER 65532:65532
 EXPOSE 6379

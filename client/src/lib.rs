@@ -49,8 +49,80 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// One connection.
 pub struct Client {
-    stream: TcpStream,
+    stream: Stream,
     buf: Vec<u8>,
+}
+
+/// The transports a client connects over.
+enum Stream {
+    Tcp(TcpStream),
+    #[cfg(unix)]
+    Unix(std::os::unix::net::UnixStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(t),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.set_read_timeout(t),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.sock.set_read_timeout(t),
+        }
+    }
+
+    fn shutdown(&mut self) {
+        match self {
+            Stream::Tcp(s) => {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+            #[cfg(unix)]
+            Stream::Unix(s) => {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => {
+                s.conn.send_close_notify();
+                let _ = s.flush();
+                let _ = s.sock.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(b),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.read(b),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.read(b),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(b),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.write(b),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.write(b),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.flush(),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.flush(),
+        }
+    }
 }
 
 /// Encodes one command as a RESP array of bulk strings.
@@ -69,10 +141,43 @@ impl Client {
     pub fn connect<A: ToSocketAddrs>(addr: A) -> Result<Client> {
         let stream = TcpStream::connect(addr)?;
         stream.set_nodelay(true)?;
-        Ok(Client {
+        Ok(Client::over(Stream::Tcp(stream)))
+    }
+
+    fn over(stream: Stream) -> Client {
+        Client {
             stream,
             buf: Vec::with_capacity(4096),
-        })
+        }
+    }
+
+    /// Connects to a Unix socket (`unixsocket` in the server's config).
+    #[cfg(unix)]
+    pub fn connect_unix<P: AsRef<std::path::Path>>(path: P) -> Result<Client> {
+        let s = std::os::unix::net::UnixStream::connect(path)?;
+        Ok(Client::over(Stream::Unix(s)))
+    }
+
+    /// Connects over TLS (feature `tls`): `server_name` is checked against the server's
+    /// certificate; `config` carries the trusted CA and, for `tls-auth-clients yes`, the
+    /// client certificate. The handshake completes before this returns.
+    #[cfg(feature = "tls")]
+    pub fn connect_tls<A: ToSocketAddrs>(
+        addr: A,
+        server_name: &str,
+        config: std::sync::Arc<rustls::ClientConfig>,
+    ) -> Result<Client> {
+        let sock = TcpStream::connect(addr)?;
+        sock.set_nodelay(true)?;
+        let name = rustls::pki_types::ServerName::try_from(server_name.to_string())
+            .map_err(|e| Error::Protocol(format!("server name {server_name:?}: {e}")))?;
+        let conn = rustls::ClientConnection::new(config, name)
+            .map_err(|e| Error::Io(io::Error::other(e)))?;
+        let mut tls = rustls::StreamOwned::new(conn, sock);
+        while tls.conn.is_handshaking() {
+            tls.conn.complete_io(&mut tls.sock)?;
+        }
+        Ok(Client::over(Stream::Tls(Box::new(tls))))
     }
 
     /// Bounds how long `read` waits (None: forever).
@@ -113,8 +218,8 @@ impl Client {
     }
 
     /// Closes the connection (a SESSION lock is released by the server).
-    pub fn close(self) {
-        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    pub fn close(mut self) {
+        self.stream.shutdown();
     }
 
     // ------------------------------------------------------------ mutex

@@ -200,6 +200,74 @@ pub static PARAMS: &[Param] = &[
     },
     // Hidden (as in Redis): only an exact CONFIG GET shows it. Stored, no effect.
     p("key-load-delay", "0", Kind::Int(i64::MIN, BIG)),
+    // Process surface and transports (server/src/process.rs, server/src/net/).
+    fixed("pidfile", "", Kind::Str),
+    fixed("unixsocket", "", Kind::Str),
+    fixed("unixsocketperm", "0", Kind::Special),
+    // TLS (server/src/net/tls.rs). `tls-port 0` is off unless given explicitly (then a
+    // free port, as `--port 0`); the certificate parameters reload on CONFIG SET.
+    fixed("tls-port", "0", Kind::Int(0, 65535)),
+    p("tls-cert-file", "", Kind::Str),
+    p("tls-key-file", "", Kind::Str),
+    p("tls-key-file-pass", "", Kind::Str),
+    p("tls-client-cert-file", "", Kind::Str),
+    p("tls-client-key-file", "", Kind::Str),
+    p("tls-client-key-file-pass", "", Kind::Str),
+    p("tls-dh-params-file", "", Kind::Str),
+    p("tls-ca-cert-file", "", Kind::Str),
+    p("tls-ca-cert-dir", "", Kind::Str),
+    p(
+        "tls-auth-clients",
+        "yes",
+        Kind::Enum(&["no", "yes", "optional"]),
+    ),
+    p("tls-protocols", "", Kind::Str),
+    p("tls-ciphers", "", Kind::Str),
+    p("tls-ciphersuites", "", Kind::Str),
+    p("tls-prefer-server-ciphers", "no", Kind::Bool),
+    p("tls-session-caching", "yes", Kind::Bool),
+    p("tls-session-cache-size", "20480", Kind::Int(0, BIG)),
+    p("tls-session-cache-timeout", "300", Kind::Int(0, BIG)),
+    p("tls-replication", "no", Kind::Bool),
+    p("tls-cluster", "no", Kind::Bool),
+];
+
+/// Directives Tumbler accepts and stores (CONFIG GET shows them) but that change nothing:
+/// Tumbler keeps no files and has no replicas, so persistence and replication settings have
+/// nothing to act on. The README's "Accepted but ignored" list is this one; a test keeps
+/// them in step.
+pub const IGNORED: &[&str] = &[
+    "save",
+    "appendonly",
+    "appendfsync",
+    "appendfilename",
+    "appenddirname",
+    "aof-use-rdb-preamble",
+    "dir",
+    "dbfilename",
+    "rdbcompression",
+    "rdbchecksum",
+    "stop-writes-on-bgsave-error",
+    "replicaof",
+    "replica-read-only",
+    "repl-backlog-size",
+    "tls-replication",
+    "tls-cluster",
+    "tls-client-cert-file",
+    "tls-client-key-file",
+    "tls-client-key-file-pass",
+    "tls-session-cache-timeout",
+    "io-threads",
+    "supervised",
+    "lazyfree-lazy-eviction",
+    "lazyfree-lazy-expire",
+    "lazyfree-lazy-server-del",
+    "lazyfree-lazy-user-del",
+    "lazyfree-lazy-user-flush",
+    "activerehashing",
+    "activedefrag",
+    "lua-replicate-commands",
+    "key-load-delay",
 ];
 
 /// Parameters CONFIG GET only returns when asked for by their exact name.
@@ -285,6 +353,12 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
                     .map(|n| n.to_string())
                     .ok_or_else(|| "argument must be a memory or percent value".into()),
             },
+            // An octal file mode, as redis-server reads it (`700`, `0770`).
+            "unixsocketperm" => i64::from_str_radix(value, 8)
+                .ok()
+                .filter(|n| (0..=0o777).contains(n))
+                .map(|n| format!("{n:o}"))
+                .ok_or_else(|| "argument couldn't be parsed into an integer".to_string()),
             _ => Ok(value.to_string()),
         },
     }
@@ -332,6 +406,9 @@ fn parse_output_limits(value: &str) -> Result<String, String> {
 #[derive(Debug, Clone)]
 pub struct Config {
     values: BTreeMap<&'static str, String>,
+    /// Parameters set by the user (file, flag, env, CONFIG SET) rather than left at their
+    /// default: `tls-port 0` given explicitly means "a free port", left alone means "off".
+    explicit: std::collections::BTreeSet<&'static str>,
 }
 
 impl Default for Config {
@@ -341,6 +418,7 @@ impl Default for Config {
                 .iter()
                 .map(|p| (p.name, p.default.to_string()))
                 .collect(),
+            explicit: Default::default(),
         }
     }
 }
@@ -373,7 +451,23 @@ impl Config {
         };
         let v = normalize(param, value)?;
         self.values.insert(param.name, v);
+        self.explicit.insert(param.name);
         Ok(())
+    }
+
+    /// Sets a value as a default: like [`Config::set`], but not counted as given by the
+    /// user (the embedding API's `port 0` stays "a free port" next to a `tls-port`).
+    pub fn preset(&mut self, name: &str, value: &str) -> Result<(), String> {
+        self.set(name, value)?;
+        if let Some(p) = find(name) {
+            self.explicit.remove(p.name);
+        }
+        Ok(())
+    }
+
+    /// True if `name` was set rather than left at its default.
+    pub fn is_set(&self, name: &str) -> bool {
+        find(name).is_some_and(|p| self.explicit.contains(p.name))
     }
 
     /// (name, value) pairs for every parameter (and alias) matching the glob `pattern`.
@@ -461,13 +555,17 @@ pub fn apply_directive(
         let merged = format!("{} {}", cfg.get("save"), value);
         return cfg.set("save", &merged);
     }
-    // `bind` may list several addresses; Tumbler listens on the first.
+    // `bind` lists addresses (server/src/net binds each; `-addr` is optional).
     let value = if name == "bind" {
-        value.split_whitespace().next().unwrap_or("127.0.0.1")
+        let words: Vec<&str> = value.split_whitespace().collect();
+        if words.is_empty() {
+            return Err("Too many bind addresses specified.".into());
+        }
+        words.join(" ")
     } else {
-        value
+        value.to_string()
     };
-    cfg.set(name, value)
+    cfg.set(name, &value)
 }
 
 #[cfg(test)]
@@ -491,6 +589,48 @@ mod tests {
         assert_eq!(m, vec![("lua-time-limit".to_string(), "100".to_string())]);
         assert!(c.set("maxclients", "abc").is_err());
         assert!(c.set("nope", "1").is_err());
+    }
+
+    #[test]
+    fn ignored_directives_are_known_and_listed_in_the_readme() {
+        let readme = include_str!("../../README.md");
+        let section = readme
+            .split("## Accepted but ignored")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("README section 'Accepted but ignored'");
+        for name in IGNORED {
+            assert!(find(name).is_some(), "{name} is not a parameter");
+            assert!(
+                section.contains(&format!("`{name}`")),
+                "{name} missing from the README list"
+            );
+        }
+        // And the other way: every parameter the README lists is in IGNORED.
+        for (i, word) in section.split('`').enumerate() {
+            if i % 2 == 1 && find(word).is_some() {
+                assert!(
+                    IGNORED.contains(&word),
+                    "README lists {word}, IGNORED does not"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn explicit_tls_port_zero_and_octal_socket_perm() {
+        let mut c = Config::default();
+        assert!(!c.is_set("tls-port"));
+        c.set("tls-port", "0").unwrap();
+        assert!(c.is_set("tls-port"));
+        c.preset("port", "0").unwrap();
+        assert!(!c.is_set("port"));
+        c.set("unixsocketperm", "0770").unwrap();
+        assert_eq!(c.get("unixsocketperm"), "770");
+        assert!(c.set("unixsocketperm", "999").is_err());
+        let mut w = Vec::new();
+        apply_directive(&mut c, "bind", "127.0.0.1   -::1", &mut w).unwrap();
+        assert_eq!(c.get("bind"), "127.0.0.1 -::1");
     }
 
     #[test]

@@ -12,13 +12,13 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use lockcore::commands::{self, flag, CommandSpec, Exec};
 use lockcore::{error, ClientCtx, Reply};
 
+use crate::net::{Stream, Transport};
 use crate::protocol::{self, Limits};
 use crate::shared::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared, BUSY_ERR};
 
@@ -77,10 +77,14 @@ pub struct Conn {
     pub out_push_cost: usize,
 }
 
-/// Accepts a connection and runs it to the end.
-pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
-    let _ = stream.set_nodelay(true);
-    let laddr = stream.local_addr().unwrap_or(addr);
+/// Runs an accepted connection (TCP, TLS or Unix socket; server/src/net) to the end.
+pub async fn serve<S: Stream>(
+    shared: Arc<Shared>,
+    stream: S,
+    addr: SocketAddr,
+    laddr: SocketAddr,
+    transport: Transport,
+) {
     let (tx, rx) = mpsc::unbounded_channel();
     let id = shared.next_client_id();
     let requirepass = !shared.config.read().get("requirepass").is_empty();
@@ -130,14 +134,28 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         in_exec: false,
         out_push_cost: 0,
     };
-    let maxclients = shared.config.read().get_i64("maxclients") as usize;
-    if shared.clients.len() > maxclients {
+    let (maxclients, denied) = {
+        let cfg = shared.config.read();
+        (
+            cfg.get_i64("maxclients") as usize,
+            crate::net::protected_mode_denies(&cfg, addr, transport),
+        )
+    };
+    let refusal = if shared.clients.len() > maxclients {
         shared
             .counters
             .rejected_connections
             .fetch_add(1, Ordering::Relaxed);
-        let mut s = stream;
-        let _ = s.write_all(b"-ERR max number of clients reached\r\n").await;
+        Some("-ERR max number of clients reached\r\n")
+    } else if denied {
+        Some(crate::net::DENIED)
+    } else {
+        None
+    };
+    if let Some(msg) = refusal {
+        let (_, mut w) = stream.split();
+        let _ = w.write_all(msg.as_bytes()).await;
+        let _ = w.shutdown().await;
         conn.cleanup().await;
         return;
     }
@@ -146,8 +164,8 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
 }
 
 impl Conn {
-    async fn run(&mut self, stream: TcpStream, mut rx: mpsc::UnboundedReceiver<Msg>) {
-        let (mut rd, mut wr) = stream.into_split();
+    async fn run<S: Stream>(&mut self, stream: S, mut rx: mpsc::UnboundedReceiver<Msg>) {
+        let (mut rd, mut wr) = stream.split();
         let mut buf = BytesMut::with_capacity(16 * 1024);
         loop {
             if self.flow == Flow::Continue && !buf.is_empty() {
@@ -217,7 +235,7 @@ impl Conn {
     /// Writes `out` to the socket. A subscriber that stopped reading leaves this write
     /// pending forever, so it also watches for the kill that the output buffer limit (or
     /// CLIENT KILL) decides; returns false when the connection must end.
-    async fn write_out(&mut self, wr: &mut tokio::net::tcp::OwnedWriteHalf) -> bool {
+    async fn write_out<W: AsyncWrite + Unpin>(&mut self, wr: &mut W) -> bool {
         let mut off = 0;
         // The socket almost always takes the whole batch of replies at once: write it
         // without arming the kill-check timer, which cost a timer-wheel insert and removal
@@ -247,7 +265,26 @@ impl Conn {
                 }
             }
         }
-        true
+        // TLS keeps encrypted records in the stream until flushed; TCP and Unix halves
+        // flush at once, so one poll settles them without arming a timer.
+        let first = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::pin::Pin::new(&mut *wr).poll_flush(cx))
+        })
+        .await;
+        match first {
+            std::task::Poll::Ready(r) => return r.is_ok(),
+            std::task::Poll::Pending => {}
+        }
+        loop {
+            tokio::select! {
+                r = wr.flush() => return r.is_ok(),
+                _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
+                    if self.handle.killed.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                }
+            }
+        }
     }
 
     /// Encodes an out-of-band message (pub/sub delivery, MONITOR line); its output-limit

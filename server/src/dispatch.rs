@@ -542,8 +542,10 @@ fn config(
                 // Tumbler cannot re-bind its listener at runtime; setting the current
                 // value is accepted (Redis treats that as a no-op too).
                 let value = arg_str(&kv[1]);
-                if matches!(param.name, "port" | "bind") && next.get(param.name) != value {
-                    let why = if param.name == "port" {
+                if matches!(param.name, "port" | "bind" | "tls-port")
+                    && next.get(param.name) != value
+                {
+                    let why = if param.name != "bind" {
                         "Unable to listen on this port: tumbler cannot change its port at runtime"
                     } else {
                         "Failed to bind to specified addresses."
@@ -557,7 +559,7 @@ fn config(
                 let tumbler_own_unchanged =
                     param.name == "enable-time-control" && next.get(param.name) == value;
                 if !param.mutable
-                    && !matches!(param.name, "port" | "bind")
+                    && !matches!(param.name, "port" | "bind" | "tls-port")
                     && !tumbler_own_unchanged
                 {
                     return Reply::err(format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"));
@@ -566,6 +568,19 @@ fn config(
                     return Reply::err(format!(
                         "ERR CONFIG SET failed (possibly related to argument '{name}') - {e}"
                     ));
+                }
+            }
+            // As Redis: a `tls-*` change re-reads the certificates now; failing, nothing
+            // is applied.
+            let tls_names: Vec<String> = a[2..]
+                .chunks(2)
+                .map(|kv| arg_str(&kv[0]).to_ascii_lowercase())
+                .filter(|n| crate::net::tls::is_tls_param(n))
+                .collect();
+            if let Some(tls_name) = tls_names.first() {
+                let check_ca = tls_names.iter().any(|n| n != "tls-auth-clients");
+                if crate::net::tls::reload(&c.shared, &next, check_ca).is_err() {
+                    return Reply::err(format!("ERR CONFIG SET failed (possibly related to argument '{tls_name}') - Unable to update TLS configuration. Check server logs."));
                 }
             }
             *c.shared.config.write() = next;

@@ -47,8 +47,8 @@ impl Default for Builder {
     fn default() -> Self {
         let mut config = Config::default();
         // Infallible: both are valid values of known parameters.
-        config.set("bind", "127.0.0.1").expect("bind");
-        config.set("port", "0").expect("port");
+        config.preset("bind", "127.0.0.1").expect("bind");
+        config.preset("port", "0").expect("port");
         Builder {
             config,
             error: None,
@@ -65,6 +65,23 @@ impl Builder {
                 .get_or_insert_with(|| format!("config {name} {value:?}: {e}"));
         }
         self
+    }
+
+    /// Adds a TLS listener on a free port (`tls-port 0`) with this certificate and key
+    /// (PEM files), next to the plaintext one. `ca_file` verifies client certificates; with
+    /// `None`, clients need none (`tls-auth-clients no`). Any other `tls-*` parameter can be
+    /// set with [`Builder::config`]; `.config("port", "0")` after this makes it TLS only.
+    pub fn tls(self, cert_file: &str, key_file: &str, ca_file: Option<&str>) -> Self {
+        let b = self
+            .config("tls-port", "0")
+            .config("tls-cert-file", cert_file)
+            .config("tls-key-file", key_file);
+        match ca_file {
+            Some(ca) => b
+                .config("tls-ca-cert-file", ca)
+                .config("tls-auth-clients", "yes"),
+            None => b.config("tls-auth-clients", "no"),
+        }
     }
 
     /// Also lets clients move the clock with `TUMBLER.TIME` (the [`TimeHandle`] works
@@ -88,6 +105,7 @@ impl Builder {
         let server = Server::start(self.checked()?).await?;
         Ok(TestServer {
             addr: server.addr,
+            addrs: server.addrs.clone(),
             shared: server.shared.clone(),
             run: Run::Local(Some(server)),
         })
@@ -125,7 +143,11 @@ impl Builder {
                             return;
                         }
                     };
-                    let _ = ready_tx.send(Ok((server.addr, server.shared.clone())));
+                    let _ = ready_tx.send(Ok((
+                        server.addr,
+                        server.addrs.clone(),
+                        server.shared.clone(),
+                    )));
                     // Stop on request, on drop of the handle (sender dropped), or on SHUTDOWN.
                     tokio::select! {
                         _ = stop_rx => {}
@@ -136,8 +158,9 @@ impl Builder {
                 rt.shutdown_timeout(Duration::from_millis(100));
             })?;
         match ready_rx.recv() {
-            Ok(Ok((addr, shared))) => Ok(TestServer {
+            Ok(Ok((addr, addrs, shared))) => Ok(TestServer {
                 addr,
+                addrs,
                 shared,
                 run: Run::Thread {
                     stop: Some(stop_tx),
@@ -169,6 +192,7 @@ enum Run {
 /// A tumbler server running inside this process. See the [module docs](self).
 pub struct TestServer {
     addr: SocketAddr,
+    addrs: crate::net::Addrs,
     shared: Arc<Shared>,
     run: Run,
 }
@@ -192,6 +216,21 @@ impl TestServer {
     /// `redis://127.0.0.1:<port>/`, for client libraries that take a URL.
     pub fn url(&self) -> String {
         format!("redis://{}/", self.addr)
+    }
+
+    /// The TLS listener's address, if [`Builder::tls`] (or `tls-port`) configured one.
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.addrs.tls.first().copied()
+    }
+
+    /// `rediss://127.0.0.1:<tls-port>/`, if there is a TLS listener.
+    pub fn tls_url(&self) -> Option<String> {
+        self.tls_addr().map(|a| format!("rediss://{a}/"))
+    }
+
+    /// The Unix socket path, if `unixsocket` was set.
+    pub fn unix_path(&self) -> Option<&std::path::Path> {
+        self.addrs.unix.as_deref()
     }
 
     /// Direct control of the server's clock (no TUMBLER.TIME needed).
@@ -299,9 +338,14 @@ impl Server {
         self.shared.shutting_down.store(true, Ordering::SeqCst);
         self.shared.shutdown.notify_waiters();
         self.shared.timer.notify_one();
-        self.accept.abort();
+        for a in &self.accept {
+            a.abort();
+        }
         for c in self.shared.clients.iter() {
             c.send(crate::shared::Msg::Kill);
+        }
+        if let Some(p) = &self.addrs.unix {
+            let _ = std::fs::remove_file(p);
         }
     }
 }

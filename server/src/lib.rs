@@ -12,6 +12,8 @@ pub mod embed;
 pub mod info;
 pub mod monitor;
 pub mod multi;
+pub mod net;
+pub mod process;
 pub mod protocol;
 pub mod pubsub;
 pub mod scripting;
@@ -22,8 +24,6 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-
-use tokio::net::TcpListener;
 
 pub use config::Config;
 pub use shared::Shared;
@@ -36,27 +36,53 @@ pub const THREAD_STACK: usize = 16 << 20;
 
 /// A running server.
 pub struct Server {
+    /// The first plaintext TCP address, or the first TLS one when TLS is all there is.
     pub addr: SocketAddr,
+    /// Every listener's address (TCP, TLS, Unix socket).
+    pub addrs: net::Addrs,
     pub shared: Arc<Shared>,
-    accept: tokio::task::JoinHandle<()>,
+    accept: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Server {
-    /// Binds to `bind:port` from `config` and starts serving on the current runtime.
+    /// Binds what `config` asks for (`bind`, `port`, `tls-port`, `unixsocket`) and starts
+    /// serving on the current runtime.
     pub async fn start(config: Config) -> std::io::Result<Server> {
-        let bind = config.get("bind").to_string();
-        let port = config.get_i64("port") as u16;
-        let listener = TcpListener::bind((bind.as_str(), port)).await?;
-        let addr = listener.local_addr()?;
+        let bound = net::bind(&config)?;
+        for w in &bound.warnings {
+            tracing::warn!("{w}");
+        }
+        Server::serve(bound, config)
+    }
+
+    /// Serves listeners bound earlier with [`net::bind`] (the binary binds before it forks
+    /// for `daemonize`).
+    pub fn serve(bound: net::Bound, config: Config) -> std::io::Result<Server> {
+        let addrs = bound.addrs();
+        let addr = addrs
+            .tcp
+            .first()
+            .or(addrs.tls.first())
+            .copied()
+            .unwrap_or(net::UNIX_PEER);
         let shared = Shared::new(config);
-        shared.port.store(addr.port() as u64, Ordering::Relaxed);
+        shared.port.store(
+            addrs.tcp.first().map_or(0, |a| a.port()) as u64,
+            Ordering::Relaxed,
+        );
+        let accept = bound.serve(&shared)?;
         tokio::spawn(timer(shared.clone()));
-        let accept = tokio::spawn(accept_loop(shared.clone(), listener));
         Ok(Server {
             addr,
+            addrs,
             shared,
             accept,
         })
+    }
+
+    /// The TLS listener's address, if there is one.
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.addrs.tls.first().copied()
     }
 
     /// Resolves when a client sends SHUTDOWN.
@@ -75,28 +101,17 @@ impl Server {
         self.shared.shutting_down.store(true, Ordering::SeqCst);
         self.shared.shutdown.notify_waiters();
         self.shared.timer.notify_one();
-        self.accept.abort();
-        let _ = self.accept.await;
+        for a in &self.accept {
+            a.abort();
+        }
+        for a in self.accept {
+            let _ = a.await;
+        }
         for c in self.shared.clients.iter() {
             c.send(shared::Msg::Kill);
         }
-    }
-}
-
-async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
-    loop {
-        match listener.accept().await {
-            Ok((stream, addr)) => {
-                if shared.shutting_down.load(Ordering::SeqCst) {
-                    return;
-                }
-                tokio::spawn(conn::serve(shared.clone(), stream, addr));
-            }
-            Err(e) => {
-                // Out of file descriptors and similar: back off instead of spinning.
-                tracing::warn!("accept failed: {e}");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
+        if let Some(p) = &self.addrs.unix {
+            let _ = std::fs::remove_file(p);
         }
     }
 }

@@ -31,6 +31,9 @@ fn cli() -> Command {
                 .value_name("yes|no")
                 .help("Enable TUMBLER.TIME ADVANCE/FREEZE/RESUME for tests [default: no]"),
         )
+        .arg(Arg::new("tls-port").long("tls-port").value_name("PORT").help("TLS port (with --tls-cert-file, --tls-key-file, --tls-ca-cert-file ...; docs/deployment.md); 0 picks a free port"))
+        .arg(Arg::new("unixsocket").long("unixsocket").value_name("PATH").help("Also listen on this Unix socket"))
+        .arg(Arg::new("daemonize").long("daemonize").value_name("yes|no").help("Fork into the background once listening (with --pidfile, --logfile)"))
         .arg(Arg::new("version-flag").short('v').action(ArgAction::Version).help("Print version"))
         .arg(
             Arg::new("healthcheck")
@@ -195,19 +198,59 @@ fn main() {
         "nothing" => "error",
         _ => "info",
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),
-        )
-        .with_writer(std::io::stderr)
-        // Colour only for a person at a terminal; log files and container logs stay plain
-        // so wait strategies can match "Ready to accept connections".
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let logfile = match tumbler::process::open_logfile(cfg.get("logfile")) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("Can't open the log file: {e}");
+            std::process::exit(1);
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    match logfile {
+        Some(f) => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::sync::Mutex::new(f))
+            .with_ansi(false)
+            .init(),
+        None => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            // Colour only for a person at a terminal; log files and container logs stay
+            // plain so wait strategies can match "Ready to accept connections".
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+    }
     for w in &warnings {
         tracing::warn!("{w}");
     }
+
+    // Bind before forking (server/src/process.rs says why).
+    let bound = match tumbler::net::bind(&cfg) {
+        Ok(b) => b,
+        Err(e) => {
+            if !cfg.get("logfile").is_empty() {
+                tracing::warn!("{e}");
+            }
+            eprintln!("tumbler: cannot listen: {e}");
+            std::process::exit(1);
+        }
+    };
+    for w in &bound.warnings {
+        tracing::warn!("{w}");
+    }
+    let daemon = if cfg.get_bool("daemonize") {
+        match tumbler::process::daemonize() {
+            Ok(d) => Some(d),
+            Err(e) => {
+                eprintln!("tumbler: cannot daemonize: {e}");
+                std::process::exit(1);
+            }
+        }
+    } else {
+        None
+    };
+    let pidfile = cfg.get("pidfile").to_string();
 
     let workers = match cfg.get_i64("worker-threads") {
         0 => std::thread::available_parallelism()
@@ -222,7 +265,7 @@ fn main() {
         .build()
         .expect("tokio runtime");
     rt.block_on(async move {
-        let server = match tumbler::Server::start(cfg).await {
+        let server = match tumbler::Server::serve(bound, cfg) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("tumbler: cannot listen: {e}");
@@ -239,15 +282,45 @@ fn main() {
                 signal(SignalKind::interrupt()).expect("SIGINT handler"),
             )
         };
-        // A machine-readable line for scripts (and `--port 0`), then Redis' own log line,
-        // which Testcontainers-style wait strategies look for.
-        println!(
-            "tumbler listening on {} port={}",
-            server.addr,
-            server.addr.port()
-        );
-        let _ = std::io::stdout().flush();
-        tracing::info!("Ready to accept connections tcp");
+        // Machine-readable lines for scripts (and `--port 0`), one per listener, the
+        // plaintext one first; then Redis' own log line, which Testcontainers-style wait
+        // strategies look for.
+        // (Written, not println!: a closed stdout must not stop the server.)
+        let a = &server.addrs;
+        let mut out = std::io::stdout().lock();
+        for t in &a.tcp {
+            let _ = writeln!(out, "tumbler listening on {t} port={}", t.port());
+        }
+        for t in &a.tls {
+            let _ = writeln!(out, "tumbler listening on {t} tls-port={}", t.port());
+        }
+        if let Some(u) = &a.unix {
+            let u = u.display();
+            let _ = writeln!(out, "tumbler listening on {u} unixsocket={u}");
+        }
+        let _ = out.flush();
+        drop(out);
+        if !pidfile.is_empty() {
+            if let Err(e) = tumbler::process::write_pidfile(&pidfile) {
+                tracing::warn!("Failed to write PID file: {e}");
+            }
+        }
+        if let Some(d) = daemon {
+            d.ready();
+        }
+        if !a.tcp.is_empty() {
+            tracing::info!("Ready to accept connections tcp");
+        }
+        if !a.tls.is_empty() {
+            tracing::info!("Ready to accept connections tls");
+        }
+        if a.unix.is_some() {
+            tracing::info!(
+                "The server is now ready to accept connections at {}",
+                a.unix.as_ref().unwrap().display()
+            );
+            tracing::info!("Ready to accept connections unix");
+        }
         #[cfg(unix)]
         tokio::select! {
             _ = sigint.recv() => tracing::info!("Received SIGINT scheduling shutdown..."),
@@ -258,6 +331,14 @@ fn main() {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => tracing::info!("Received SIGINT scheduling shutdown..."),
             _ = server.wait_shutdown_request() => {}
+        }
+        tracing::info!("User requested shutdown...");
+        if !pidfile.is_empty() {
+            tracing::info!("Removing the pid file.");
+            let _ = std::fs::remove_file(&pidfile);
+        }
+        if server.addrs.unix.is_some() {
+            tracing::info!("Removing the unix socket file.");
         }
         server.shutdown().await;
         tracing::info!("Redis is now ready to exit, bye bye...");

@@ -142,6 +142,9 @@ pub struct Shared {
     /// `client-output-buffer-limit normal ...` (the pubsub class is in `pubsub`).
     pub normal_output_limit: crate::climits::ClassLimit,
     pub port: AtomicU64,
+    /// The TLS configuration new TLS connections get (None: no TLS listener). CONFIG SET
+    /// of a `tls-*` parameter swaps it (server/src/net/tls.rs).
+    pub tls: RwLock<Option<Arc<rustls::ServerConfig>>>,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -266,6 +269,7 @@ impl Shared {
             started: Instant::now(),
             run_id: random_run_id(),
             port: AtomicU64::new(0),
+            tls: RwLock::new(None),
         });
         shared.apply_config();
         shared

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+pub mod certs;
 pub mod clients;
 pub mod fuzz;
 
@@ -75,6 +76,11 @@ impl RedisServer {
     /// Starts redis-server. Returns `None` (and the caller skips) when it is not installed,
     /// except under `CI=true`, where that panics: differential tests must not silently skip.
     pub fn start() -> Option<RedisServer> {
+        RedisServer::start_with(&[])
+    }
+
+    /// [`RedisServer::start`] with extra arguments (`--tls-port`, ...).
+    pub fn start_with(extra: &[&str]) -> Option<RedisServer> {
         let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         for _ in 0..5 {
             let port = free_port();
@@ -91,6 +97,7 @@ impl RedisServer {
                     "--daemonize",
                     "no",
                 ])
+                .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn();

@@ -1,0 +1,435 @@
+//! The tumbler binary's process surface, as redis-server's: `daemonize` with `pidfile`
+//! (the CI snippet), `logfile`, SIGTERM/SIGINT log lines, several `bind` addresses, the
+//! Unix socket, and the TLS listener's port line and startup errors.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tumbler");
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+fn have(tool: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(ok || !in_ci(), "{tool} is required under CI");
+    ok
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tumbler-proc-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn alive(pid: u32) -> bool {
+    Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn ping(port: u16) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"PING\r\n").unwrap();
+    let mut b = [0u8; 64];
+    let n = s.read(&mut b).unwrap();
+    String::from_utf8_lossy(&b[..n]).into_owned()
+}
+
+/// Done-when of issue 12, verbatim: the CI-style snippet works unchanged.
+#[test]
+fn ci_snippet_daemonize_pidfile_ping_kill() {
+    if !have("redis-cli") {
+        return;
+    }
+    let dir = tmpdir("ci");
+    let pidfile = dir.join("redis.pid");
+    let port = free_port();
+    let path = format!(
+        "{}:{}",
+        Path::new(BIN).parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = r#"
+set -e
+tumbler --daemonize yes --pidfile "$P" --port "$X"
+redis-cli -p "$X" ping
+cat "$P"
+kill $(cat "$P")
+"#;
+    let mut child = Command::new("bash")
+        .args(["-c", script])
+        .env("PATH", path)
+        .env("P", &pidfile)
+        .env("X", port.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the CI snippet hung");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines.iter().position(|l| *l == "PONG").expect("PONG");
+    let pid: u32 = lines[at + 1].trim().parse().unwrap();
+    // The daemon is not the process bash started, and it exits cleanly on the kill,
+    // removing its pid file.
+    wait_until("the daemon to exit", || !alive(pid));
+    wait_until("the pid file to go", || !pidfile.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn daemonized_server_logs_to_its_logfile_and_reports_its_port() {
+    let dir = tmpdir("daemon-log");
+    let pidfile = dir.join("t.pid");
+    let log = dir.join("t.log");
+    let o = Command::new(BIN)
+        .args(["--daemonize", "yes", "--port", "0", "--pidfile"])
+        .arg(&pidfile)
+        .arg("--logfile")
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    // `--port 0` still reports the port it picked, before the parent returns.
+    let out = String::from_utf8_lossy(&o.stdout);
+    let port: u16 = out.trim().rsplit_once("port=").unwrap().1.parse().unwrap();
+    assert_eq!(ping(port), "+PONG\r\n");
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(pid));
+    assert!(Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    wait_until("the daemon to exit", || !alive(pid));
+    let text = std::fs::read_to_string(&log).unwrap();
+    for line in [
+        "Ready to accept connections tcp",
+        "Received SIGINT scheduling shutdown...",
+        "User requested shutdown...",
+        "Removing the pid file.",
+        "Redis is now ready to exit, bye bye...",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from\n{text}");
+    }
+    assert!(!pidfile.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A foreground tumbler; returns it and its stdout lines (one per listener).
+fn start(args: &[&str]) -> (Child, Vec<String>) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    // The listener lines are printed together, then nothing: read until a short quiet.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || loop {
+        let mut l = String::new();
+        match out.read_line(&mut l) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                if tx.send(l.trim().to_string()).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    if let Ok(l) = rx.recv_timeout(Duration::from_secs(15)) {
+        lines.push(l);
+    }
+    while let Ok(l) = rx.recv_timeout(Duration::from_millis(300)) {
+        lines.push(l);
+    }
+    (child, lines)
+}
+
+fn stop(mut child: Child) -> String {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("tumbler ignored SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    err
+}
+
+fn port_of(line: &str, key: &str) -> u16 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn bind_several_addresses_including_optional_ones() {
+    // 192.0.2.1 (TEST-NET) is on no interface: optional, so skipped; ::1 where IPv6 is.
+    let (child, lines) = start(&["--bind", "127.0.0.1", "-::1", "-192.0.2.1", "--port", "0"]);
+    assert!(!lines.is_empty() && lines.len() <= 2, "{lines:?}");
+    let port = port_of(&lines[0], "port=");
+    assert_eq!(ping(port), "+PONG\r\n");
+    if lines.len() == 2 {
+        assert!(lines[1].contains("[::1]"), "{lines:?}");
+        assert_eq!(port_of(&lines[1], "port="), port);
+        let mut s = TcpStream::connect(("::1", port)).unwrap();
+        s.write_all(b"CONFIG GET bind\r\n").unwrap();
+        let mut b = [0u8; 256];
+        let n = s.read(&mut b).unwrap();
+        assert!(String::from_utf8_lossy(&b[..n]).contains("127.0.0.1 -::1 -192.0.2.1"));
+    }
+    stop(child);
+    // A required address that is not there fails at once, with a message.
+    let o = Command::new(BIN)
+        .args(["--bind", "192.0.2.1", "--port", "0"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("192.0.2.1"));
+}
+
+#[test]
+fn unixsocket_with_redis_cli_dash_s_and_its_file_removed_on_exit() {
+    let dir = tmpdir("unix");
+    let sock = dir.join("tumbler.sock");
+    let (child, lines) = start(&[
+        "--port",
+        "0",
+        "--unixsocket",
+        sock.to_str().unwrap(),
+        "--unixsocketperm",
+        "770",
+    ]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.ends_with(&format!("unixsocket={}", sock.display()))),
+        "{lines:?}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777,
+        0o770
+    );
+    if have("redis-cli") {
+        let o = Command::new("redis-cli")
+            .args(["-s", sock.to_str().unwrap(), "ping"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "PONG\n");
+    }
+    let log = stop(child);
+    assert!(log.contains("Removing the unix socket file."), "{log}");
+    assert!(!sock.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn write_certs(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "test ca");
+    let ca_key = KeyPair::generate().unwrap();
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = leaf.signed_by(&key, &ca_cert, &ca_key).unwrap();
+    let (c, k, a) = (dir.join("s.crt"), dir.join("s.key"), dir.join("ca.crt"));
+    std::fs::write(&c, cert.pem()).unwrap();
+    std::fs::write(&k, key.serialize_pem()).unwrap();
+    std::fs::write(&a, ca_cert.pem()).unwrap();
+    (c, k, a)
+}
+
+#[test]
+fn tls_port_line_tls_only_and_redis_cli_tls() {
+    let dir = tmpdir("tls");
+    let (c, k, ca) = write_certs(&dir);
+    let (c, k, ca) = (
+        c.to_str().unwrap(),
+        k.to_str().unwrap(),
+        ca.to_str().unwrap(),
+    );
+    let (child, lines) = start(&[
+        "--port",
+        "0",
+        "--tls-port",
+        "0",
+        "--tls-cert-file",
+        c,
+        "--tls-key-file",
+        k,
+        "--tls-ca-cert-file",
+        ca,
+        "--tls-auth-clients",
+        "no",
+    ]);
+    // `port 0` given with `tls-port`: TLS only (Redis' rule), so just the TLS line.
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("tumbler listening on 127.0.0.1:"),
+        "{lines:?}"
+    );
+    let tls_port = port_of(&lines[0], "tls-port=");
+    if have("redis-cli") {
+        let o = Command::new("redis-cli")
+            .args(["--tls", "--cacert", ca, "-p", &tls_port.to_string(), "ping"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "PONG\n", "{o:?}");
+    }
+    let log = stop(child);
+    assert!(log.contains("Ready to accept connections tls"), "{log}");
+
+    // Next to a plaintext port: one line each, plaintext first.
+    let plain = free_port();
+    let (child, lines) = start(&[
+        "--port",
+        &plain.to_string(),
+        "--tls-port",
+        "0",
+        "--tls-cert-file",
+        c,
+        "--tls-key-file",
+        k,
+        "--tls-auth-clients",
+        "no",
+        "--tls-ciphers",
+        "HIGH:!aNULL",
+    ]);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(port_of(&lines[0], "port="), plain);
+    assert!(port_of(&lines[1], "tls-port=") != 0);
+    assert_eq!(ping(plain), "+PONG\r\n");
+    let log = stop(child);
+    // OpenSSL cipher rules rustls cannot apply: one clear warning each.
+    assert!(
+        log.contains("tls-ciphers: 'HIGH' is an OpenSSL cipher rule"),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn tls_startup_errors_are_clear_and_fatal() {
+    let dir = tmpdir("tls-bad");
+    let (c, k, _) = write_certs(&dir);
+    let (c, k) = (c.to_str().unwrap(), k.to_str().unwrap());
+    for (args, want) in [
+        (vec!["--tls-port", "0"], "No tls-cert-file configured!"),
+        (
+            vec!["--tls-port", "0", "--tls-cert-file", c, "--tls-key-file", k],
+            "Either tls-ca-cert-file or tls-ca-cert-dir must be specified",
+        ),
+        (
+            vec![
+                "--tls-port",
+                "0",
+                "--tls-cert-file",
+                "/nonexistent.crt",
+                "--tls-key-file",
+                k,
+                "--tls-auth-clients",
+                "no",
+            ],
+            "Failed to load certificate: /nonexistent.crt",
+        ),
+        (
+            vec![
+                "--tls-port",
+                "0",
+                "--tls-cert-file",
+                c,
+                "--tls-key-file",
+                k,
+                "--tls-auth-clients",
+                "no",
+                "--tls-key-file-pass",
+                "x",
+            ],
+            "tls-key-file-pass",
+        ),
+        (
+            vec![
+                "--tls-port",
+                "0",
+                "--tls-cert-file",
+                c,
+                "--tls-key-file",
+                k,
+                "--tls-auth-clients",
+                "no",
+                "--tls-protocols",
+                "TLSv1.1",
+            ],
+            "none of the protocols is supported by rustls",
+        ),
+    ] {
+        let mut all = vec!["--port", "0"];
+        all.extend(args);
+        let o = Command::new(BIN).args(&all).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{all:?} started");
+        assert!(err.contains(want), "{all:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
