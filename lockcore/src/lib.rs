@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod glob;
 pub mod hashes;
+pub mod key_access;
 pub mod keys;
 pub mod lists;
 pub mod locks;

@@ -157,6 +157,14 @@ pub static PARAMS: &[Param] = &[
     p("lazyfree-lazy-server-del", "no", Kind::Bool),
     p("lazyfree-lazy-user-del", "no", Kind::Bool),
     p("lazyfree-lazy-user-flush", "no", Kind::Bool),
+    // ACL users (server/src/acl.rs).
+    fixed("aclfile", "", Kind::Str),
+    p("acllog-max-len", "128", Kind::Int(0, BIG)),
+    p(
+        "acl-pubsub-default",
+        "resetchannels",
+        Kind::Enum(&["allchannels", "resetchannels"]),
+    ),
     p("slowlog-log-slower-than", "10000", Kind::Int(-1, BIG)),
     p("slowlog-max-len", "128", Kind::Int(0, BIG)),
     p("latency-monitor-threshold", "0", Kind::Int(0, BIG)),
@@ -329,6 +337,8 @@ fn parse_output_limits(value: &str) -> Result<String, String> {
 #[derive(Debug, Clone)]
 pub struct Config {
     values: BTreeMap<&'static str, String>,
+    /// `user <name> <rules...>` lines (redis.conf or `--user "..."`), loaded by acl.rs.
+    pub acl_users: Vec<Vec<String>>,
 }
 
 impl Default for Config {
@@ -338,6 +348,7 @@ impl Default for Config {
                 .iter()
                 .map(|p| (p.name, p.default.to_string()))
                 .collect(),
+            acl_users: Vec::new(),
         }
     }
 }
@@ -419,6 +430,11 @@ pub fn load_file(cfg: &mut Config, text: &str) -> Result<Vec<String>, String> {
             .map(|a| String::from_utf8_lossy(&a).into_owned())
             .collect();
         let name = args[0].to_ascii_lowercase();
+        if name == "user" {
+            // Kept as separate arguments: a quoted password may contain spaces.
+            cfg.acl_users.push(args[1..].to_vec());
+            continue;
+        }
         let value = args[1..].join(" ");
         apply_directive(cfg, &name, &value, &mut warnings)
             .map_err(|e| format!("line {}: '{}': {}", i + 1, line, e))?;
@@ -434,6 +450,11 @@ pub fn apply_directive(
     value: &str,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
+    if name == "user" {
+        cfg.acl_users
+            .push(value.split_whitespace().map(str::to_string).collect());
+        return Ok(());
+    }
     if find(name).is_none() {
         warnings.push(format!("ignoring unsupported directive '{name}'"));
         return Ok(());

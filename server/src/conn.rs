@@ -60,6 +60,9 @@ pub struct Conn {
     pub handle: Arc<ClientHandle>,
     pub cl: ClientCtx,
     pub authenticated: bool,
+    /// The ACL user this connection is logged in as, and the ACL version it was read at.
+    pub user: Arc<crate::acl::User>,
+    pub acl_version: u64,
     pub multi: Option<Multi>,
     pub watched: Vec<(usize, Bytes)>,
     pub subs: SubSet,
@@ -83,7 +86,6 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     let laddr = stream.local_addr().unwrap_or(addr);
     let (tx, rx) = mpsc::unbounded_channel();
     let id = shared.next_client_id();
-    let requirepass = !shared.config.read().get("requirepass").is_empty();
     let handle = Arc::new(ClientHandle {
         id,
         addr,
@@ -115,7 +117,9 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             id,
             ..Default::default()
         },
-        authenticated: !requirepass,
+        authenticated: !shared.acl.default_needs_auth(),
+        acl_version: shared.acl.version(),
+        user: shared.acl.default_user(),
         multi: None,
         watched: Vec::new(),
         subs: SubSet::default(),
@@ -395,6 +399,10 @@ impl Conn {
         };
         if !self.authenticated && !spec.has(flag::NO_AUTH) {
             self.reject(shared, guard, &argv, Reply::err(error::NOAUTH));
+            return;
+        }
+        if let Err(e) = crate::acl::check_command(self, spec, &argv) {
+            self.reject(shared, guard, &argv, e);
             return;
         }
         let top = if spec.parent.is_empty() {

@@ -4,6 +4,7 @@
 //! [`Server::start`], which binds (port 0 for a free port), serves on the current tokio
 //! runtime and returns a handle with the address and a shutdown.
 
+pub mod acl;
 pub mod config;
 pub mod conn;
 pub mod dispatch;
@@ -37,11 +38,14 @@ pub struct Server {
 impl Server {
     /// Binds to `bind:port` from `config` and starts serving on the current runtime.
     pub async fn start(config: Config) -> std::io::Result<Server> {
+        let users = acl::users_from_config(&config)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let bind = config.get("bind").to_string();
         let port = config.get_i64("port") as u16;
         let listener = TcpListener::bind((bind.as_str(), port)).await?;
         let addr = listener.local_addr()?;
         let shared = Shared::new(config);
+        crate::acl::install_startup_users(&shared, users);
         shared.port.store(addr.port() as u64, Ordering::Relaxed);
         tokio::spawn(timer(shared.clone()));
         let accept = tokio::spawn(accept_loop(shared.clone(), listener));

@@ -137,6 +137,8 @@ pub struct Shared {
     pub proto_max_bulk: AtomicI64,
     pub query_buffer_limit: AtomicI64,
     pub port: AtomicU64,
+    /// ACL users and the ACL log (acl.rs).
+    pub acl: crate::acl::Acl,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -228,6 +230,7 @@ impl Shared {
     pub fn new(config: Config) -> Arc<Shared> {
         let clock = ControlledClock::new();
         let dbs = config.get_i64("databases").max(1) as usize;
+        let requirepass = config.get("requirepass").to_string();
         let pubsub = Arc::new(PubSub::default());
         let mut engine = Engine::with_clock(dbs, clock.clone());
         engine.broker = pubsub.clone();
@@ -255,6 +258,7 @@ impl Shared {
             started: Instant::now(),
             run_id: random_run_id(),
             port: AtomicU64::new(0),
+            acl: crate::acl::Acl::new(&requirepass),
         });
         shared.apply_config();
         shared
