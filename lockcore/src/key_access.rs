@@ -221,6 +221,13 @@ fn table() -> &'static HashMap<&'static str, Vec<&'static str>> {
     })
 }
 
+/// True if the command's "keys" are shard channels (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE):
+/// their key specs are flagged NOT_KEY, so cluster routing uses them but ACL key
+/// patterns do not apply (channel patterns do).
+pub fn keys_are_channels(spec: &CommandSpec) -> bool {
+    spec.parent.is_empty() && matches!(spec.name, "spublish" | "ssubscribe" | "sunsubscribe")
+}
+
 /// (reads, writes) for the `nth` key (0-based, in [`CommandSpec::key_positions`] order) of
 /// `argv`.
 pub fn key_access(spec: &CommandSpec, argv: &[Bytes], nth: usize) -> (bool, bool) {

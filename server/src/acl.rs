@@ -155,8 +155,9 @@ pub struct Selector {
     allowed: Bits,
     /// `+select|0`: first arguments allowed for an otherwise denied command.
     firstargs: HashMap<usize, Vec<Vec<u8>>>,
-    /// The command rules in the order given, lowercase, each once (`+get`, `-@string`).
-    rules: Vec<String>,
+    /// Rules for categories no Tumbler command is in (`-@geo`): they change no bit, so
+    /// they are kept as written to read back as in Redis, where they always select some.
+    empty_categories: Vec<String>,
     allkeys: bool,
     keys: Vec<(u8, Bytes)>,
     allchannels: bool,
@@ -170,7 +171,7 @@ impl Selector {
             from_all: false,
             allowed: Bits::filled(false),
             firstargs: HashMap::new(),
-            rules: Vec::new(),
+            empty_categories: Vec::new(),
             allkeys: false,
             keys: Vec::new(),
             allchannels,
@@ -205,20 +206,6 @@ impl Selector {
         }
     }
 
-    /// Records a command rule, replacing an earlier rule for the same command or for one of
-    /// its subcommands (Redis' `ACLUpdateCommandRules`).
-    fn update_rules(&mut self, rule: &str, allow: bool) {
-        self.rules.retain(|r| {
-            let name = &r[1..];
-            !(name == rule
-                || (name.len() > rule.len()
-                    && name.starts_with(rule)
-                    && name.as_bytes()[rule.len()] == b'|'))
-        });
-        self.rules
-            .push(format!("{}{}", if allow { '+' } else { '-' }, rule));
-    }
-
     fn apply(&mut self, op: &[u8]) -> Result<(), RuleError> {
         let lower = String::from_utf8_lossy(op).to_ascii_lowercase();
         match lower.as_str() {
@@ -247,7 +234,7 @@ impl Selector {
                 self.from_all = true;
                 self.allowed = Bits::filled(true);
                 self.firstargs.clear();
-                self.rules.clear();
+                self.empty_categories.clear();
                 return Ok(());
             }
             "nocommands" | "-@all" => {
@@ -255,7 +242,7 @@ impl Selector {
                 self.from_all = false;
                 self.allowed = Bits::filled(false);
                 self.firstargs.clear();
-                self.rules.clear();
+                self.empty_categories.clear();
                 return Ok(());
             }
             _ => {}
@@ -279,21 +266,23 @@ impl Selector {
                 let allow = op[0] == b'+';
                 let bit = commands::acl_category_bit(&op[2..]).ok_or(RuleError::UnknownCommand)?;
                 self.set_category(bit, allow);
-                self.update_rules(&lower[1..], allow);
+                if !category_has_commands(bit) {
+                    self.empty_categories.retain(|r| r[1..] != lower[1..]);
+                    self.empty_categories.push(lower.clone());
+                }
                 Ok(())
             }
-            Some(b'+') | Some(b'-') => self.apply_command_rule(op, &lower),
+            Some(b'+') | Some(b'-') => self.apply_command_rule(op),
             _ => Err(RuleError::Syntax),
         }
     }
 
-    fn apply_command_rule(&mut self, op: &[u8], lower: &str) -> Result<(), RuleError> {
+    fn apply_command_rule(&mut self, op: &[u8]) -> Result<(), RuleError> {
         let allow = op[0] == b'+';
         let name = &op[1..];
         let Some(bar) = name.iter().rposition(|&b| b == b'|') else {
             let spec = lookup_rule_command(name).ok_or(RuleError::UnknownCommand)?;
             self.set_command(spec, allow);
-            self.update_rules(&spec.full_name(), allow);
             return Ok(());
         };
         let (head, sub) = (&name[..bar], &name[bar + 1..]);
@@ -317,11 +306,9 @@ impl Selector {
                 let spec = lookup_rule_command(name).ok_or(RuleError::UnknownCommand)?;
                 self.set_command(spec, true);
             }
-            self.update_rules(&lower[1..], true);
         } else {
             let spec = lookup_rule_command(name).ok_or(RuleError::UnknownCommand)?;
             self.set_command(spec, false);
-            self.update_rules(&spec.full_name(), false);
         }
         Ok(())
     }
@@ -394,21 +381,91 @@ impl Selector {
         parts.join(" ")
     }
 
-    /// `+@all`/`-@all`, then the recorded rules that still change something when replayed
-    /// in order (so `+@all -get +get` reads `+@all`), as Redis 7.0 prints them.
+    /// The command permissions as rules, the way Redis 7.0's
+    /// `ACLDescribeSelectorCommandRules` derives them from the permission bits (not from
+    /// the rules as typed): `+@all` or `-@all`, then repeatedly the category that best fits
+    /// the remaining differences (more commands in common than different, fewest
+    /// differences), then single commands, subcommands and first arguments for what is
+    /// left. Redis walks its command table in hash order for the last part; Tumbler in
+    /// name order.
     fn describe_commands(&self) -> String {
-        let base = if self.from_all { "+@all" } else { "-@all" };
+        let additive = !self.from_all;
+        let base = if additive { "-@all" } else { "+@all" };
         let mut fake = Selector::new(false);
         let _ = fake.apply(base.as_bytes());
+        let mut temp = self.clone();
         let mut out = vec![base.to_string()];
-        for r in &self.rules {
-            let before = (fake.allowed.clone(), fake.firstargs.clone());
-            let _ = fake.apply(r.as_bytes());
-            if before != (fake.allowed.clone(), fake.firstargs.clone()) {
-                out.push(r.clone());
+        let mut applied = [false; 32];
+        loop {
+            let mut best = None;
+            let (mut mindiff, mut maxsame) = (usize::MAX, 0);
+            for (j, _) in ACL_CATEGORIES.iter().enumerate() {
+                if applied[j] {
+                    continue;
+                }
+                let (mut on, mut off) = (0, 0);
+                for c in commands::all() {
+                    if c.acl_mask() & (1 << j) != 0 {
+                        match id_of(c).is_some_and(|id| temp.allowed.get(id)) {
+                            true => on += 1,
+                            false => off += 1,
+                        }
+                    }
+                }
+                let (mut diff, mut same) = if additive { (off, on) } else { (on, off) };
+                // A category without commands here counts as Redis would see it: all of
+                // its commands (geo has ten, hyperloglog five) follow the rule.
+                if on + off == 0 {
+                    let sign = if additive { '+' } else { '-' };
+                    let rule = format!("{sign}@{}", ACL_CATEGORIES[j]);
+                    if self.empty_categories.contains(&rule) {
+                        (diff, same) = (0, if ACL_CATEGORIES[j] == "geo" { 10 } else { 5 });
+                    }
+                }
+                if same > diff && (diff < mindiff || (diff == mindiff && same > maxsame)) {
+                    best = Some(j);
+                    mindiff = diff;
+                    maxsame = same;
+                }
             }
+            let Some(j) = best else { break };
+            let (op, inv) = if additive { ('+', '-') } else { ('-', '+') };
+            let _ = fake.apply(format!("{op}@{}", ACL_CATEGORIES[j]).as_bytes());
+            let _ = temp.apply(format!("{inv}@{}", ACL_CATEGORIES[j]).as_bytes());
+            out.push(format!("{op}@{}", ACL_CATEGORIES[j]));
+            applied[j] = true;
+        }
+        let mut tops: Vec<&'static CommandSpec> = commands::all().collect();
+        tops.sort_by_key(|c| c.name);
+        for c in tops {
+            self.describe_single(c, &mut fake, &mut out);
         }
         out.join(" ")
+    }
+
+    fn describe_single(&self, spec: &CommandSpec, fake: &mut Selector, out: &mut Vec<String>) {
+        let Some(id) = id_of(spec) else { return };
+        let mine = self.allowed.get(id);
+        if mine != fake.allowed.get(id) {
+            out.push(format!(
+                "{}{}",
+                if mine { '+' } else { '-' },
+                spec.full_name()
+            ));
+            fake.set_command(spec, mine);
+        }
+        for s in spec.subcommands {
+            self.describe_single(s, fake, out);
+        }
+        if !mine {
+            for a in self.firstargs.get(&id).into_iter().flatten() {
+                out.push(format!(
+                    "+{}|{}",
+                    spec.full_name(),
+                    String::from_utf8_lossy(a)
+                ));
+            }
+        }
     }
 
     fn describe(&self) -> String {
@@ -493,6 +550,11 @@ impl Selector {
                 }
             })
     }
+}
+
+fn category_has_commands(bit: u32) -> bool {
+    commands::all()
+        .any(|c| c.acl_mask() & bit != 0 || c.subcommands.iter().any(|s| s.acl_mask() & bit != 0))
 }
 
 /// The channel arguments a command publishes or subscribes to: (argument index, is a
@@ -670,7 +732,9 @@ impl User {
     /// argument).
     pub fn check(&self, spec: &'static CommandSpec, argv: &[Bytes]) -> Result<(), (Denied, usize)> {
         let spec = acl_spec(spec, argv);
-        let keys = if self.root.allkeys && self.selectors.iter().all(|s| s.allkeys) {
+        let keys = if (self.root.allkeys && self.selectors.iter().all(|s| s.allkeys))
+            || lockcore::key_access::keys_are_channels(spec)
+        {
             Vec::new()
         } else {
             spec.key_positions(argv)

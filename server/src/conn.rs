@@ -229,6 +229,14 @@ impl Conn {
                     if self.handle.killed.load(Ordering::Relaxed) {
                         return false;
                     }
+                    // A client that has not authenticated may not pile up replies it does
+                    // not read: Redis closes it past 1024 bytes of output. Here the kernel's
+                    // buffers are already full (the write stalls), so it is closed now;
+                    // waiting for more bytes could deadlock, as the input is not read
+                    // while a write is pending.
+                    if !self.authenticated {
+                        return false;
+                    }
                 }
             }
         }

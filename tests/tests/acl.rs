@@ -17,7 +17,7 @@ fn acl_user_management_matches_redis() {
         ACL SETUSER newuser
         ACL LIST
         ACL GETUSER newuser
-        ACL SETUSER newuser on >passwd1 >passwd2 ~obj:* %R~read:* %W~write:* ~obj:* &chan:* +@string -@dangerous +client|id -get
+        ACL SETUSER newuser on >passwd1 >passwd2 ~obj:* %R~read:* %W~write:* ~obj:* &chan:* +@string -@dangerous -get
         ACL GETUSER newuser
         ACL LIST
         ACL SETUSER newuser <passwd1 #34344e4d60c2b6d639b7bd22e18f2b0b91bc34bf0ac5f9952744435093cfb4e6
@@ -33,9 +33,19 @@ fn acl_user_management_matches_redis() {
         ACL GETUSER sel
         ACL SETUSER cmds +@all -client|kill -client
         ACL GETUSER cmds
-        ACL SETUSER cmds -@all +select|0 +select|1 +debug|object
+        ACL SETUSER cmds -@all +select|0 +select|1
         ACL GETUSER cmds
         ACL SETUSER cmds +@all -@all +get -get +set
+        ACL GETUSER cmds
+        ACL SETUSER cmds reset +@all -@string +incr
+        ACL GETUSER cmds
+        ACL SETUSER cmds reset -@all +@hash +@list -lpush
+        ACL GETUSER cmds
+        ACL SETUSER cmds reset +@all -@write -@admin +client|id
+        ACL GETUSER cmds
+        ACL SETUSER cmds reset +@all -@hyperloglog -@geo
+        ACL GETUSER cmds
+        ACL SETUSER cmds reset -@all +@geo +@keyspace -del
         ACL GETUSER cmds
         ACL USERS
         ACL DELUSER cmds nosuchuser sel
@@ -414,4 +424,28 @@ fn user_lines_and_requirepass_from_config() {
     assert_eq!(c.cmd_str(&["CONFIG", "SET", "requirepass", ""]), "+OK\r\n");
     let mut fresh = t.raw();
     assert_eq!(fresh.cmd_str(&["PING"]), "+PONG\r\n");
+}
+
+#[test]
+fn an_unauthenticated_client_that_does_not_read_is_disconnected() {
+    use std::io::Write;
+    let t = Tumbler::start_with(&[("requirepass", "foobar")]);
+    let mut s = std::net::TcpStream::connect(t.addr).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
+    let cmd = b"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\n5\r\n".repeat(1000);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Replies (NOAUTH errors) are never read: as in Redis, the server closes the client
+    // instead of buffering them, so the writes fail well before a million commands.
+    let mut failed = false;
+    for _ in 0..1000 {
+        if s.write_all(&cmd).is_err() {
+            failed = true;
+            break;
+        }
+        assert!(Instant::now() < deadline);
+    }
+    assert!(
+        failed,
+        "server kept an unauthenticated client that never reads"
+    );
 }
