@@ -1243,16 +1243,22 @@ fn kill_revoked_subscribers(c: &mut Conn, user: &User) {
         (&ps.shard_channels, false),
         (&ps.patterns, true),
     ];
+    // Collected first, checked after: no registry or info lock is taken while a pub/sub
+    // table shard is held.
+    let mut subs = Vec::new();
     for (table, pattern) in tables {
         for e in table.iter() {
             for h in e.value() {
-                if !doomed.contains(&h.id)
-                    && h.info.lock().user == user.name
-                    && !user.may_subscribe(e.key(), pattern)
-                {
-                    doomed.insert(h.id);
-                }
+                subs.push((h.clone(), e.key().clone(), pattern));
             }
+        }
+    }
+    for (h, ch, pattern) in subs {
+        if !doomed.contains(&h.id)
+            && h.info.lock().user == user.name
+            && !user.may_subscribe(&ch, pattern)
+        {
+            doomed.insert(h.id);
         }
     }
     for id in doomed {
