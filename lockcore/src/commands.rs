@@ -236,6 +236,83 @@ impl CommandSpec {
     }
 }
 
+/// Redis 7's ACL categories, in the order ACL CAT and COMMAND INFO list them (bit i of
+/// [`CommandSpec::acl_mask`] is category i).
+pub const ACL_CATEGORIES: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
+/// The bit of a category name (case-insensitive, without the '@').
+pub fn acl_category_bit(name: &[u8]) -> Option<u32> {
+    ACL_CATEGORIES
+        .iter()
+        .position(|c| c.as_bytes().eq_ignore_ascii_case(name))
+        .map(|i| 1 << i)
+}
+
+impl CommandSpec {
+    /// The command's ACL categories as a bitmask over [`ACL_CATEGORIES`]: the ones its table
+    /// row names, plus those Redis derives from the flags (`setImplicitACLCategories`):
+    /// write, read (not for scripting commands), admin+dangerous, pubsub, fast, blocking,
+    /// and slow for everything that is not fast.
+    pub fn acl_mask(&self) -> u32 {
+        let bit = |n: &str| acl_category_bit(n.as_bytes()).unwrap_or(0);
+        let mut m = self.acl.iter().fold(0, |m, c| m | bit(c));
+        if self.has(flag::WRITE) {
+            m |= bit("write");
+        }
+        if self.has(flag::READONLY) && m & bit("scripting") == 0 {
+            m |= bit("read");
+        }
+        if self.has(flag::ADMIN) {
+            m |= bit("admin") | bit("dangerous");
+        }
+        if self.has(flag::PUBSUB) {
+            m |= bit("pubsub");
+        }
+        if self.has(flag::FAST) {
+            m |= bit("fast");
+        }
+        if self.has(flag::BLOCKING) {
+            m |= bit("blocking");
+        }
+        if m & bit("fast") == 0 {
+            m |= bit("slow");
+        }
+        m
+    }
+
+    /// The names of [`CommandSpec::acl_mask`], in Redis' order.
+    pub fn acl_categories(&self) -> impl Iterator<Item = &'static str> {
+        let m = self.acl_mask();
+        ACL_CATEGORIES
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| m & (1 << i) != 0)
+            .map(|(_, c)| *c)
+    }
+}
+
 /// A default spec to build table entries with `..BASE`.
 pub const BASE: CommandSpec = CommandSpec {
     name: "",
@@ -272,6 +349,12 @@ pub const fn engine(
         exec: Exec::Engine(h),
         ..BASE
     }
+}
+
+/// `spec` with the ACL categories Redis' command JSON gives it (those not implied by its
+/// flags, see [`CommandSpec::acl_mask`]).
+pub const fn with_acl(acl: &'static [&'static str], spec: CommandSpec) -> CommandSpec {
+    CommandSpec { acl, ..spec }
 }
 
 /// Shorthand for the common key spec "one key at argument 1".
@@ -490,8 +573,7 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
         )
         .collect();
     let acl = c
-        .acl
-        .iter()
+        .acl_categories()
         .map(|a| Reply::Simple(format!("@{a}").into()))
         .collect();
     Reply::Array(vec![

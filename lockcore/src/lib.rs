@@ -12,6 +12,7 @@ pub mod error;
 pub mod glob;
 pub mod hashes;
 pub mod hyperloglog;
+pub mod key_access;
 pub mod keys;
 pub mod listpack;
 pub mod lists;

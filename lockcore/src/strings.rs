@@ -2,7 +2,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
 use crate::engine::store;
 use crate::error::{self, *};
 use crate::notify;
@@ -72,8 +72,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("getrange", 4, READONLY, KEY1, getrange),
     cmd("substr", 4, READONLY, KEY1, getrange),
     cmd("setrange", 4, WRITE | DENYOOM, KEY1, setrange),
-    cmd("setbit", 4, WRITE | DENYOOM, KEY1, setbit),
-    cmd("getbit", 3, READONLY | FAST, KEY1, getbit),
+    with_acl(&["bitmap"], cmd("setbit", 4, WRITE | DENYOOM, KEY1, setbit)),
+    with_acl(&["bitmap"], cmd("getbit", 3, READONLY | FAST, KEY1, getbit)),
     cmd(
         "lcs",
         -3,

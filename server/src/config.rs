@@ -158,6 +158,14 @@ pub static PARAMS: &[Param] = &[
     p("lazyfree-lazy-server-del", "no", Kind::Bool),
     p("lazyfree-lazy-user-del", "no", Kind::Bool),
     p("lazyfree-lazy-user-flush", "no", Kind::Bool),
+    // ACL users (server/src/acl.rs).
+    fixed("aclfile", "", Kind::Str),
+    p("acllog-max-len", "128", Kind::Int(0, BIG)),
+    p(
+        "acl-pubsub-default",
+        "resetchannels",
+        Kind::Enum(&["allchannels", "resetchannels"]),
+    ),
     p("slowlog-log-slower-than", "10000", Kind::Int(-1, BIG)),
     p("slowlog-max-len", "128", Kind::Int(0, BIG)),
     p("latency-monitor-threshold", "0", Kind::Int(0, BIG)),
@@ -409,6 +417,8 @@ pub struct Config {
     /// Parameters set by the user (file, flag, env, CONFIG SET) rather than left at their
     /// default: `tls-port 0` given explicitly means "a free port", left alone means "off".
     explicit: std::collections::BTreeSet<&'static str>,
+    /// `user <name> <rules...>` lines (redis.conf or `--user "..."`), loaded by acl.rs.
+    pub acl_users: Vec<Vec<String>>,
 }
 
 impl Default for Config {
@@ -419,6 +429,7 @@ impl Default for Config {
                 .map(|p| (p.name, p.default.to_string()))
                 .collect(),
             explicit: Default::default(),
+            acl_users: Vec::new(),
         }
     }
 }
@@ -531,6 +542,11 @@ pub fn load_file(cfg: &mut Config, text: &str) -> Result<Vec<String>, String> {
             .map(|a| String::from_utf8_lossy(&a).into_owned())
             .collect();
         let name = args[0].to_ascii_lowercase();
+        if name == "user" {
+            // Kept as separate arguments: a quoted password may contain spaces.
+            cfg.acl_users.push(args[1..].to_vec());
+            continue;
+        }
         let value = args[1..].join(" ");
         apply_directive(cfg, &name, &value, &mut warnings)
             .map_err(|e| format!("line {}: '{}': {}", i + 1, line, e))?;
@@ -546,6 +562,11 @@ pub fn apply_directive(
     value: &str,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
+    if name == "user" {
+        cfg.acl_users
+            .push(value.split_whitespace().map(str::to_string).collect());
+        return Ok(());
+    }
     if find(name).is_none() {
         warnings.push(format!("ignoring unsupported directive '{name}'"));
         return Ok(());

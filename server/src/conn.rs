@@ -60,6 +60,9 @@ pub struct Conn {
     pub handle: Arc<ClientHandle>,
     pub cl: ClientCtx,
     pub authenticated: bool,
+    /// The ACL user this connection is logged in as, and the ACL version it was read at.
+    pub user: Arc<crate::acl::User>,
+    pub acl_version: u64,
     pub multi: Option<Multi>,
     pub watched: Vec<(usize, Bytes)>,
     pub subs: SubSet,
@@ -87,7 +90,6 @@ pub async fn serve<S: Stream>(
 ) {
     let (tx, rx) = mpsc::unbounded_channel();
     let id = shared.next_client_id();
-    let requirepass = !shared.config.read().get("requirepass").is_empty();
     let handle = Arc::new(ClientHandle {
         id,
         addr,
@@ -120,7 +122,9 @@ pub async fn serve<S: Stream>(
             id,
             ..Default::default()
         },
-        authenticated: !requirepass,
+        authenticated: !shared.acl.default_needs_auth(),
+        acl_version: shared.acl.version(),
+        user: shared.acl.default_user(),
         multi: None,
         watched: Vec::new(),
         subs: SubSet::default(),
@@ -280,6 +284,14 @@ impl Conn {
                 r = wr.flush() => return r.is_ok(),
                 _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
                     if self.handle.killed.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                    // A client that has not authenticated may not pile up replies it does
+                    // not read: Redis closes it past 1024 bytes of output. Here the kernel's
+                    // buffers are already full (the write stalls), so it is closed now;
+                    // waiting for more bytes could deadlock, as the input is not read
+                    // while a write is pending.
+                    if !self.authenticated {
                         return false;
                     }
                 }
@@ -454,6 +466,10 @@ impl Conn {
         };
         if !self.authenticated && !spec.has(flag::NO_AUTH) {
             self.reject(shared, guard, &argv, Reply::err(error::NOAUTH));
+            return;
+        }
+        if let Err(e) = crate::acl::check_command(self, spec, &argv) {
+            self.reject(shared, guard, &argv, e);
             return;
         }
         let top = if spec.parent.is_empty() {

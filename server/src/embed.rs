@@ -60,6 +60,13 @@ impl Builder {
     /// Sets any config parameter, as `--name value` would (e.g. `("requirepass", "s3cret")`).
     /// An unknown name or bad value makes `start`/`spawn` fail with that message.
     pub fn config(mut self, name: &str, value: &str) -> Self {
+        if name == "user" {
+            // An ACL user line, e.g. `config("user", "worker on >pass ~jobs:* +@all")`.
+            self.config
+                .acl_users
+                .push(value.split_whitespace().map(str::to_string).collect());
+            return self;
+        }
         if let Err(e) = self.config.set(name, value) {
             self.error
                 .get_or_insert_with(|| format!("config {name} {value:?}: {e}"));

@@ -145,6 +145,8 @@ pub struct Shared {
     /// The TLS configuration new TLS connections get (None: no TLS listener). CONFIG SET
     /// of a `tls-*` parameter swaps it (server/src/net/tls.rs).
     pub tls: RwLock<Option<Arc<rustls::ServerConfig>>>,
+    /// ACL users and the ACL log (acl.rs).
+    pub acl: crate::acl::Acl,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -236,6 +238,7 @@ impl Shared {
     pub fn new(config: Config) -> Arc<Shared> {
         let clock = ControlledClock::new();
         let dbs = config.get_i64("databases").max(1) as usize;
+        let requirepass = config.get("requirepass").to_string();
         let pubsub = Arc::new(PubSub::default());
         let mut engine = Engine::with_clock(dbs, clock.clone());
         engine.broker = pubsub.clone();
@@ -270,6 +273,7 @@ impl Shared {
             run_id: random_run_id(),
             port: AtomicU64::new(0),
             tls: RwLock::new(None),
+            acl: crate::acl::Acl::new(&requirepass),
         });
         shared.apply_config();
         shared

@@ -523,6 +523,7 @@ fn call_spec(
     if spec.has(flag::NOSCRIPT) {
         return Err("ERR This Redis command is not allowed from script".into());
     }
+    crate::acl::check_script(ctx.shared, ctx.cl.id, spec, argv)?;
     if spec.has(flag::WRITE) && ctx.read_only {
         return Err("ERR Write commands are not allowed from read-only scripts.".into());
     }
