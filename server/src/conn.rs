@@ -245,11 +245,15 @@ impl Conn {
         // without arming the kill-check timer, which cost a timer-wheel insert and removal
         // per batch (docs/architecture.md).
         while off < self.out.len() {
-            match wr.try_write(&self.out[off..]) {
-                Ok(0) => return false,
-                Ok(n) => off += n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(_) => return false,
+            let out = &self.out[off..];
+            let r = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(std::pin::Pin::new(&mut *wr).poll_write(cx, out))
+            })
+            .await;
+            match r {
+                std::task::Poll::Ready(Ok(0)) | std::task::Poll::Ready(Err(_)) => return false,
+                std::task::Poll::Ready(Ok(n)) => off += n,
+                std::task::Poll::Pending => break,
             }
         }
         while off < self.out.len() {
