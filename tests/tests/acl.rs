@@ -138,7 +138,9 @@ fn noperm_wrongpass_and_dryrun_match_redis() {
         PUBLISH news:a m
         PUBLISH other m
         SUBSCRIBE other
+        PSUBSCRIBE news:* other*
         PSUBSCRIBE news:*
+        PUNSUBSCRIBE
         MULTI
         GET other
         SET obj:2 v
@@ -158,9 +160,11 @@ fn noperm_wrongpass_and_dryrun_match_redis() {
         PUBLISH b:1 m
         PUBLISH c:1 m
         PING
-        HELLO 2 AUTH alice alicepw
-        ACL WHOAMI
         HELLO 2 AUTH alice wrong
+        HELLO 2 AUTH nosuch alicepw
+        ACL WHOAMI
+        AUTH alice alicepw
+        ACL WHOAMI
         AUTH default x
         ACL SETUSER default off
         AUTH default x
