@@ -154,6 +154,9 @@ fn noperm_wrongpass_and_dryrun_match_redis() {
         EVAL "return redis.call('publish', 'other', 'x')" 0
         EVAL "return redis.call('get', 'obj:1')" 0
         EVAL "return 1" 1 other
+        EVAL "return {redis.acl_check_cmd('get', 'obj:1'), redis.acl_check_cmd('get', 'other'), redis.acl_check_cmd('flushall'), redis.acl_check_cmd('client', 'kill'), redis.acl_check_cmd('client', 'id')}" 0
+        EVAL "return redis.acl_check_cmd('nosuch')" 0
+        EVAL "return redis.acl_check_cmd('client', 'nosuch')" 0
         AUTH bob x
         ACL WHOAMI
         GET anything
