@@ -244,6 +244,25 @@ pub fn key_access(spec: &CommandSpec, argv: &[Bytes], nth: usize) -> (bool, bool
     if name == "set" {
         r = argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
     }
+    // BITFIELD only reads when every operation is a GET (Redis' bitfieldGetKeys); a
+    // malformed one counts as a write, the safer guess.
+    if name == "bitfield" {
+        let mut i = 2;
+        let mut readonly = true;
+        while i < argv.len() {
+            let left = argv.len() - i - 1;
+            let op = &argv[i];
+            if op.eq_ignore_ascii_case(b"get") && left >= 2 {
+                i += 3;
+            } else if op.eq_ignore_ascii_case(b"overflow") && left >= 1 {
+                i += 2;
+            } else {
+                readonly = false;
+                break;
+            }
+        }
+        return (true, !readonly);
+    }
     (r, w)
 }
 

@@ -1151,6 +1151,30 @@ pub fn check_script(
     })
 }
 
+/// `redis.acl_check_cmd(...)`: may the script's calling user run this command? (No log
+/// entry, as in Redis.)
+pub fn script_user_may_run(
+    shared: &Shared,
+    client: lockcore::ClientId,
+    spec: &'static CommandSpec,
+    argv: &[Bytes],
+) -> bool {
+    if shared.acl.all_unrestricted.load(Ordering::Acquire) {
+        return true;
+    }
+    let Some(name) = shared
+        .clients
+        .get(&client)
+        .map(|h| h.info.lock().user.clone())
+    else {
+        return true;
+    };
+    shared
+        .acl
+        .get(&name)
+        .is_none_or(|u| u.check(spec, argv).is_ok())
+}
+
 /// A CLIENT LIST-style line for a client other than the current connection.
 fn handle_info(h: &crate::shared::ClientHandle) -> String {
     let info = h.info.lock();

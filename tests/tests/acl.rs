@@ -138,7 +138,9 @@ fn noperm_wrongpass_and_dryrun_match_redis() {
         PUBLISH news:a m
         PUBLISH other m
         SUBSCRIBE other
+        PSUBSCRIBE news:* other*
         PSUBSCRIBE news:*
+        PUNSUBSCRIBE
         MULTI
         GET other
         SET obj:2 v
@@ -152,15 +154,20 @@ fn noperm_wrongpass_and_dryrun_match_redis() {
         EVAL "return redis.call('publish', 'other', 'x')" 0
         EVAL "return redis.call('get', 'obj:1')" 0
         EVAL "return 1" 1 other
+        EVAL "return {redis.acl_check_cmd('get', 'obj:1'), redis.acl_check_cmd('get', 'other'), redis.acl_check_cmd('flushall'), redis.acl_check_cmd('client', 'kill'), redis.acl_check_cmd('client', 'id')}" 0
+        EVAL "return redis.acl_check_cmd('nosuch')" 0
+        EVAL "return redis.acl_check_cmd('client', 'nosuch')" 0
         AUTH bob x
         ACL WHOAMI
         GET anything
         PUBLISH b:1 m
         PUBLISH c:1 m
         PING
-        HELLO 2 AUTH alice alicepw
-        ACL WHOAMI
         HELLO 2 AUTH alice wrong
+        HELLO 2 AUTH nosuch alicepw
+        ACL WHOAMI
+        AUTH alice alicepw
+        ACL WHOAMI
         AUTH default x
         ACL SETUSER default off
         AUTH default x

@@ -335,8 +335,23 @@ pub fn functions(
                 "Please specify at least one argument for this redis lib call",
             ));
         }
-        match lockcore::commands::lookup(&argv[0]) {
-            Some(_) => Ok(true),
+        // Redis' lookupCommand: a container with arguments names one of its subcommands.
+        let spec = lockcore::commands::lookup(&argv[0]).and_then(|top| {
+            if top.subcommands.is_empty() || argv.len() < 2 {
+                Some(top)
+            } else {
+                top.subcommands
+                    .iter()
+                    .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&argv[1]))
+            }
+        });
+        match spec {
+            Some(spec) => {
+                Ok(
+                    with_ctx(|c| crate::acl::script_user_may_run(c.shared, c.cl.id, spec, &argv))
+                        .unwrap_or(true),
+                )
+            }
             None => Err(mlua::Error::runtime(
                 "Invalid command passed to redis.acl_check_cmd()",
             )),
