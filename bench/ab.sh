@@ -18,16 +18,16 @@
 # tumbler/redis with their median and min-max over rounds.
 #
 # Usage: bench/ab.sh [ROUNDS]        (default 3; needs `cargo build --release`)
-# Environment: N1 (requests per -P 1 run, default 100000), N16 (per -P 16 run, 400000),
+# Environment: N1 (requests per -P 1 run, default 50000), N16 (per -P 16 run, 200000),
 #   NLAT (one-client latency requests, 10000), CASES (regex over case names, default all),
 #   TBIN (tumbler binary, default target/release/tumbler), TARGS (extra tumbler flags),
 #   OUT (raw results file), SKIP_MEM=1 to skip the memory measurement.
-# A quick run (the defaults, 3 rounds) takes about 5 minutes on the 2-core build machine.
+# A run with the defaults (3 rounds) takes 5-8 minutes on the shared 2-core build machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
-N1=${N1:-100000}
-N16=${N16:-400000}
+N1=${N1:-50000}
+N16=${N16:-200000}
 NLAT=${NLAT:-10000}
 CASES=${CASES:-.}
 TBIN=${TBIN:-target/release/tumbler}
