@@ -65,12 +65,13 @@ pub static PARAMS: &[Param] = &[
     fixed("logfile", "", Kind::Str),
     fixed("daemonize", "no", Kind::Bool),
     p("protected-mode", "yes", Kind::Bool),
-    p("maxclients", "10000", Kind::Int(1, BIG)),
+    p("maxclients", "10000", Kind::Int(1, 4294967295)),
     p("timeout", "0", Kind::Int(0, BIG)),
     p("tcp-keepalive", "300", Kind::Int(0, BIG)),
     p("hz", "10", Kind::Int(1, 500)),
-    p("proto-max-bulk-len", "536870912", Kind::Memory),
-    p("client-query-buffer-limit", "1073741824", Kind::Memory),
+    // Byte sizes of at least 1mb (Special: the lower bound is checked in `normalize`).
+    p("proto-max-bulk-len", "536870912", Kind::Special),
+    p("client-query-buffer-limit", "1073741824", Kind::Special),
     Param {
         name: "busy-reply-threshold",
         aliases: &["lua-time-limit"],
@@ -349,6 +350,13 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
                 .map(|f| f.to_config_string())
                 .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
             "client-output-buffer-limit" => parse_output_limits(value),
+            "proto-max-bulk-len" | "client-query-buffer-limit" => match parse_memory(value) {
+                Some(n) if n >= 1 << 20 => Ok(n.to_string()),
+                Some(_) => {
+                    Err("argument must be between 1048576 and 9223372036854775807 inclusive".into())
+                }
+                None => Err("argument must be a memory value".into()),
+            },
             "maxmemory-clients" => match value.strip_suffix('%') {
                 Some(pct) => match pct.parse::<i64>() {
                     Ok(n) if n > 100 => {
@@ -395,9 +403,10 @@ fn parse_output_limits(value: &str) -> Result<String, String> {
             .ok_or("Error in hard, soft or soft_seconds setting in buffer limit configuration.")?;
         let soft = parse_memory(c[2])
             .ok_or("Error in hard, soft or soft_seconds setting in buffer limit configuration.")?;
-        let secs: i64 = c[3].parse().map_err(|_| {
-            "Error in hard, soft or soft_seconds setting in buffer limit configuration."
-        })?;
+        let secs: i64 =
+            c[3].parse().ok().filter(|s| *s >= 0).ok_or(
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+            )?;
         classes.insert(class, [hard, soft, secs]);
     }
     Ok(["normal", "slave", "pubsub"]

@@ -244,9 +244,9 @@ impl Shared {
         engine.broker = pubsub.clone();
         // Fencing tokens continue above the previous run's without persistence: the
         // counter starts from the real wall clock (not the controllable one).
-        engine
-            .locks
-            .seed_tokens(lockcore::clock::Clock::now_ms(&lockcore::clock::SystemClock));
+        engine.locks.seed_tokens(lockcore::clock::Clock::now_ms(
+            &lockcore::clock::SystemClock,
+        ));
         let shared = Arc::new(Shared {
             core: Mutex::new(Core {
                 engine,
@@ -291,8 +291,7 @@ impl Shared {
         self.busy_threshold_ms
             .store(cfg.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         self.pubsub.set_limits(&cfg);
-        self.normal_output_limit
-            .set(cfg.output_limit("normal"));
+        self.normal_output_limit.set(cfg.output_limit("normal"));
         self.query_buffer_limit
             .store(cfg.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
         self.proto_max_bulk
