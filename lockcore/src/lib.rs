@@ -3,6 +3,7 @@
 //! The `server` crate adds the network, the Lua VM, pub/sub fan-out and config.
 
 pub mod clock;
+pub mod cluster_cmds;
 pub mod commands;
 pub mod db;
 pub mod engine;
@@ -18,6 +19,7 @@ pub mod pubsub;
 pub mod rdb;
 pub mod reply;
 pub mod scripting_cmds;
+pub mod slots;
 pub mod server_cmds;
 pub mod sets;
 pub mod streams;

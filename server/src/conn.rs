@@ -75,10 +75,22 @@ pub struct Conn {
     pub in_exec: bool,
     /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
     pub out_push_cost: usize,
+    /// Which node the client reached, ASKING, READONLY (server/src/cluster/).
+    pub cluster: crate::cluster::ConnState,
 }
 
 /// Accepts a connection and runs it to the end.
 pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
+    serve_node(shared, stream, addr, None).await
+}
+
+/// [`serve`] for a connection to one node of a multi-node process.
+pub async fn serve_node(
+    shared: Arc<Shared>,
+    stream: TcpStream,
+    addr: SocketAddr,
+    node: Option<Arc<crate::cluster::Node>>,
+) {
     let _ = stream.set_nodelay(true);
     let laddr = stream.local_addr().unwrap_or(addr);
     let (tx, rx) = mpsc::unbounded_channel();
@@ -128,6 +140,10 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         blocked_cmd: None,
         in_exec: false,
         out_push_cost: 0,
+        cluster: crate::cluster::ConnState {
+            node,
+            ..Default::default()
+        },
     };
     let maxclients = shared.config.read().get_i64("maxclients") as usize;
     if shared.clients.len() > maxclients {
@@ -153,6 +169,9 @@ impl Conn {
                 self.process_buffer(&mut buf).await;
             }
             if !self.out.is_empty() {
+                if let Some(node) = &self.cluster.node {
+                    crate::cluster::faults_before_write(node, &mut self.out).await;
+                }
                 let n = self.out.len();
                 if !self.write_out(&mut wr).await {
                     return;
@@ -348,6 +367,27 @@ impl Conn {
         self.reply(err);
     }
 
+    /// Answers a command the cluster check redirected (Redis' clusterRedirectClient): a
+    /// queued command flags the transaction; a refused EXEC discards it and answers with
+    /// the redirection itself, not EXECABORT.
+    fn cluster_reject(
+        &mut self,
+        shared: &Shared,
+        guard: &mut Option<CoreGuard<'_>>,
+        top: &str,
+        argv: &[Bytes],
+        err: Reply,
+    ) {
+        if top != "exec" {
+            self.reject(shared, guard, argv, err);
+            return;
+        }
+        self.multi = None;
+        self.handle.info.lock().multi = -1;
+        self.discard_watches(guard);
+        self.reply(err);
+    }
+
     /// Drops this client's WATCHes. Without the keyspace lock in hand (a refused EXEC while
     /// a script runs), the reply must not wait for the script, so the unwatch is handed to
     /// a task that takes the lock when the script is done.
@@ -381,7 +421,9 @@ impl Conn {
         guard: &mut Option<CoreGuard<'a>>,
         argv: Vec<Bytes>,
     ) {
-        let looked_up = if crate::timectl::hidden_name(shared, &argv[0]) {
+        let looked_up = if crate::timectl::hidden_name(shared, &argv[0])
+            || crate::cluster::hidden_name(shared, &argv[0])
+        {
             Err(error::unknown_command(&argv))
         } else {
             commands::lookup_checked(&argv)
@@ -410,6 +452,12 @@ impl Conn {
                 Reply::err("ERR Command not allowed inside a transaction"),
             );
             return;
+        }
+        if shared.cluster.is_some() {
+            if let Some(err) = crate::cluster::check(self, shared, guard, spec, &argv).await {
+                self.cluster_reject(shared, guard, top, &argv, err);
+                return;
+            }
         }
         if self.over_maxmemory(shared) && evicting(shared) {
             if guard.is_none() {

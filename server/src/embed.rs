@@ -73,6 +73,24 @@ impl Builder {
         self.config("enable-time-control", if on { "yes" } else { "no" })
     }
 
+    /// Serves `n` nodes from this one server: independent servers, or one Redis Cluster
+    /// with [`Builder::cluster`]. [`TestServer::addrs`] lists them.
+    pub fn nodes(self, n: usize) -> Self {
+        self.config("nodes", &n.to_string())
+    }
+
+    /// Makes the nodes one Redis Cluster (`cluster-enabled yes`), with `replicas` replicas
+    /// per primary (`cluster-replicas`).
+    pub fn cluster(self, replicas: usize) -> Self {
+        self.config("cluster-enabled", "yes")
+            .config("cluster-replicas", &replicas.to_string())
+    }
+
+    /// Lets clients inject faults and move slots (`TUMBLER.NODE`, `TUMBLER.CLUSTER`).
+    pub fn test_control(self, on: bool) -> Self {
+        self.config("enable-test-control", if on { "yes" } else { "no" })
+    }
+
     fn checked(self) -> std::io::Result<Config> {
         match self.error {
             Some(e) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),
@@ -85,6 +103,7 @@ impl Builder {
         let server = Server::start(self.checked()?).await?;
         Ok(TestServer {
             addr: server.addr,
+            addrs: server.addrs.clone(),
             shared: server.shared.clone(),
             run: Run::Local(Some(server)),
         })
@@ -121,7 +140,7 @@ impl Builder {
                             return;
                         }
                     };
-                    let _ = ready_tx.send(Ok((server.addr, server.shared.clone())));
+                    let _ = ready_tx.send(Ok((server.addrs.clone(), server.shared.clone())));
                     // Stop on request, on drop of the handle (sender dropped), or on SHUTDOWN.
                     tokio::select! {
                         _ = stop_rx => {}
@@ -132,8 +151,9 @@ impl Builder {
                 rt.shutdown_timeout(Duration::from_millis(100));
             })?;
         match ready_rx.recv() {
-            Ok(Ok((addr, shared))) => Ok(TestServer {
-                addr,
+            Ok(Ok((addrs, shared))) => Ok(TestServer {
+                addr: addrs[0],
+                addrs,
                 shared,
                 run: Run::Thread {
                     stop: Some(stop_tx),
@@ -165,6 +185,7 @@ enum Run {
 /// A tumbler server running inside this process. See the [module docs](self).
 pub struct TestServer {
     addr: SocketAddr,
+    addrs: Vec<SocketAddr>,
     shared: Arc<Shared>,
     run: Run,
 }
@@ -178,6 +199,12 @@ impl TestServer {
     /// The address clients connect to (`127.0.0.1:<port>`).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Every node's address, node 0 first (one entry unless started with
+    /// [`Builder::nodes`]).
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     /// The port the server listens on.
@@ -292,12 +319,17 @@ impl Server {
     /// Stops accepting, flags shutdown and tells every client to disconnect, without
     /// awaiting anything (for `Drop`).
     pub(crate) fn stop_now(self) {
-        self.shared.shutting_down.store(true, Ordering::SeqCst);
-        self.shared.shutdown.notify_waiters();
-        self.shared.timer.notify_one();
         self.accept.abort();
-        for c in self.shared.clients.iter() {
-            c.send(crate::shared::Msg::Kill);
+        for t in &self.tasks {
+            t.abort();
+        }
+        for s in &self.shards {
+            s.shutting_down.store(true, Ordering::SeqCst);
+            s.shutdown.notify_waiters();
+            s.timer.notify_one();
+            for c in s.clients.iter() {
+                c.send(crate::shared::Msg::Kill);
+            }
         }
     }
 }

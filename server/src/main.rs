@@ -31,6 +31,20 @@ fn cli() -> Command {
                 .value_name("yes|no")
                 .help("Enable TUMBLER.TIME ADVANCE/FREEZE/RESUME for tests [default: no]"),
         )
+        .arg(Arg::new("nodes").long("nodes").value_name("N").help("Serve N independent nodes on ports PORT..PORT+N-1 (0: a free port each) [default: 1]"))
+        .arg(
+            Arg::new("cluster-enabled")
+                .long("cluster-enabled")
+                .value_name("yes|no")
+                .help("Make the nodes one Redis Cluster, slots split as redis-cli --cluster create does [default: no]"),
+        )
+        .arg(Arg::new("cluster-replicas").long("cluster-replicas").value_name("R").help("Replicas per primary in cluster mode [default: 0]"))
+        .arg(
+            Arg::new("enable-test-control")
+                .long("enable-test-control")
+                .value_name("yes|no")
+                .help("Enable TUMBLER.NODE (down/up/delay/drop) and TUMBLER.CLUSTER (failover, slot moves) for tests [default: no]"),
+        )
         .arg(Arg::new("version-flag").short('v').action(ArgAction::Version).help("Print version"))
         .arg(
             Arg::new("healthcheck")
@@ -240,11 +254,17 @@ fn main() {
         };
         // A machine-readable line for scripts (and `--port 0`), then Redis' own log line,
         // which Testcontainers-style wait strategies look for.
-        println!(
-            "tumbler listening on {} port={}",
-            server.addr,
-            server.addr.port()
-        );
+        if server.topology.is_some() {
+            for (i, a) in server.addrs.iter().enumerate() {
+                println!("tumbler listening on {a} port={} node={i}", a.port());
+            }
+        } else {
+            println!(
+                "tumbler listening on {} port={}",
+                server.addr,
+                server.addr.port()
+            );
+        }
         let _ = std::io::stdout().flush();
         tracing::info!("Ready to accept connections tcp");
         #[cfg(unix)]

@@ -137,6 +137,10 @@ pub struct Shared {
     pub proto_max_bulk: AtomicI64,
     pub query_buffer_limit: AtomicI64,
     pub port: AtomicU64,
+    /// The nodes of this process when it runs more than one (server/src/cluster/), and
+    /// which shard this dataset is.
+    pub cluster: Option<Arc<crate::cluster::Topology>>,
+    pub shard: usize,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -226,6 +230,18 @@ fn random_run_id() -> String {
 
 impl Shared {
     pub fn new(config: Config) -> Arc<Shared> {
+        Shared::new_node(config, None)
+    }
+
+    /// A dataset of a multi-node process: shard `.1` of topology `.0`.
+    pub fn new_node(
+        config: Config,
+        cluster: Option<(Arc<crate::cluster::Topology>, usize)>,
+    ) -> Arc<Shared> {
+        let (cluster, shard) = match cluster {
+            Some((t, s)) => (Some(t), s),
+            None => (None, 0),
+        };
         let clock = ControlledClock::new();
         let dbs = config.get_i64("databases").max(1) as usize;
         let pubsub = Arc::new(PubSub::default());
@@ -255,6 +271,8 @@ impl Shared {
             started: Instant::now(),
             run_id: random_run_id(),
             port: AtomicU64::new(0),
+            cluster,
+            shard,
         });
         shared.apply_config();
         shared

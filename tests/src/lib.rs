@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 pub mod clients;
+pub mod cluster;
 
 /// A tumbler server running in this process on its own runtime thread
 /// (a thin wrapper over [`tumbler::embed::TestServer`]).

@@ -434,6 +434,9 @@ fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, Stri
     if ctx.oom && !ctx.wrote && spec.has(flag::DENYOOM) {
         return Err(crate::conn::OOM_ERR.into());
     }
+    if ctx.shared.cluster.is_some() {
+        crate::cluster::script_call_check(ctx.shared, spec, argv)?;
+    }
     let reply = match spec.exec {
         Exec::Engine(_) => {
             ctx.cl.resp3 = ctx.resp3;
