@@ -17,7 +17,7 @@ const track = (c) => {
   return c;
 };
 const plain = (port) =>
-  track(new Redis({ port, host: "127.0.0.1", maxRetriesPerRequest: 0, retryStrategy: () => 50, enableOfflineQueue: false }));
+  track(new Redis({ port, host: "127.0.0.1", maxRetriesPerRequest: 0, retryStrategy: () => 50 }));
 const cluster = () =>
   track(new Redis.Cluster([{ host: "127.0.0.1", port: ports[0] }], { redisOptions: { maxRetriesPerRequest: 1 } }));
 
