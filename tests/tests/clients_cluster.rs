@@ -1,7 +1,8 @@
 //! Real cluster and RedLock clients against one tumbler process serving several nodes
 //! (tests/clients/python/cluster.py, tests/clients/node/cluster.mjs): redis-py
 //! `RedisCluster` and ioredis `Cluster` with locks across slots, slot moves and CROSSSLOT;
-//! pottery `Redlock` and node `redlock` with one and then two of three nodes down.
+//! redis-py reading from replicas and following a failover; pottery `Redlock` and node
+//! `redlock` with one and then two of three nodes down.
 
 use std::process::Command;
 use std::time::Duration;
@@ -9,20 +10,27 @@ use std::time::Duration;
 use tumbler::embed::TestServer;
 use tumbler_tests::clients::{self, require, run_scenario};
 
-fn nodes(cluster: bool) -> TestServer {
-    let b = TestServer::builder().nodes(3).test_control(true);
-    let b = if cluster { b.cluster(0) } else { b };
+/// Three nodes, independent or as a cluster; `replicas` adds that many per primary.
+fn nodes(cluster: bool, replicas: usize) -> TestServer {
+    let b = TestServer::builder()
+        .nodes(3 * (replicas + 1))
+        .test_control(true);
+    let b = if cluster { b.cluster(replicas) } else { b };
     b.spawn().expect("start tumbler nodes")
 }
 
 fn python(name: &str, cluster: bool) {
+    python_with(name, cluster, 0)
+}
+
+fn python_with(name: &str, cluster: bool, replicas: usize) {
     let Some(python) = require(
         clients::clients_dir().join("venv/bin/python"),
         "python venv",
     ) else {
         return;
     };
-    let s = nodes(cluster);
+    let s = nodes(cluster, replicas);
     let mut cmd = Command::new(python);
     cmd.arg(clients::programs_dir().join("python/cluster.py"))
         .arg(name)
@@ -38,7 +46,7 @@ fn node(name: &str, cluster: bool) {
     .map(|p| p.parent().unwrap().parent().unwrap().to_path_buf()) else {
         return;
     };
-    let s = nodes(cluster);
+    let s = nodes(cluster, 0);
     // ES modules resolve packages from the script's own directory.
     let script = node_dir.join(format!("cluster-{}-{name}.mjs", std::process::id()));
     std::fs::copy(clients::programs_dir().join("node/cluster.mjs"), &script).unwrap();
@@ -53,6 +61,12 @@ fn node(name: &str, cluster: bool) {
 #[test]
 fn redis_py_cluster_locks_moves_and_crossslot() {
     python("redis_py_cluster", true);
+}
+
+// READONLY reads from replicas, then a failover the client follows.
+#[test]
+fn redis_py_cluster_reads_from_replicas_and_follows_a_failover() {
+    python_with("redis_py_cluster_replicas", true, 1);
 }
 
 #[test]

@@ -423,6 +423,23 @@ pub fn script_call_check(
     }
 }
 
+/// True if client `id` of this shard is connected to one of its replicas (a script it runs
+/// may not write, as on a Redis replica). Looked up only in clusters that have replicas.
+pub fn on_replica(shared: &Shared, id: lockcore::ClientId) -> bool {
+    let Some(topo) = shared.cluster.as_ref().filter(|t| t.enabled) else {
+        return false;
+    };
+    if topo.nodes.len() == topo.shard_count() {
+        return false;
+    }
+    let Some(port) = shared.clients.get(&id).map(|h| h.laddr.port()) else {
+        return false;
+    };
+    topo.nodes
+        .iter()
+        .any(|n| n.port() == port && n.shard == shared.shard && !topo.is_primary(n))
+}
+
 // ---------------------------------------------------------------- pub/sub across nodes
 
 /// In cluster mode classic PUBLISH reaches subscribers on every node (Redis sends it over

@@ -71,6 +71,42 @@ def redis_py_cluster(ports):
     assert msg and msg["data"] == b"hello", msg
 
 
+def redis_py_cluster_replicas(ports):
+    """Six nodes: three primaries, each with one replica."""
+    from redis import Redis
+    from redis.cluster import RedisCluster
+    from redis.exceptions import ReadOnlyError
+
+    ro = RedisCluster(host="127.0.0.1", port=ports[0], read_from_replicas=True, socket_timeout=5)
+    rc = RedisCluster(host="127.0.0.1", port=ports[0], socket_timeout=5)
+    assert len(ro.get_primaries()) == 3
+    replicas = ro.get_replicas()
+    assert sorted(n.port for n in replicas) == sorted(ports[3:]), replicas
+    name = "{invoice:9}:lock"
+    lk = rc.lock(name, timeout=30)
+    assert lk.acquire(blocking=False)
+    # Reads alternate between the primary and its replica (READONLY); each sees the lock.
+    for _ in range(6):
+        assert ro.exists(name) == 1
+    # A script that writes, sent to a replica, is refused as by a Redis replica.
+    replica_port = ports[3 + ports.index(rc.get_node_from_key(name).port)]
+    r = Redis(port=replica_port)
+    r.execute_command("READONLY")
+    try:
+        r.eval("return redis.call('del', KEYS[1])", 1, name)
+        raise AssertionError("a replica ran a write")
+    except ReadOnlyError:
+        pass
+    # The replica of the lock's primary takes over; the client follows MOVED.
+    primary = rc.get_node_from_key(name)
+    idx = ports.index(primary.port)
+    replica = 3 + idx
+    Redis(port=ports[(idx + 1) % 3]).execute_command("TUMBLER.CLUSTER", "FAILOVER", replica)
+    lk.release()
+    assert rc.exists(name) == 0
+    assert rc.get_node_from_key(name).port == ports[replica]
+
+
 def pottery_redlock_faults(ports):
     from redis import Redis
     from pottery import Redlock
@@ -100,6 +136,7 @@ def pottery_redlock_faults(ports):
 SCENARIOS = {
     "redis_py_cluster": redis_py_cluster,
     "pottery_redlock_faults": pottery_redlock_faults,
+    "redis_py_cluster_replicas": redis_py_cluster_replicas,
 }
 
 if __name__ == "__main__":
