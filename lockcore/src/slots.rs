@@ -17,8 +17,19 @@ pub const SLOTS: usize = 16384;
 
 /// The hash slot of `key` (Redis' `keyHashSlot`).
 pub fn key_hash_slot(key: &[u8]) -> u16 {
-    let tagged = key
-        .iter()
+    // `contains` on bytes is a word-at-a-time memchr: most keys have no tag, and this runs
+    // on every command in cluster mode.
+    let hashed = if key.contains(&b'{') {
+        hash_tag(key)
+    } else {
+        key
+    };
+    crc16::State::<crc16::XMODEM>::calculate(hashed) & (SLOTS as u16 - 1)
+}
+
+/// The part of `key` that is hashed: between the first `{` and the next `}` if non-empty.
+fn hash_tag(key: &[u8]) -> &[u8] {
+    key.iter()
         .position(|&b| b == b'{')
         .and_then(|open| {
             let rest = &key[open + 1..];
@@ -27,8 +38,7 @@ pub fn key_hash_slot(key: &[u8]) -> u16 {
                 .filter(|&close| close > 0)
                 .map(|close| &rest[..close])
         })
-        .unwrap_or(key);
-    crc16::State::<crc16::XMODEM>::calculate(tagged) & (SLOTS as u16 - 1)
+        .unwrap_or(key)
 }
 
 /// Where a command's keys hash to.
@@ -55,6 +65,16 @@ impl CommandSlot {
 
 /// The slot of `argv`'s keys per `spec`'s key spec.
 pub fn command_slot(spec: &CommandSpec, argv: &[Bytes]) -> CommandSlot {
+    // The common case (GET, SET, HSET, ...: one key at argument 1) without the iterator.
+    if let (
+        crate::commands::Keys::Range {
+            first: 1, last: 1, ..
+        },
+        Some(k),
+    ) = (spec.keys, argv.get(1))
+    {
+        return CommandSlot::Slot(key_hash_slot(k));
+    }
     let mut out = CommandSlot::NoKeys;
     spec.for_each_key(argv, |i| {
         if out != CommandSlot::Cross {

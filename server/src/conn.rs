@@ -453,8 +453,16 @@ impl Conn {
             );
             return;
         }
-        if shared.cluster.is_some() {
-            if let Some(err) = crate::cluster::check(self, shared, guard, spec, &argv).await {
+        if let Some(topo) = &shared.cluster {
+            use crate::cluster::Route;
+            let refused = match crate::cluster::check(self, topo, spec, &argv) {
+                Route::Serve => None,
+                Route::Refuse(err) => Some(err),
+                Route::Migrating(slot) => {
+                    crate::cluster::check_migrating(self, shared, guard, spec, &argv, slot).await
+                }
+            };
+            if let Some(err) = refused {
                 self.cluster_reject(shared, guard, top, &argv, err);
                 return;
             }

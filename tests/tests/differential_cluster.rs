@@ -200,3 +200,58 @@ fn cluster_replies_match_a_real_redis_cluster() {
     );
     diff(&mut t, &mut r, &script);
 }
+
+const LOCK: &str = "if (redis.call('exists', KEYS[1]) == 0) then redis.call('hset', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);";
+const UNLOCK: &str = "if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil end local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1) if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]) return 0 else redis.call('del', KEYS[1]) redis.call('publish', KEYS[2], ARGV[1]) return 1 end";
+
+/// Redisson's MultiLock / RedLock sequence (its lock and unlock scripts on every node,
+/// reentry, a contender, release) over `tumbler --nodes 3` and three redis-servers. The
+/// contender's reply is the remaining PTTL, which depends on timing: compared as "an
+/// integer between 1 and the lease".
+#[test]
+fn redisson_multilock_sequence_matches_three_redis_servers() {
+    let Some(r0) = tumbler_tests::RedisServer::start() else {
+        return;
+    };
+    let (r1, r2) = (
+        tumbler_tests::RedisServer::start().unwrap(),
+        tumbler_tests::RedisServer::start().unwrap(),
+    );
+    let t = TestServer::builder().nodes(3).spawn().unwrap();
+    let mut tc: Vec<Raw> = t.addrs().iter().map(|a| Raw::connect(*a)).collect();
+    let mut rc: Vec<Raw> = [&r0, &r1, &r2].iter().map(|r| r.raw()).collect();
+    let lock = |owner: &str| vec!["EVAL", LOCK, "1", "{res}:lock", "30000", owner].into_iter().map(String::from).collect::<Vec<_>>();
+    let unlock = |owner: &str| {
+        vec!["EVAL", UNLOCK, "2", "{res}:lock", "redisson_lock__channel:{res}:lock", "0", "30000", owner]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let steps = [
+        lock("a:1"),
+        lock("a:1"),
+        lock("b:1"),
+        unlock("b:1"),
+        unlock("a:1"),
+        vec!["HGETALL".into(), "{res}:lock".into()],
+        unlock("a:1"),
+        vec!["EXISTS".into(), "{res}:lock".into()],
+        lock("b:1"),
+        unlock("b:1"),
+    ];
+    let pttl = |s: &str| {
+        s.strip_prefix(':')
+            .and_then(|n| n.trim().parse::<i64>().ok())
+            .is_some_and(|n| (1..=30000).contains(&n))
+    };
+    for step in &steps {
+        for node in 0..3 {
+            let (a, b) = (tc[node].cmd_str(step), rc[node].cmd_str(step));
+            if step.len() == 6 && step[5] == "b:1" && pttl(&b) {
+                assert!(pttl(&a), "node {node}, {step:?}: {a:?} vs {b:?}");
+            } else {
+                assert_eq!(a, b, "node {node}, {step:?}");
+            }
+        }
+    }
+}

@@ -279,83 +279,123 @@ pub struct ConnState {
     pub readonly: bool,
 }
 
-/// Redis' cluster redirection for one command (or EXEC and its queue). None: serve it
-/// here. Some(error): MOVED, ASK, TRYAGAIN or CROSSSLOT.
-pub async fn check<'a>(
-    c: &mut Conn,
-    shared: &'a Shared,
-    guard: &mut Option<CoreGuard<'a>>,
-    spec: &CommandSpec,
-    argv: &[Bytes],
-) -> Option<Reply> {
-    let topo = shared.cluster.as_ref()?;
+/// What the slot check decided.
+pub enum Route {
+    /// Serve the command here.
+    Serve,
+    /// Answer with this error (MOVED, CROSSSLOT, SELECT in cluster mode).
+    Refuse(Reply),
+    /// The slot is migrating to or from this node: which keys exist decides
+    /// ([`check_migrating`]).
+    Migrating(u16),
+}
+
+/// Redis' cluster redirection for one command (or EXEC and its queue), for a slot that is
+/// not migrating. Synchronous and lock-free: it runs on every command in cluster mode.
+pub fn check(c: &mut Conn, topo: &Topology, spec: &CommandSpec, argv: &[Bytes]) -> Route {
     if !topo.enabled {
-        return None;
+        return Route::Serve;
     }
-    let (my_shard, my_index) = c.cluster.node.as_ref().map(|n| (n.shard, n.index))?;
+    let Some((my_shard, my_index)) = c.cluster.node.as_ref().map(|n| (n.shard, n.index)) else {
+        return Route::Serve;
+    };
     // ASKING covers one command, or every command of a transaction (Redis' resetClient).
     if !c.cluster.prev_asking && c.multi.is_none() {
         c.cluster.asking = false;
     }
     c.cluster.prev_asking = false;
-    let is_exec = spec.parent.is_empty() && spec.name == "exec";
-    let (slot, write) = if is_exec {
-        let m = c.multi.as_ref()?;
-        m.queue
-            .iter()
-            .fold((CommandSlot::NoKeys, false), |(s, w), (sp, a)| {
-                (
-                    s.merge(slots::command_slot(sp, a)),
-                    w || sp.has(flag::WRITE),
-                )
-            })
-    } else {
-        if matches!(spec.keys, Keys::None) {
-            if spec.parent.is_empty() && spec.name == "select" && c.multi.is_none() {
-                return select_check(argv);
-            }
-            return None;
+    let (slot, write) = if matches!(spec.keys, Keys::None) {
+        if !spec.parent.is_empty() {
+            return Route::Serve;
         }
+        match spec.name {
+            "exec" => {
+                let Some(m) = c.multi.as_ref() else {
+                    return Route::Serve;
+                };
+                m.queue
+                    .iter()
+                    .fold((CommandSlot::NoKeys, false), |(s, w), (sp, a)| {
+                        (
+                            s.merge(slots::command_slot(sp, a)),
+                            w || sp.has(flag::WRITE),
+                        )
+                    })
+            }
+            "select" if c.multi.is_none() => return select_check(argv),
+            _ => return Route::Serve,
+        }
+    } else {
         (slots::command_slot(spec, argv), spec.has(flag::WRITE))
     };
     let slot = match slot {
-        CommandSlot::NoKeys => return None,
-        CommandSlot::Cross => return Some(Reply::err(CROSSSLOT)),
+        CommandSlot::NoKeys => return Route::Serve,
+        CommandSlot::Cross => return Route::Refuse(Reply::err(CROSSSLOT)),
         CommandSlot::Slot(s) => s,
     };
     let (owner, migrating) = topo.slot(slot);
     if migrating {
         if let Some(mg) = topo.migration(slot) {
             if mg.from == my_shard || mg.to == my_shard {
-                let (missing, multiple) = missing_keys(c, shared, guard, spec, argv).await;
-                if mg.from == my_shard && missing > 0 {
-                    let to = topo.primary_of(mg.to);
-                    return Some(Reply::err(format!("ASK {slot} {}", topo.addr(to))));
-                }
-                if mg.to == my_shard && c.cluster.asking {
-                    if multiple && missing > 0 {
-                        return Some(Reply::err(TRYAGAIN));
-                    }
-                    return None;
-                }
+                return Route::Migrating(slot);
             }
         }
     }
-    if owner == my_shard {
-        if topo.primary[my_shard].load(Ordering::Acquire) == my_index
-            || (c.cluster.readonly && !write)
-        {
+    if owner == my_shard
+        && (topo.primary[my_shard].load(Ordering::Acquire) == my_index
+            || (c.cluster.readonly && !write))
+    {
+        return Route::Serve;
+    }
+    let to = topo.primary_of(owner);
+    Route::Refuse(Reply::err(format!("MOVED {slot} {}", topo.addr(to))))
+}
+
+/// [`check`] for a slot migrating from or to this node: the source serves the keys it
+/// still has and answers `-ASK` for the others; the target serves a client that sent
+/// ASKING, or `-TRYAGAIN` when a multi-key request finds only some keys.
+pub async fn check_migrating<'a>(
+    c: &mut Conn,
+    shared: &'a Shared,
+    guard: &mut Option<CoreGuard<'a>>,
+    spec: &CommandSpec,
+    argv: &[Bytes],
+    slot: u16,
+) -> Option<Reply> {
+    let topo = shared.cluster.as_ref()?;
+    let (my_shard, my_index) = c.cluster.node.as_ref().map(|n| (n.shard, n.index))?;
+    let write = spec.has(flag::WRITE)
+        || c.multi
+            .as_ref()
+            .is_some_and(|m| m.queue.iter().any(|(s, _)| s.has(flag::WRITE)));
+    let (owner, _) = topo.slot(slot);
+    if let Some(mg) = topo.migration(slot) {
+        let (missing, multiple) = missing_keys(c, shared, guard, spec, argv).await;
+        if mg.from == my_shard && missing > 0 {
+            let to = topo.primary_of(mg.to);
+            return Some(Reply::err(format!("ASK {slot} {}", topo.addr(to))));
+        }
+        if mg.to == my_shard && c.cluster.asking {
+            if multiple && missing > 0 {
+                return Some(Reply::err(TRYAGAIN));
+            }
             return None;
         }
+    }
+    if owner == my_shard
+        && (topo.primary[my_shard].load(Ordering::Acquire) == my_index
+            || (c.cluster.readonly && !write))
+    {
+        return None;
     }
     let to = topo.primary_of(owner);
     Some(Reply::err(format!("MOVED {slot} {}", topo.addr(to))))
 }
 
-fn select_check(argv: &[Bytes]) -> Option<Reply> {
+fn select_check(argv: &[Bytes]) -> Route {
     match argv.get(1).and_then(|a| lockcore::num::parse_i64(a)) {
-        Some(n) if n != 0 => Some(Reply::err("ERR SELECT is not allowed in cluster mode")),
-        _ => None,
+        Some(n) if n != 0 => Route::Refuse(Reply::err("ERR SELECT is not allowed in cluster mode")),
+        _ => Route::Serve,
     }
 }
 
