@@ -153,9 +153,17 @@ impl CommandSpec {
 
     /// The key arguments of `argv`, per the key spec. Malformed numkeys yields no keys.
     pub fn key_positions(&self, argv: &[Bytes]) -> Vec<usize> {
+        let mut v = Vec::new();
+        self.for_each_key(argv, |i| v.push(i));
+        v
+    }
+
+    /// Calls `f` with each key argument's index, in order, without allocating (the cluster
+    /// slot check runs this on every command).
+    pub fn for_each_key(&self, argv: &[Bytes], mut f: impl FnMut(usize)) {
         let n = argv.len() as i32;
         match self.keys {
-            Keys::None | Keys::Movable => vec![],
+            Keys::None | Keys::Movable => {}
             Keys::Sort => {
                 let mut store = None;
                 let mut i = 2;
@@ -170,7 +178,7 @@ impl CommandSpec {
                     }
                     i += 1;
                 }
-                std::iter::once(1).chain(store).collect()
+                std::iter::once(1).chain(store).for_each(f);
             }
             Keys::GeoRadius => {
                 // Two keyword key specs, each the first match from argument 6 on.
@@ -182,44 +190,39 @@ impl CommandSpec {
                 std::iter::once(1)
                     .chain(after(b"store"))
                     .chain(after(b"storedist"))
-                    .collect()
+                    .for_each(f);
             }
             Keys::Range { first, last, step } => {
                 let last = if last < 0 { n + last } else { last.min(n - 1) };
                 (first..=last)
                     .step_by(step.max(1) as usize)
                     .filter(|&i| i < n)
-                    .map(|i| i as usize)
-                    .collect()
+                    .for_each(|i| f(i as usize));
             }
             Keys::NumKeys { numkeys_at, step } => {
                 let Some(nk) = argv
                     .get(numkeys_at as usize)
                     .and_then(|a| crate::num::parse_i64(a))
                 else {
-                    return vec![];
+                    return;
                 };
                 let first = numkeys_at + 1;
-                (0..nk.max(0) as i32)
+                (0..nk.clamp(0, n as i64) as i32)
                     .map(|i| first + i * step.max(1))
                     .take_while(|&i| i < n)
-                    .map(|i| i as usize)
-                    .collect()
+                    .for_each(|i| f(i as usize));
             }
             Keys::DestNumKeys { dest, numkeys_at } => {
-                let mut v = vec![dest as usize];
+                f(dest as usize);
                 if let Some(nk) = argv
                     .get(numkeys_at as usize)
                     .and_then(|a| crate::num::parse_i64(a))
                 {
-                    v.extend(
-                        (0..nk.max(0) as i32)
-                            .map(|i| numkeys_at + 1 + i)
-                            .take_while(|&i| i < n)
-                            .map(|i| i as usize),
-                    );
+                    (0..nk.clamp(0, n as i64) as i32)
+                        .map(|i| numkeys_at + 1 + i)
+                        .take_while(|&i| i < n)
+                        .for_each(|i| f(i as usize));
                 }
-                v
             }
         }
     }
@@ -481,6 +484,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::locks::COMMANDS,
         crate::scripting_cmds::COMMANDS,
         crate::tumbler_cmds::COMMANDS,
+        crate::cluster_cmds::COMMANDS,
     ]
     .into_iter()
     .flatten()

@@ -4,6 +4,7 @@
 
 pub mod bitops;
 pub mod clock;
+pub mod cluster_cmds;
 pub mod commands;
 pub mod db;
 pub mod engine;
@@ -23,6 +24,7 @@ pub mod pubsub;
 pub mod rdb;
 pub mod reply;
 pub mod scripting_cmds;
+pub mod slots;
 pub mod server_cmds;
 pub mod sets;
 pub mod sort;

@@ -207,6 +207,19 @@ pub static PARAMS: &[Param] = &[
         kind: Kind::Str,
         mutable: false,
     },
+    // One process, many nodes (server/src/cluster/): `nodes` servers on ports P..P+N-1,
+    // one Redis Cluster if `cluster-enabled`, faults on command if `enable-test-control`.
+    fixed("nodes", "1", Kind::Int(1, 1024)),
+    fixed("cluster-enabled", "no", Kind::Bool),
+    fixed("cluster-replicas", "0", Kind::Int(0, 16)),
+    // Immutable, as enable-time-control: a client must not be able to switch faults on.
+    fixed("enable-test-control", "no", Kind::Bool),
+    // Accepted for redis-server cluster scripts and read by cluster clients; no effect.
+    fixed("cluster-config-file", "nodes.conf", Kind::Str),
+    p("cluster-node-timeout", "15000", Kind::Int(0, BIG)),
+    p("cluster-require-full-coverage", "yes", Kind::Bool),
+    p("cluster-allow-reads-when-down", "no", Kind::Bool),
+    p("cluster-allow-pubsubshard-when-down", "yes", Kind::Bool),
     // Hidden (as in Redis): only an exact CONFIG GET shows it. Stored, no effect.
     p("key-load-delay", "0", Kind::Int(i64::MIN, BIG)),
     // Process surface and transports (server/src/process.rs, server/src/net/).

@@ -78,6 +78,8 @@ pub struct Conn {
     pub in_exec: bool,
     /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
     pub out_push_cost: usize,
+    /// Which node the client reached, ASKING, READONLY (server/src/cluster/).
+    pub cluster: crate::cluster::ConnState,
 }
 
 /// Runs an accepted connection (TCP, TLS or Unix socket; server/src/net) to the end.
@@ -87,6 +89,18 @@ pub async fn serve<S: Stream>(
     addr: SocketAddr,
     laddr: SocketAddr,
     transport: Transport,
+) {
+    serve_node(shared, stream, addr, laddr, transport, None).await
+}
+
+/// [`serve`] for a connection to one node of a multi-node process (server/src/cluster/).
+pub async fn serve_node<S: Stream>(
+    shared: Arc<Shared>,
+    stream: S,
+    addr: SocketAddr,
+    laddr: SocketAddr,
+    transport: Transport,
+    node: Option<Arc<crate::cluster::Node>>,
 ) {
     let (tx, rx) = mpsc::unbounded_channel();
     let id = shared.next_client_id();
@@ -137,6 +151,10 @@ pub async fn serve<S: Stream>(
         blocked_cmd: None,
         in_exec: false,
         out_push_cost: 0,
+        cluster: crate::cluster::ConnState {
+            node,
+            ..Default::default()
+        },
     };
     let (maxclients, denied) = {
         let cfg = shared.config.read();
@@ -177,6 +195,9 @@ impl Conn {
             }
             self.publish_mem(buf.len(), self.out.len());
             if !self.out.is_empty() {
+                if let Some(node) = &self.cluster.node {
+                    crate::cluster::faults_before_write(node, &mut self.out).await;
+                }
                 let n = self.out.len();
                 if !self.write_out(&mut wr).await {
                     return;
@@ -423,6 +444,27 @@ impl Conn {
         self.reply(err);
     }
 
+    /// Answers a command the cluster check redirected (Redis' clusterRedirectClient): a
+    /// queued command flags the transaction; a refused EXEC discards it and answers with
+    /// the redirection itself, not EXECABORT.
+    fn cluster_reject(
+        &mut self,
+        shared: &Shared,
+        guard: &mut Option<CoreGuard<'_>>,
+        top: &str,
+        argv: &[Bytes],
+        err: Reply,
+    ) {
+        if top != "exec" {
+            self.reject(shared, guard, argv, err);
+            return;
+        }
+        self.multi = None;
+        self.handle.info.lock().multi = -1;
+        self.discard_watches(guard);
+        self.reply(err);
+    }
+
     /// Drops this client's WATCHes. Without the keyspace lock in hand (a refused EXEC while
     /// a script runs), the reply must not wait for the script, so the unwatch is handed to
     /// a task that takes the lock when the script is done.
@@ -456,7 +498,9 @@ impl Conn {
         guard: &mut Option<CoreGuard<'a>>,
         argv: Vec<Bytes>,
     ) {
-        let looked_up = if crate::timectl::hidden_name(shared, &argv[0]) {
+        let looked_up = if crate::timectl::hidden_name(shared, &argv[0])
+            || crate::cluster::hidden_name(shared, &argv[0])
+        {
             Err(error::unknown_command(&argv))
         } else {
             commands::lookup_checked(&argv)
@@ -489,6 +533,20 @@ impl Conn {
                 Reply::err("ERR Command not allowed inside a transaction"),
             );
             return;
+        }
+        if let Some(topo) = &shared.cluster {
+            use crate::cluster::Route;
+            let refused = match crate::cluster::check(self, topo, spec, &argv) {
+                Route::Serve => None,
+                Route::Refuse(err) => Some(err),
+                Route::Migrating(slot) => {
+                    crate::cluster::check_migrating(self, shared, guard, spec, &argv, slot).await
+                }
+            };
+            if let Some(err) = refused {
+                self.cluster_reject(shared, guard, top, &argv, err);
+                return;
+            }
         }
         if self.over_maxmemory(shared) && evicting(shared) {
             if guard.is_none() {

@@ -40,6 +40,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                 || (top == "client" && matches!(spec.name, "unblock" | "kill"))
                 || (top == "config" && matches!(spec.name, "set" | "resetstat"))
                 || crate::scripting::needs_core(spec)
+                || (top == "cluster" && matches!(spec.name, "countkeysinslot" | "getkeysinslot"))
         }
     }
 }
@@ -108,6 +109,10 @@ pub fn server_command(
             crate::scripting::command(c, guard, spec, a)
         }
         "tumbler.time" => crate::timectl::command(c, guard, spec, a),
+        "cluster" => crate::cluster::cluster_command(c, guard, spec, a),
+        "asking" | "readonly" | "readwrite" => crate::cluster::conn_command(c, top),
+        "tumbler.node" => crate::cluster::control::node_command(c, guard, spec, a),
+        "tumbler.cluster" => crate::cluster::control::cluster_command(c, guard, spec, a),
         "function" => function(c, guard, spec, a),
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
@@ -216,7 +221,14 @@ fn hello(c: &mut Conn, a: &[Bytes]) -> Reply {
         (Reply::bulk_str("version"), Reply::bulk_str(REDIS_VERSION)),
         (Reply::bulk_str("proto"), Reply::Int(proto)),
         (Reply::bulk_str("id"), Reply::Int(c.cl.id as i64)),
-        (Reply::bulk_str("mode"), Reply::bulk_str("standalone")),
+        (
+            Reply::bulk_str("mode"),
+            Reply::bulk_str(if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
+                "cluster"
+            } else {
+                "standalone"
+            }),
+        ),
         (Reply::bulk_str("role"), Reply::bulk_str("master")),
         (Reply::bulk_str("modules"), Reply::Array(vec![])),
     ])
@@ -539,8 +551,10 @@ fn config(
                 }
                 // Tumbler's own startup-only switches accept their current value, so a
                 // CONFIG GET * / CONFIG SET round trip (Redis' "CONFIG sanity") works.
-                let tumbler_own_unchanged =
-                    param.name == "enable-time-control" && next.get(param.name) == value;
+                let tumbler_own_unchanged = matches!(
+                    param.name,
+                    "enable-time-control" | "enable-test-control" | "nodes" | "cluster-replicas"
+                ) && next.get(param.name) == value;
                 if !param.mutable
                     && !matches!(param.name, "port" | "bind" | "tls-port")
                     && !tumbler_own_unchanged
@@ -603,7 +617,9 @@ fn config(
 
 fn command(c: &Conn, a: &[Bytes]) -> Reply {
     // Time control is invisible unless enabled (timectl.rs).
-    let hidden = |s: &CommandSpec| crate::timectl::hidden_spec(&c.shared, s);
+    let hidden = |s: &CommandSpec| {
+        crate::timectl::hidden_spec(&c.shared, s) || crate::cluster::hidden_spec(&c.shared, s)
+    };
     let mut all: Vec<&CommandSpec> = commands::all().filter(|s| !hidden(s)).collect();
     all.sort_by_key(|c| c.name);
     if a.len() == 1 {
@@ -704,6 +720,11 @@ fn shutdown(c: &mut Conn, a: &[Bytes]) -> Reply {
     c.shared.shutting_down.store(true, Ordering::SeqCst);
     c.shared.script.kill.store(true, Ordering::SeqCst);
     c.shared.shutdown.notify_waiters();
+    if let Some(t) = &c.shared.cluster {
+        // One process, many nodes: SHUTDOWN on any node stops them all.
+        t.shutting_down.store(true, Ordering::SeqCst);
+        t.shutdown.notify_waiters();
+    }
     c.flow = Flow::Close;
     Reply::NoReply
 }

@@ -97,6 +97,24 @@ impl Builder {
         self.config("enable-time-control", if on { "yes" } else { "no" })
     }
 
+    /// Serves `n` nodes from this one server: independent servers, or one Redis Cluster
+    /// with [`Builder::cluster`]. [`TestServer::addrs`] lists them.
+    pub fn nodes(self, n: usize) -> Self {
+        self.config("nodes", &n.to_string())
+    }
+
+    /// Makes the nodes one Redis Cluster (`cluster-enabled yes`), with `replicas` replicas
+    /// per primary (`cluster-replicas`).
+    pub fn cluster(self, replicas: usize) -> Self {
+        self.config("cluster-enabled", "yes")
+            .config("cluster-replicas", &replicas.to_string())
+    }
+
+    /// Lets clients inject faults and move slots (`TUMBLER.NODE`, `TUMBLER.CLUSTER`).
+    pub fn test_control(self, on: bool) -> Self {
+        self.config("enable-test-control", if on { "yes" } else { "no" })
+    }
+
     fn checked(self) -> std::io::Result<Config> {
         match self.error {
             Some(e) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),
@@ -113,6 +131,7 @@ impl Builder {
         Ok(TestServer {
             addr: server.addr,
             addrs: server.addrs.clone(),
+            listen: server.listen.clone(),
             shared: server.shared.clone(),
             run: Run::Local(Some(server)),
         })
@@ -153,6 +172,7 @@ impl Builder {
                     let _ = ready_tx.send(Ok((
                         server.addr,
                         server.addrs.clone(),
+                        server.listen.clone(),
                         server.shared.clone(),
                     )));
                     // Stop on request, on drop of the handle (sender dropped), or on SHUTDOWN.
@@ -165,9 +185,10 @@ impl Builder {
                 rt.shutdown_timeout(Duration::from_millis(100));
             })?;
         match ready_rx.recv() {
-            Ok(Ok((addr, addrs, shared))) => Ok(TestServer {
+            Ok(Ok((addr, addrs, listen, shared))) => Ok(TestServer {
                 addr,
                 addrs,
+                listen,
                 shared,
                 run: Run::Thread {
                     stop: Some(stop_tx),
@@ -199,7 +220,8 @@ enum Run {
 /// A tumbler server running inside this process. See the [module docs](self).
 pub struct TestServer {
     addr: SocketAddr,
-    addrs: crate::net::Addrs,
+    addrs: Vec<SocketAddr>,
+    listen: crate::net::Addrs,
     shared: Arc<Shared>,
     run: Run,
 }
@@ -215,6 +237,12 @@ impl TestServer {
         self.addr
     }
 
+    /// Every node's address, node 0 first (one entry unless started with
+    /// [`Builder::nodes`]).
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
     /// The port the server listens on.
     pub fn port(&self) -> u16 {
         self.addr.port()
@@ -227,7 +255,7 @@ impl TestServer {
 
     /// The TLS listener's address, if [`Builder::tls`] (or `tls-port`) configured one.
     pub fn tls_addr(&self) -> Option<SocketAddr> {
-        self.addrs.tls.first().copied()
+        self.listen.tls.first().copied()
     }
 
     /// `rediss://127.0.0.1:<tls-port>/`, if there is a TLS listener.
@@ -237,7 +265,7 @@ impl TestServer {
 
     /// The Unix socket path, if `unixsocket` was set.
     pub fn unix_path(&self) -> Option<&std::path::Path> {
-        self.addrs.unix.as_deref()
+        self.listen.unix.as_deref()
     }
 
     /// Direct control of the server's clock (no TUMBLER.TIME needed).
@@ -342,16 +370,18 @@ impl Server {
     /// Stops accepting, flags shutdown and tells every client to disconnect, without
     /// awaiting anything (for `Drop`).
     pub(crate) fn stop_now(self) {
-        self.shared.shutting_down.store(true, Ordering::SeqCst);
-        self.shared.shutdown.notify_waiters();
-        self.shared.timer.notify_one();
-        for a in &self.accept {
+        for a in self.accept.iter().chain(&self.tasks) {
             a.abort();
         }
-        for c in self.shared.clients.iter() {
-            c.send(crate::shared::Msg::Kill);
+        for s in &self.shards {
+            s.shutting_down.store(true, Ordering::SeqCst);
+            s.shutdown.notify_waiters();
+            s.timer.notify_one();
+            for c in s.clients.iter() {
+                c.send(crate::shared::Msg::Kill);
+            }
         }
-        if let Some(p) = &self.addrs.unix {
+        if let Some(p) = &self.listen.unix {
             let _ = std::fs::remove_file(p);
         }
     }

@@ -95,13 +95,14 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let up = sh.uptime_ms() / 1000;
             let _ = write!(
                 out,
-                "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
+                "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:{}\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
                 crate::dispatch::REDIS_VERSION,
+                if sh.cluster.as_ref().is_some_and(|t| t.enabled) { "cluster" } else { "standalone" },
                 std::env::consts::OS,
                 std::env::consts::ARCH,
                 std::process::id(),
                 sh.run_id,
-                sh.port.load(Ordering::Relaxed),
+                c.cluster.node.as_ref().map_or_else(|| sh.port.load(Ordering::Relaxed), |n| n.port() as u64),
                 lockcore::clock::Clock::now_us(&*sh.clock),
                 up,
                 up / 86400,
@@ -179,7 +180,11 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
         "cpu" => out.push_str("# CPU\r\nused_cpu_sys:0.000000\r\nused_cpu_user:0.000000\r\n"),
         "modules" => out.push_str("# Modules\r\n"),
         "errorstats" => out.push_str("# Errorstats\r\n"),
-        "cluster" => out.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+        "cluster" => out.push_str(if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
+            "# Cluster\r\ncluster_enabled:1\r\n"
+        } else {
+            "# Cluster\r\ncluster_enabled:0\r\n"
+        }),
         "keyspace" => {
             out.push_str("# Keyspace\r\n");
             for (i, db) in eng.dbs.iter().enumerate() {

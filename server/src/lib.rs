@@ -6,6 +6,7 @@
 
 pub mod acl;
 pub mod climits;
+pub mod cluster;
 pub mod config;
 pub mod conn;
 pub mod dispatch;
@@ -37,18 +38,43 @@ pub const THREAD_STACK: usize = 16 << 20;
 
 /// A running server.
 pub struct Server {
-    /// The first plaintext TCP address, or the first TLS one when TLS is all there is.
+    /// The first plaintext TCP address, or the first TLS one when TLS is all there is
+    /// (with several nodes: the first node's).
     pub addr: SocketAddr,
-    /// Every listener's address (TCP, TLS, Unix socket).
-    pub addrs: net::Addrs,
+    /// Every listener's address (TCP, TLS, Unix socket) of a one-node server.
+    pub listen: net::Addrs,
+    /// The first node's dataset (the only one of a one-node server).
     pub shared: Arc<Shared>,
     accept: Vec<tokio::task::JoinHandle<()>>,
+    /// Every node's address and dataset, and with `nodes` > 1 or `cluster-enabled`, the
+    /// topology (server/src/cluster/).
+    pub addrs: Vec<SocketAddr>,
+    pub shards: Vec<Arc<Shared>>,
+    pub topology: Option<Arc<cluster::Topology>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Server {
     /// Binds what `config` asks for (`bind`, `port`, `tls-port`, `unixsocket`) and starts
-    /// serving on the current runtime.
+    /// serving on the current runtime. With `nodes N` (or `cluster-enabled yes`), serves N
+    /// nodes on ports port..port+N-1 (each a free port if `port` is 0).
     pub async fn start(config: Config) -> std::io::Result<Server> {
+        if cluster::multi_node(&config) {
+            let (topo, shards, addrs, tasks) = cluster::nodes::start(config).await?;
+            return Ok(Server {
+                addr: addrs[0],
+                listen: net::Addrs {
+                    tcp: addrs.clone(),
+                    ..Default::default()
+                },
+                shared: shards[0].clone(),
+                accept: Vec::new(),
+                addrs,
+                shards,
+                topology: Some(topo),
+                tasks,
+            });
+        }
         let bound = net::bind(&config)?;
         for w in &bound.warnings {
             tracing::warn!("{w}");
@@ -57,40 +83,53 @@ impl Server {
     }
 
     /// Serves listeners bound earlier with [`net::bind`] (the binary binds before it forks
-    /// for `daemonize`).
+    /// for `daemonize`). One node only.
     pub fn serve(bound: net::Bound, config: Config) -> std::io::Result<Server> {
         let users = acl::users_from_config(&config)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        let addrs = bound.addrs();
-        let addr = addrs
+        let listen = bound.addrs();
+        let addr = listen
             .tcp
             .first()
-            .or(addrs.tls.first())
+            .or(listen.tls.first())
             .copied()
             .unwrap_or(net::UNIX_PEER);
         let shared = Shared::new(config);
         crate::acl::install_startup_users(&shared, users);
         shared.port.store(
-            addrs.tcp.first().map_or(0, |a| a.port()) as u64,
+            listen.tcp.first().map_or(0, |a| a.port()) as u64,
             Ordering::Relaxed,
         );
         let accept = bound.serve(&shared)?;
         tokio::spawn(timer(shared.clone()));
         Ok(Server {
             addr,
-            addrs,
-            shared,
+            listen,
+            shared: shared.clone(),
             accept,
+            addrs: vec![addr],
+            shards: vec![shared],
+            topology: None,
+            tasks: Vec::new(),
         })
     }
 
     /// The TLS listener's address, if there is one.
     pub fn tls_addr(&self) -> Option<SocketAddr> {
-        self.addrs.tls.first().copied()
+        self.listen.tls.first().copied()
     }
 
     /// Resolves when a client sends SHUTDOWN.
     pub async fn wait_shutdown_request(&self) {
+        if let Some(t) = &self.topology {
+            loop {
+                let notified = t.shutdown.notified();
+                if t.shutting_down.load(Ordering::SeqCst) {
+                    return;
+                }
+                notified.await;
+            }
+        }
         loop {
             let notified = self.shared.shutdown.notified();
             if self.shared.shutting_down.load(Ordering::SeqCst) {
@@ -102,19 +141,21 @@ impl Server {
 
     /// Stops accepting, disconnects every client and stops the timer.
     pub async fn shutdown(self) {
-        self.shared.shutting_down.store(true, Ordering::SeqCst);
-        self.shared.shutdown.notify_waiters();
-        self.shared.timer.notify_one();
-        for a in &self.accept {
+        for a in self.accept.iter().chain(&self.tasks) {
             a.abort();
         }
-        for a in self.accept {
+        for a in self.accept.into_iter().chain(self.tasks) {
             let _ = a.await;
         }
-        for c in self.shared.clients.iter() {
-            c.send(shared::Msg::Kill);
+        for s in &self.shards {
+            s.shutting_down.store(true, Ordering::SeqCst);
+            s.shutdown.notify_waiters();
+            s.timer.notify_one();
+            for c in s.clients.iter() {
+                c.send(shared::Msg::Kill);
+            }
         }
-        if let Some(p) = &self.addrs.unix {
+        if let Some(p) = &self.listen.unix {
             let _ = std::fs::remove_file(p);
         }
     }
@@ -123,7 +164,7 @@ impl Server {
 /// The background timer: active expiry, blocked-client timeouts, lock leases. It sleeps
 /// until the engine's next deadline (at most 100 ms) or until a command or time control
 /// announces an earlier one.
-async fn timer(shared: Arc<Shared>) {
+pub(crate) async fn timer(shared: Arc<Shared>) {
     loop {
         if shared.shutting_down.load(Ordering::SeqCst) {
             return;

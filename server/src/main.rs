@@ -34,6 +34,20 @@ fn cli() -> Command {
         .arg(Arg::new("tls-port").long("tls-port").value_name("PORT").help("TLS port (with --tls-cert-file, --tls-key-file, --tls-ca-cert-file ...; docs/deployment.md); 0 picks a free port"))
         .arg(Arg::new("unixsocket").long("unixsocket").value_name("PATH").help("Also listen on this Unix socket"))
         .arg(Arg::new("daemonize").long("daemonize").value_name("yes|no").help("Fork into the background once listening (with --pidfile, --logfile)"))
+        .arg(Arg::new("nodes").long("nodes").value_name("N").help("Serve N independent nodes on ports PORT..PORT+N-1 (0: a free port each) [default: 1]"))
+        .arg(
+            Arg::new("cluster-enabled")
+                .long("cluster-enabled")
+                .value_name("yes|no")
+                .help("Make the nodes one Redis Cluster, slots split as redis-cli --cluster create does [default: no]"),
+        )
+        .arg(Arg::new("cluster-replicas").long("cluster-replicas").value_name("R").help("Replicas per primary in cluster mode [default: 0]"))
+        .arg(
+            Arg::new("enable-test-control")
+                .long("enable-test-control")
+                .value_name("yes|no")
+                .help("Enable TUMBLER.NODE (down/up/delay/drop) and TUMBLER.CLUSTER (failover, slot moves) for tests [default: no]"),
+        )
         .arg(Arg::new("version-flag").short('v').action(ArgAction::Version).help("Print version"))
         .arg(
             Arg::new("healthcheck")
@@ -225,18 +239,23 @@ fn main() {
         tracing::warn!("{w}");
     }
 
-    // Bind before forking (server/src/process.rs says why).
-    let bound = match tumbler::net::bind(&cfg) {
-        Ok(b) => b,
-        Err(e) => {
-            if !cfg.get("logfile").is_empty() {
-                tracing::warn!("{e}");
+    // Bind before forking (server/src/process.rs says why). Several nodes bind their ports
+    // themselves once the runtime runs (server/src/cluster/nodes.rs).
+    let bound = if tumbler::cluster::multi_node(&cfg) {
+        None
+    } else {
+        match tumbler::net::bind(&cfg) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                if !cfg.get("logfile").is_empty() {
+                    tracing::warn!("{e}");
+                }
+                eprintln!("tumbler: cannot listen: {e}");
+                std::process::exit(1);
             }
-            eprintln!("tumbler: cannot listen: {e}");
-            std::process::exit(1);
         }
     };
-    for w in &bound.warnings {
+    for w in bound.iter().flat_map(|b| &b.warnings) {
         tracing::warn!("{w}");
     }
     let daemon = if cfg.get_bool("daemonize") {
@@ -266,7 +285,11 @@ fn main() {
         .expect("tokio runtime");
     let port = cfg.get_i64("port");
     rt.block_on(async move {
-        let server = match tumbler::Server::serve(bound, cfg) {
+        let started = match bound {
+            Some(bound) => tumbler::Server::serve(bound, cfg),
+            None => tumbler::Server::start(cfg).await,
+        };
+        let server = match started {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("tumbler: cannot listen: {e}");
@@ -288,14 +311,20 @@ fn main() {
                 signal(SignalKind::interrupt()).expect("SIGINT handler"),
             )
         };
-        // Machine-readable lines for scripts (and `--port 0`), one per listener, the
+        // Machine-readable lines for scripts (and `--port 0`), one per listener (or node), the
         // plaintext one first; then Redis' own log line, which Testcontainers-style wait
         // strategies look for.
         // (Written, not println!: a closed stdout must not stop the server.)
-        let a = &server.addrs;
+        let a = &server.listen;
         let mut out = std::io::stdout().lock();
-        for t in &a.tcp {
-            let _ = writeln!(out, "tumbler listening on {t} port={}", t.port());
+        if server.topology.is_some() {
+            for (i, t) in server.addrs.iter().enumerate() {
+                let _ = writeln!(out, "tumbler listening on {t} port={} node={i}", t.port());
+            }
+        } else {
+            for t in &a.tcp {
+                let _ = writeln!(out, "tumbler listening on {t} port={}", t.port());
+            }
         }
         for t in &a.tls {
             let _ = writeln!(out, "tumbler listening on {t} tls-port={}", t.port());
@@ -343,7 +372,7 @@ fn main() {
             tracing::info!("Removing the pid file.");
             let _ = std::fs::remove_file(&pidfile);
         }
-        if server.addrs.unix.is_some() {
+        if server.listen.unix.is_some() {
             tracing::info!("Removing the unix socket file.");
         }
         server.shutdown().await;

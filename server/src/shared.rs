@@ -147,6 +147,10 @@ pub struct Shared {
     pub tls: RwLock<Option<Arc<rustls::ServerConfig>>>,
     /// ACL users and the ACL log (acl.rs).
     pub acl: crate::acl::Acl,
+    /// The nodes of this process when it runs more than one (server/src/cluster/), and
+    /// which shard this dataset is.
+    pub cluster: Option<Arc<crate::cluster::Topology>>,
+    pub shard: usize,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -236,6 +240,18 @@ fn random_run_id() -> String {
 
 impl Shared {
     pub fn new(config: Config) -> Arc<Shared> {
+        Shared::new_node(config, None)
+    }
+
+    /// A dataset of a multi-node process: shard `.1` of topology `.0`.
+    pub fn new_node(
+        config: Config,
+        cluster: Option<(Arc<crate::cluster::Topology>, usize)>,
+    ) -> Arc<Shared> {
+        let (cluster, shard) = match cluster {
+            Some((t, s)) => (Some(t), s),
+            None => (None, 0),
+        };
         let clock = ControlledClock::new();
         let dbs = config.get_i64("databases").max(1) as usize;
         let requirepass = config.get("requirepass").to_string();
@@ -274,6 +290,8 @@ impl Shared {
             port: AtomicU64::new(0),
             tls: RwLock::new(None),
             acl: crate::acl::Acl::new(&requirepass),
+            cluster,
+            shard,
         });
         shared.apply_config();
         shared

@@ -11,6 +11,7 @@ use bytes::Bytes;
 pub mod certs;
 pub mod clients;
 pub mod fuzz;
+pub mod cluster;
 
 /// A tumbler server running in this process on its own runtime thread
 /// (a thin wrapper over [`tumbler::embed::TestServer`]).

@@ -42,6 +42,8 @@ pub struct RunCtx<'a> {
     /// scriptVerifyOOM does (a script that already wrote may go on, to stay atomic).
     oom: bool,
     wrote: bool,
+    /// Cluster mode: the caller is connected to a replica, which refuses writes.
+    on_replica: bool,
 }
 
 thread_local! {
@@ -100,6 +102,7 @@ impl<'a> RunCtx<'a> {
             // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
             oom: oom_at_start,
             wrote: false,
+            on_replica: shared.cluster.is_some() && crate::cluster::on_replica(shared, caller.id),
         };
         shared.script.kill.store(false, Ordering::Relaxed);
         shared.script.wrote.store(false, Ordering::Relaxed);
@@ -544,6 +547,12 @@ fn call_spec(
     }
     if ctx.oom && !ctx.wrote && spec.has(flag::DENYOOM) {
         return Err(crate::conn::OOM_ERR.into());
+    }
+    if ctx.shared.cluster.is_some() {
+        if ctx.on_replica && spec.has(flag::WRITE) {
+            return Err("READONLY You can't write against a read only replica.".into());
+        }
+        crate::cluster::script_call_check(ctx.shared, spec, argv)?;
     }
     let reply = match spec.exec {
         Exec::Engine(_) => {

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# One process, many nodes (docs/cluster.md): startup, footprint, and the cost of slot checks.
+#
+#   bash bench/cluster.sh [runs] [requests]     # defaults: 30 startup runs, 200000 requests
+#
+# Measures:
+#   - startup of a 3-node cluster: exec -> every node has answered PING on a fresh
+#     connection (fixed consecutive ports, so no port line is needed; median / p90),
+#   - RSS idle of 1, 3 and 6 nodes (cluster mode for 3 and 6; 6 = 3 primaries + 3 replicas)
+#     and of 3 independent nodes,
+#   - one-node throughput with cluster mode on vs off: redis-benchmark SET and GET with keys
+#     from a 1M keyspace (-r 1000000), 50 clients, -P 1 and -P 16, rounds interleaved
+#     (off, on, off, on, ...); a 1-node cluster owns every slot, so every command pays the
+#     slot check and none is redirected. Reports the median on/off ratio per cell.
+# TUMBLER_BIN picks the binary (default: the release build, built if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-30}
+requests=${2:-200000}
+tumbler=${TUMBLER_BIN:-target/release/tumbler}
+if [ -z "${TUMBLER_BIN:-}" ]; then
+  cargo build --release -q -p tumbler --bin tumbler
+fi
+command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found" >&2; exit 1; }
+
+exec python3 - "$runs" "$requests" "$tumbler" <<'PY'
+import socket, statistics, subprocess, sys, time
+
+runs, requests, tumbler = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+
+def free_base(n):
+    """A port P with P..P+n-1 free."""
+    while True:
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close()
+        if p + n > 65535:
+            continue
+        ok = True
+        for i in range(n):
+            t = socket.socket()
+            try:
+                t.bind(("127.0.0.1", p + i))
+            except OSError:
+                ok = False
+            t.close()
+        if ok:
+            return p
+
+def ping(port):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=1)
+        s.sendall(b"PING\r\n")
+        ok = s.recv(16).startswith(b"+PONG")
+        s.close()
+        return ok
+    except OSError:
+        return False
+
+def start(n, extra):
+    base = free_base(n)
+    t0 = time.perf_counter()
+    p = subprocess.Popen([tumbler, "--port", str(base), "--nodes", str(n), "--loglevel", "warning"] + extra,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pending = set(range(base, base + n))
+    deadline = t0 + 10
+    while pending and time.perf_counter() < deadline:
+        for port in list(pending):
+            if ping(port):
+                pending.discard(port)
+        if pending:
+            time.sleep(0.0002)
+    if pending:
+        p.kill(); raise SystemExit("nodes did not start")
+    return p, base, time.perf_counter() - t0
+
+def stop(p):
+    p.terminate()
+    try: p.wait(5)
+    except subprocess.TimeoutExpired: p.kill(); p.wait()
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+
+times = []
+for _ in range(runs):
+    p, _, dt = start(3, ["--cluster-enabled", "yes"])
+    times.append(dt * 1000)
+    stop(p)
+times.sort()
+print(f"startup, 3-node cluster (exec -> all 3 answer PING), {runs} runs: "
+      f"median {statistics.median(times):.2f} ms, p90 {times[int(len(times) * 0.9) - 1]:.2f} ms")
+
+for label, n, extra in [("1 node", 1, []),
+                        ("3 independent nodes", 3, []),
+                        ("3-node cluster", 3, ["--cluster-enabled", "yes"]),
+                        ("6-node cluster (3 primaries + 3 replicas)", 6, ["--cluster-enabled", "yes", "--cluster-replicas", "1"])]:
+    p, base, _ = start(n, extra)
+    for i in range(n):
+        ping(base + i)
+    time.sleep(0.2)
+    print(f"RSS idle, {label}: {rss_kib(p.pid) / 1024:.1f} MiB")
+    stop(p)
+
+def bench(port, test, pipeline):
+    out = subprocess.run(["redis-benchmark", "-p", str(port), "-t", test, "-n", str(requests), "-c", "50",
+                          "-P", str(pipeline), "-r", "1000000", "-q", "--csv"],
+                         capture_output=True, text=True, timeout=300).stdout
+    for line in out.splitlines():
+        parts = [x.strip('"') for x in line.split(",")]
+        if parts and parts[0] == test.upper():
+            return float(parts[1])
+    raise SystemExit(f"no result: {out}")
+
+rounds = 5
+cells = [("set", 1), ("get", 1), ("set", 16), ("get", 16)]
+ratios = {c: [] for c in cells}
+raw = {c: {"off": [], "on": []} for c in cells}
+servers = {}
+for mode, extra in [("off", []), ("on", ["--cluster-enabled", "yes"])]:
+    p, base, _ = start(1, extra)
+    servers[mode] = (p, base)
+for r in range(rounds):
+    for c in cells:
+        off = bench(servers["off"][1], *c)
+        on = bench(servers["on"][1], *c)
+        raw[c]["off"].append(off); raw[c]["on"].append(on)
+        ratios[c].append(on / off)
+for p, _ in servers.values():
+    stop(p)
+print(f"\none-node throughput, cluster on / off ({rounds} interleaved rounds, {requests} requests, 50 clients, -r 1000000):")
+for c in cells:
+    rs = sorted(ratios[c])
+    print(f"  {c[0].upper():3} -P {c[1]:2}: off {statistics.median(raw[c]['off']):>10,.0f}/s  on {statistics.median(raw[c]['on']):>10,.0f}/s"
+          f"  ratio median {statistics.median(rs):.3f} (range {rs[0]:.3f}..{rs[-1]:.3f})")
+PY

@@ -1,0 +1,149 @@
+//! Starting N nodes in one process, and their listeners, which can go down and come back.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use super::{ClusterBroker, Node, Topology};
+use crate::config::Config;
+use crate::shared::{Msg, Shared};
+
+/// Binds every node's listener, creates one dataset per shard and starts serving.
+/// Returns the topology, each shard's state and each node's address; the accept loops
+/// run until the returned handles are aborted.
+pub async fn start(
+    config: Config,
+) -> std::io::Result<(
+    Arc<Topology>,
+    Vec<Arc<Shared>>,
+    Vec<SocketAddr>,
+    Vec<tokio::task::JoinHandle<()>>,
+)> {
+    let n = config.get_i64("nodes").max(1) as usize;
+    let cluster = config.get_bool("cluster-enabled");
+    let replicas = config.get_i64("cluster-replicas") as usize;
+    let test_control = config.get_bool("enable-test-control");
+    let bind = config.get("bind").to_string();
+    let base = config.get_i64("port");
+    if base != 0 && base + n as i64 - 1 > 65535 {
+        return Err(std::io::Error::other(format!(
+            "ports {base}..{} do not fit",
+            base + n as i64 - 1
+        )));
+    }
+    let topo = Arc::new(Topology::new(n, cluster, replicas, test_control, &bind));
+    // Bind everything first: a port conflict fails the start before anything serves.
+    let mut listeners = Vec::with_capacity(n);
+    let mut addrs = Vec::with_capacity(n);
+    for i in 0..n {
+        let port = if base == 0 { 0 } else { base as u16 + i as u16 };
+        let l = TcpListener::bind((bind.as_str(), port)).await?;
+        let addr = l.local_addr()?;
+        topo.nodes[i].port.store(addr.port(), Ordering::Relaxed);
+        addrs.push(addr);
+        listeners.push(l);
+    }
+    let shards: Vec<Arc<Shared>> = (0..topo.shard_count())
+        .map(|s| {
+            let shared = Shared::new_node(config.clone(), Some((topo.clone(), s)));
+            shared
+                .port
+                .store(topo.primary_of(s).port() as u64, Ordering::Relaxed);
+            if cluster {
+                let broker: Arc<dyn lockcore::engine::Broker> = Arc::new(ClusterBroker {
+                    local: shared.pubsub.clone(),
+                    topo: Arc::downgrade(&topo),
+                    shard: s,
+                });
+                shared.lock_core_blocking().engine.broker = broker;
+            }
+            shared
+        })
+        .collect();
+    topo.set_shards(&shards);
+    let mut tasks = Vec::new();
+    for s in &shards {
+        tasks.push(tokio::spawn(crate::timer(s.clone())));
+    }
+    for (i, l) in listeners.into_iter().enumerate() {
+        let node = topo.nodes[i].clone();
+        let shared = shards[node.shard].clone();
+        tasks.push(tokio::spawn(node_loop(shared, node, l, bind.clone())));
+    }
+    Ok((topo, shards, addrs, tasks))
+}
+
+/// Accepts for one node; while the node is down its listener is closed (connections are
+/// refused) and it re-binds the same port when the node comes back up.
+async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, bind: String) {
+    let mut down = node.down.subscribe();
+    let mut listener = Some(listener);
+    loop {
+        if shared.shutting_down.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(l) = listener.as_ref() else {
+            // Down: wait for UP, then listen again on the same port.
+            if down.changed().await.is_err() {
+                return;
+            }
+            if !*down.borrow_and_update() {
+                match TcpListener::bind((bind.as_str(), node.port())).await {
+                    Ok(l) => listener = Some(l),
+                    Err(e) => {
+                        tracing::warn!("node {} cannot listen again: {e}", node.index);
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        node.down.send_modify(|_| {});
+                    }
+                }
+            }
+            continue;
+        };
+        let mut close = false;
+        tokio::select! {
+            r = l.accept() => match r {
+                Ok((stream, addr)) => {
+                    if !node.is_down() {
+                        let _ = stream.set_nodelay(true);
+                        let laddr = stream.local_addr().unwrap_or(addr);
+                        tokio::spawn(crate::conn::serve_node(
+                            shared.clone(),
+                            stream,
+                            addr,
+                            laddr,
+                            crate::net::Transport::Tcp,
+                            Some(node.clone()),
+                        ));
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            },
+            r = down.changed() => {
+                if r.is_err() {
+                    return;
+                }
+                close = *down.borrow_and_update();
+            }
+        }
+        if close {
+            listener = None;
+        }
+    }
+}
+
+/// Drops every connection of `node` (TUMBLER.NODE DOWN).
+pub fn kill_clients(shared: &Shared, node: &Node) {
+    let port = node.port();
+    for h in shared.clients.iter() {
+        if h.laddr.port() == port {
+            h.killed.store(true, Ordering::Relaxed);
+            h.send(Msg::Kill);
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The `tumbler` binary serving several nodes: `--nodes N`, `nodes` in redis.conf,
+//! `TUMBLER_NODES`, one port line per node, `--cluster-enabled yes` with `redis-cli -c`
+//! following redirects across the nodes, and SHUTDOWN on any node stopping them all.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tumbler");
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+struct Proc {
+    child: Child,
+    ports: Vec<u16>,
+}
+
+impl Proc {
+    /// Starts tumbler and reads `n` port lines `tumbler listening on ADDR port=P node=I`.
+    fn start(args: &[&str], env: &[(&str, &str)], n: usize) -> Proc {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run tumbler");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut ports = Vec::new();
+        for i in 0..n {
+            let mut line = String::new();
+            out.read_line(&mut line).expect("read port line");
+            let line = line.trim();
+            assert!(
+                line.starts_with("tumbler listening on 127.0.0.1:"),
+                "{line:?}"
+            );
+            let rest = line.split_once(" port=").expect("port=").1;
+            let (port, node) = rest.split_once(" node=").expect("node=");
+            assert_eq!(node, i.to_string(), "{line:?}");
+            assert!(line.starts_with(&format!("tumbler listening on 127.0.0.1:{port} ")));
+            ports.push(port.parse().unwrap());
+        }
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = out.read_to_string(&mut rest);
+        });
+        Proc { child, ports }
+    }
+
+    fn cmd(&self, node: usize, line: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", self.ports[node])).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(format!("{line}\r\n").as_bytes()).unwrap();
+        let mut b = vec![0u8; 65536];
+        let n = s.read(&mut b).unwrap();
+        String::from_utf8_lossy(&b[..n]).into_owned()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn nodes_with_port_zero_print_one_line_each() {
+    let p = Proc::start(&["--nodes", "3", "--port", "0"], &[], 3);
+    assert_eq!(p.ports.len(), 3);
+    p.cmd(0, "SET k 0");
+    assert_eq!(p.cmd(1, "GET k"), "$-1\r\n");
+    assert_eq!(p.cmd(2, "PING"), "+PONG\r\n");
+    assert!(p
+        .cmd(1, "INFO server")
+        .contains(&format!("tcp_port:{}", p.ports[1])));
+}
+
+#[test]
+fn nodes_from_the_environment_and_a_config_file() {
+    let p = Proc::start(&["--port", "0"], &[("TUMBLER_NODES", "2")], 2);
+    assert_eq!(p.cmd(1, "PING"), "+PONG\r\n");
+    let dir = std::env::temp_dir().join(format!("tumbler-nodes-conf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("redis.conf");
+    std::fs::write(&conf, "port 0\nnodes 2\ncluster-enabled yes\n").unwrap();
+    let p = Proc::start(&[conf.to_str().unwrap()], &[], 2);
+    assert!(p.cmd(0, "CLUSTER INFO").contains("cluster_size:2"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fixed_ports_are_consecutive() {
+    // Find three consecutive free ports (bounded tries; others may grab ports meanwhile).
+    for _ in 0..20 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = l.local_addr().unwrap().port();
+        drop(l);
+        if base > 65000 {
+            continue;
+        }
+        let mut child = Command::new(BIN)
+            .args(["--nodes", "3", "--port", &base.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut lines = Vec::new();
+        for _ in 0..3 {
+            let mut l = String::new();
+            if out.read_line(&mut l).unwrap_or(0) == 0 {
+                break;
+            }
+            lines.push(l);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        if lines.len() == 3 {
+            for (i, l) in lines.iter().enumerate() {
+                assert!(
+                    l.contains(&format!("port={} node={i}", base + i as u16)),
+                    "{l}"
+                );
+            }
+            return;
+        }
+    }
+    panic!("never found three consecutive free ports");
+}
+
+#[test]
+fn redis_cli_follows_redirects_across_the_cluster() {
+    let ok = Command::new("redis-cli")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(!in_ci(), "redis-cli is required under CI");
+        return;
+    }
+    let p = Proc::start(
+        &["--cluster-enabled", "yes", "--nodes", "3", "--port", "0"],
+        &[],
+        3,
+    );
+    let cli = |port: u16, args: &[&str]| {
+        let o = Command::new("timeout")
+            .arg("20")
+            .arg("redis-cli")
+            .args(["-c", "-p", &port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // foo is in slot 12182 (node 2), bar in 5061 (node 0), hello in 866 (node 0).
+    assert!(p
+        .cmd(0, "GET foo")
+        .starts_with(&format!("-MOVED 12182 127.0.0.1:{}", p.ports[2])));
+    assert_eq!(cli(p.ports[0], &["SET", "foo", "1"]), "OK\n");
+    assert_eq!(cli(p.ports[1], &["GET", "foo"]), "1\n");
+    assert_eq!(cli(p.ports[2], &["SET", "bar", "2"]), "OK\n");
+    assert_eq!(cli(p.ports[1], &["GET", "bar"]), "2\n");
+    let o = Command::new("timeout")
+        .arg("20")
+        .arg("redis-cli")
+        .args(["--cluster", "check", &format!("127.0.0.1:{}", p.ports[0])])
+        .output()
+        .unwrap();
+    let check = String::from_utf8_lossy(&o.stdout);
+    assert!(check.contains("[OK] All 16384 slots covered."), "{check}");
+}
+
+#[test]
+fn shutdown_on_any_node_stops_the_process() {
+    let mut p = Proc::start(&["--nodes", "2", "--port", "0"], &[], 2);
+    let mut s = TcpStream::connect(("127.0.0.1", p.ports[1])).unwrap();
+    s.write_all(b"SHUTDOWN NOSAVE\r\n").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(st) = p.child.try_wait().unwrap() {
+            assert!(st.success());
+            return;
+        }
+        assert!(Instant::now() < deadline, "tumbler did not exit");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
