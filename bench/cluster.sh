@@ -24,7 +24,7 @@ fi
 command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found" >&2; exit 1; }
 
 exec python3 - "$runs" "$requests" "$tumbler" <<'PY'
-import socket, statistics, subprocess, sys, time
+import os, socket, statistics, subprocess, sys, time
 
 runs, requests, tumbler = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 
@@ -103,35 +103,54 @@ for label, n, extra in [("1 node", 1, []),
     print(f"RSS idle, {label}: {rss_kib(p.pid) / 1024:.1f} MiB")
     stop(p)
 
-def bench(port, test, pipeline):
+def cpu_s(pid):
+    """The server's CPU seconds so far, all threads, in ns resolution (schedstat)."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total / 1e9
+
+def bench(pid, port, test, pipeline):
+    """(requests/s, server CPU µs per request)."""
+    c0 = cpu_s(pid)
     out = subprocess.run(["redis-benchmark", "-p", str(port), "-t", test, "-n", str(requests), "-c", "50",
                           "-P", str(pipeline), "-r", "1000000", "-q", "--csv"],
                          capture_output=True, text=True, timeout=300).stdout
+    cpu = (cpu_s(pid) - c0) * 1e6 / requests
     for line in out.splitlines():
         parts = [x.strip('"') for x in line.split(",")]
         if parts and parts[0] == test.upper():
-            return float(parts[1])
+            return float(parts[1]), cpu
     raise SystemExit(f"no result: {out}")
 
-rounds = 5
+rounds = int(os.environ.get("ROUNDS", "7"))
 cells = [("set", 1), ("get", 1), ("set", 16), ("get", 16)]
-ratios = {c: [] for c in cells}
-raw = {c: {"off": [], "on": []} for c in cells}
+raw = {c: {"off": [], "on": [], "cpu_off": [], "cpu_on": []} for c in cells}
 servers = {}
 for mode, extra in [("off", []), ("on", ["--cluster-enabled", "yes"])]:
     p, base, _ = start(1, extra)
     servers[mode] = (p, base)
 for r in range(rounds):
     for c in cells:
-        off = bench(servers["off"][1], *c)
-        on = bench(servers["on"][1], *c)
-        raw[c]["off"].append(off); raw[c]["on"].append(on)
-        ratios[c].append(on / off)
+        # Alternate which mode goes first, so a drift in machine load does not favour one.
+        for mode in (("off", "on") if r % 2 == 0 else ("on", "off")):
+            p, base = servers[mode]
+            rps, cpu = bench(p.pid, base, *c)
+            raw[c][mode].append(rps)
+            raw[c]["cpu_" + mode].append(cpu)
 for p, _ in servers.values():
     stop(p)
-print(f"\none-node throughput, cluster on / off ({rounds} interleaved rounds, {requests} requests, 50 clients, -r 1000000):")
+print(f"\none-node, cluster on / off ({rounds} interleaved rounds, {requests} requests, 50 clients, -r 1000000):")
 for c in cells:
-    rs = sorted(ratios[c])
-    print(f"  {c[0].upper():3} -P {c[1]:2}: off {statistics.median(raw[c]['off']):>10,.0f}/s  on {statistics.median(raw[c]['on']):>10,.0f}/s"
-          f"  ratio median {statistics.median(rs):.3f} (range {rs[0]:.3f}..{rs[-1]:.3f})")
+    d = raw[c]
+    ratios = sorted(a / b for a, b in zip(d["on"], d["off"]))
+    cpu_ratios = sorted(a / b for a, b in zip(d["cpu_on"], d["cpu_off"]))
+    print(f"  {c[0].upper():3} -P {c[1]:2}: throughput off {statistics.median(d['off']):>9,.0f}/s on {statistics.median(d['on']):>9,.0f}/s"
+          f" ratio {statistics.median(ratios):.3f} ({ratios[0]:.2f}..{ratios[-1]:.2f});"
+          f" server CPU off {statistics.median(d['cpu_off']):.2f} us/req on {statistics.median(d['cpu_on']):.2f} us/req"
+          f" ratio {statistics.median(cpu_ratios):.3f} ({cpu_ratios[0]:.2f}..{cpu_ratios[-1]:.2f})")
 PY

@@ -16,6 +16,7 @@ use crate::commands::CommandSpec;
 pub const SLOTS: usize = 16384;
 
 /// The hash slot of `key` (Redis' `keyHashSlot`).
+#[inline]
 pub fn key_hash_slot(key: &[u8]) -> u16 {
     // `contains` on bytes is a word-at-a-time memchr: most keys have no tag, and this runs
     // on every command in cluster mode.
@@ -64,6 +65,7 @@ impl CommandSlot {
 }
 
 /// The slot of `argv`'s keys per `spec`'s key spec.
+#[inline]
 pub fn command_slot(spec: &CommandSpec, argv: &[Bytes]) -> CommandSlot {
     // The common case (GET, SET, HSET, ...: one key at argument 1) without the iterator.
     if let (

@@ -292,6 +292,7 @@ pub enum Route {
 
 /// Redis' cluster redirection for one command (or EXEC and its queue), for a slot that is
 /// not migrating. Synchronous and lock-free: it runs on every command in cluster mode.
+#[inline]
 pub fn check(c: &mut Conn, topo: &Topology, spec: &CommandSpec, argv: &[Bytes]) -> Route {
     if !topo.enabled {
         return Route::Serve;
