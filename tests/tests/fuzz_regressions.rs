@@ -234,3 +234,22 @@ fn set_checks_syntax_before_the_expire_value() {
         SET k b EX 10 NX XX
     "#);
 }
+
+/// fuzz_differential seed 1017301: an INCRBYFLOAT operand whose text overflows is "not a
+/// valid float" (Redis' strtold reports ERANGE), not an increment to infinity.
+#[test]
+fn incrbyfloat_refuses_overflowing_operands() {
+    run(r#"
+        SET k 91e33372036854775807
+        INCRBYFLOAT k inf
+        INCRBYFLOAT k 1
+        SET n 1
+        INCRBYFLOAT n 1e99999
+        INCRBYFLOAT n inf
+        INCRBYFLOAT n -inf
+        HSET h f 91e33372036854775807
+        HINCRBYFLOAT h f 1
+        HINCRBYFLOAT h g 1e99999
+        HINCRBYFLOAT h g inf
+    "#);
+}
