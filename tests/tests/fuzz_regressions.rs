@@ -253,3 +253,19 @@ fn incrbyfloat_refuses_overflowing_operands() {
         HINCRBYFLOAT h g inf
     "#);
 }
+
+/// fuzz_protocol seeds 1000898, 1001252, 1005403: SELECT with a non-integer is Redis'
+/// integer error, and one outside a C int its range error.
+#[test]
+fn select_argument_errors_match_redis() {
+    run(r#"
+        SELECT x
+        SELECT ""
+        SELECT 1.5
+        SELECT 4294967296
+        SELECT -2147483649
+        SELECT 99
+        SELECT -1
+        SELECT 1
+    "#);
+}
