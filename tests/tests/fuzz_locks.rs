@@ -1162,8 +1162,8 @@ fn shrink(rig: &mut Rig, mut steps: Vec<Step>) -> (Vec<Step>, Mismatch) {
 
 #[test]
 fn lock_commands_match_the_model() {
-    // CI: 600 fixed sequences, capped at 60 s.
-    let set = Settings::from_env("FUZZ_LOCKS", 600, 60);
+    // CI: 2000 fixed sequences (about 15 s in release), capped at 30 s.
+    let set = Settings::from_env("FUZZ_LOCKS", 2000, 30);
     fuzz::count_panics();
     let t = Tumbler::start_with(&[("enable-time-control", "yes")]);
     let mut ctl = Wire::connect(t.addr).unwrap();

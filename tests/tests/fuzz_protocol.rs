@@ -332,7 +332,8 @@ fn show(b: &[u8]) -> String {
 
 #[test]
 fn protocol_fuzz_against_redis() {
-    let set = Settings::from_env("FUZZ_PROTO_DIFF", 1500, 45);
+    // CI: 5000 fixed streams (a few seconds in release), capped at 20 s.
+    let set = Settings::from_env("FUZZ_PROTO_DIFF", 5000, 20);
     let Some(redis) = RedisServer::start() else {
         return;
     };
@@ -442,12 +443,12 @@ fn healthy(addr: SocketAddr) -> Result<(), String> {
 
 #[test]
 fn protocol_fuzz_many_connections() {
-    // CI: 1,000,000 frames in batches of 16 connections, capped at 45 s.
+    // CI: 1,000,000 frames in batches of 16 connections, capped at 30 s.
     let frames = std::env::var("FUZZ_PROTO_FRAMES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000u64);
-    let mut set = Settings::from_env("FUZZ_PROTO_BATCHES", u64::MAX, 45);
+    let mut set = Settings::from_env("FUZZ_PROTO_BATCHES", u64::MAX, 30);
     if std::env::var("FUZZ_PROTO_BATCHES").is_err() {
         set.count = u64::MAX; // bounded by the frame count (FUZZ_SEED alone does not limit it)
     }
