@@ -281,7 +281,7 @@ impl Wire {
         }
         let _ = self.stream.set_read_timeout(Some(wait));
         let mut b = [0u8; 1];
-        let r = matches!(self.stream.peek(&mut b), Ok(_));
+        let r = self.stream.peek(&mut b).is_ok();
         let _ = self.stream.set_read_timeout(Some(Duration::from_secs(20)));
         r
     }

@@ -15,6 +15,7 @@
 //!   HSCAN/ZSCAN) are compared, cursors and batching are not.
 //! * RANDOMKEY, HRANDFIELD, ZRANDMEMBER: random picks; only the reply's shape is compared
 //!   (nil vs value, array length, error text).
+//!
 //! Everything else, including error texts, EXEC arrays and script replies, must be equal.
 //!
 //! Environment: `FUZZ_SEED` (first seed; alone it replays that one sequence),

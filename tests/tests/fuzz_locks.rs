@@ -1080,8 +1080,7 @@ fn run_case(rig: &mut Rig, steps: &[Step]) -> Result<(), Mismatch> {
     }
     // Nothing more may arrive: idle connections answer PING next; parked ones stay silent.
     let n = steps.len();
-    for c in 0..CONNS {
-        let w = &mut rig.conns[c];
+    for (c, w) in rig.conns.iter_mut().enumerate() {
         if parked[c] {
             if w.has_data(Duration::from_millis(2)) {
                 let r = w.read().map_err(|e| fail(n, e))?;
