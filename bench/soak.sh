@@ -13,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-1800}
 tumbler=${TUMBLER_BIN:-target/release/tumbler}
-cargo build --release -q -p tumbler-bench --bin soak
-[ -n "${TUMBLER_BIN:-}" ] || cargo build --release -q -p tumbler --bin tumbler
+# One cargo call for both, so they share one feature resolution (no second rebuild).
+cargo build --release -q -p tumbler --bin tumbler -p tumbler-bench --bin soak
 
 log=$(mktemp)
 "$tumbler" --port 0 --loglevel warning >"$log" 2>&1 &

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error::{self, *};
 use crate::notify;
-use crate::num::{fmt_incrbyfloat, parse_f64, parse_i64};
+use crate::num::{fmt_incrbyfloat, parse_i64, parse_incr_float};
 use crate::reply::Reply;
 use crate::value::{HashValue, Value};
 
@@ -238,7 +238,7 @@ fn hstrlen(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let Some(by) = parse_f64(&a[3]) else {
+    let Some(by) = parse_incr_float(&a[3]) else {
         return error::not_float();
     };
     if by.is_infinite() {
@@ -250,7 +250,7 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     };
     let cur = match cur {
         None => 0.0,
-        Some(v) => match parse_f64(&v) {
+        Some(v) => match parse_incr_float(&v) {
             Some(n) => n,
             None => return Reply::err(HASH_NOT_FLOAT),
         },

@@ -78,6 +78,17 @@ pub fn fmt_human(d: f64) -> String {
     s
 }
 
+/// Parses an INCRBYFLOAT/HINCRBYFLOAT operand. Redis reads them with `strtold` and refuses
+/// a finite text that overflows (ERANGE) as "not a valid float"; tumbler adds in doubles,
+/// so it refuses what overflows a double (`inf` spelled out is still accepted).
+pub fn parse_incr_float(s: &[u8]) -> Option<f64> {
+    let v = parse_f64(s)?;
+    if v.is_infinite() && !s.iter().any(|c| c.eq_ignore_ascii_case(&b'i')) {
+        return None;
+    }
+    Some(v)
+}
+
 /// Formats like C's `printf("%.17g", d)`, which Redis 7.0 uses for scores and doubles.
 pub fn fmt_double_17g(d: f64) -> String {
     fmt_g(d, 17)

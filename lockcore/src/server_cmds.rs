@@ -579,9 +579,15 @@ fn memory_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
 }
 
 fn select(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    // Redis: getIntFromObjectOrReply, then selectDb.
     let Some(n) = parse_i64(&a[1]) else {
-        return Reply::err(INVALID_DB_INDEX);
+        return error::not_integer();
     };
+    if i32::try_from(n).is_err() {
+        return Reply::err(
+            "ERR value is out of range, value must between -2147483648 and 2147483647",
+        );
+    }
     if n < 0 || n as usize >= ctx.eng.dbs.len() {
         return Reply::err(DB_INDEX_OUT_OF_RANGE);
     }

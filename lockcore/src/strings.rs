@@ -6,7 +6,7 @@ use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
 use crate::engine::store;
 use crate::error::{self, *};
 use crate::notify;
-use crate::num::{fmt_incrbyfloat, parse_f64, parse_i64};
+use crate::num::{fmt_incrbyfloat, parse_i64, parse_incr_float};
 use crate::reply::Reply;
 use crate::value::Value;
 
@@ -447,14 +447,14 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     // Redis checks the key's type and value before the increment (unlike INCRBY), so a
     // bad increment on a hash is WRONGTYPE.
     let cur = match get_string(ctx, &a[1]) {
-        Ok(Some(v)) => match parse_f64(&v) {
+        Ok(Some(v)) => match parse_incr_float(&v) {
             Some(n) => n,
             None => return error::not_float(),
         },
         Ok(None) => 0.0,
         Err(e) => return e,
     };
-    let Some(by) = parse_f64(&a[2]) else {
+    let Some(by) = parse_incr_float(&a[2]) else {
         return error::not_float();
     };
     let n = cur + by;

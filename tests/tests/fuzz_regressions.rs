@@ -234,3 +234,38 @@ fn set_checks_syntax_before_the_expire_value() {
         SET k b EX 10 NX XX
     "#);
 }
+
+/// fuzz_differential seed 1017301: an INCRBYFLOAT operand whose text overflows is "not a
+/// valid float" (Redis' strtold reports ERANGE), not an increment to infinity.
+#[test]
+fn incrbyfloat_refuses_overflowing_operands() {
+    run(r#"
+        SET k 91e33372036854775807
+        INCRBYFLOAT k inf
+        INCRBYFLOAT k 1
+        SET n 1
+        INCRBYFLOAT n 1e99999
+        INCRBYFLOAT n inf
+        INCRBYFLOAT n -inf
+        HSET h f 91e33372036854775807
+        HINCRBYFLOAT h f 1
+        HINCRBYFLOAT h g 1e99999
+        HINCRBYFLOAT h g inf
+    "#);
+}
+
+/// fuzz_protocol seeds 1000898, 1001252, 1005403: SELECT with a non-integer is Redis'
+/// integer error, and one outside a C int its range error.
+#[test]
+fn select_argument_errors_match_redis() {
+    run(r#"
+        SELECT x
+        SELECT ""
+        SELECT 1.5
+        SELECT 4294967296
+        SELECT -2147483649
+        SELECT 99
+        SELECT -1
+        SELECT 1
+    "#);
+}

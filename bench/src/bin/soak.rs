@@ -198,7 +198,7 @@ fn native_worker(addr: String, st: Arc<Stats>, w: usize, last_token: Arc<[Atomic
         let key = format!("soak:n{k}");
         let counter = format!("soak:n{k}:count");
         let mut args = vec!["LOCK.ACQUIRE", &key, &owner, "10000", "WAIT", "5000"];
-        if i % 2 == 0 {
+        if i & 1 == 0 {
             args.push("SESSION");
         }
         let token = match c.cmd(&args) {
