@@ -246,9 +246,13 @@ impl Engine {
     }
 
     fn delete_expired(&mut self, db: usize, key: &[u8]) {
-        if self.dbs[db].remove(key).is_some() {
+        if let Some(e) = self.dbs[db].remove(key) {
             let key = Bytes::copy_from_slice(key);
             self.stats.expired_keys += 1;
+            if let Value::Lock(l) = &e.value {
+                let waiters = !self.waiters(db, &key).is_empty();
+                self.locks.stats.key_expired(db, &key, l, waiters);
+            }
             self.modified(db, &key, notify::EXPIRED, "expired");
         }
     }
@@ -441,6 +445,9 @@ impl Engine {
     ) {
         let id = cl.id;
         cl.blocked = true;
+        if crate::locks::is_waiter_command(spec.name) {
+            self.locks.stats.wait_started(id);
+        }
         for k in &req.keys {
             let q = self.blocked_on.entry((cl.db, k.clone())).or_default();
             if !q.contains(&id) {
@@ -471,6 +478,7 @@ impl Engine {
     /// Removes a blocked client from every queue. Returns its record if it was blocked.
     fn unblock(&mut self, id: ClientId) -> Option<Blocked> {
         let b = self.blocked.remove(&id)?;
+        self.locks.stats.wait_ended(id);
         for k in &b.keys {
             let kk = (b.cl.db, k.clone());
             if let Some(q) = self.blocked_on.get_mut(&kk) {

@@ -11,6 +11,7 @@ pub mod glob;
 pub mod hashes;
 pub mod keys;
 pub mod lists;
+pub mod lock_stats;
 pub mod locks;
 pub mod notify;
 pub mod num;

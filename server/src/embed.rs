@@ -190,6 +190,14 @@ impl TestServer {
         format!("redis://{}/", self.addr)
     }
 
+    /// Where `/metrics` is served, when started with `.config("metrics-port", "0")`.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        match self.shared.metrics_port.load(Ordering::Relaxed) {
+            0 => None,
+            p => Some(SocketAddr::new(self.addr.ip(), p as u16)),
+        }
+    }
+
     /// Direct control of the server's clock (no TUMBLER.TIME needed).
     pub fn time(&self) -> TimeHandle {
         TimeHandle {
@@ -296,6 +304,9 @@ impl Server {
         self.shared.shutdown.notify_waiters();
         self.shared.timer.notify_one();
         self.accept.abort();
+        if let Some(m) = &self.metrics {
+            m.abort();
+        }
         for c in self.shared.clients.iter() {
             c.send(crate::shared::Msg::Kill);
         }

@@ -4,11 +4,13 @@
 //! [`Server::start`], which binds (port 0 for a free port), serves on the current tokio
 //! runtime and returns a handle with the address and a shutdown.
 
+pub mod cmdstats;
 pub mod config;
 pub mod conn;
 pub mod dispatch;
 pub mod embed;
 pub mod info;
+pub mod metrics;
 pub mod monitor;
 pub mod multi;
 pub mod protocol;
@@ -30,8 +32,11 @@ pub use shared::Shared;
 /// A running server.
 pub struct Server {
     pub addr: SocketAddr,
+    /// Where `/metrics` is served (`metrics-port`), if it is.
+    pub metrics_addr: Option<SocketAddr>,
     pub shared: Arc<Shared>,
     accept: tokio::task::JoinHandle<()>,
+    metrics: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Server {
@@ -41,14 +46,34 @@ impl Server {
         let port = config.get_i64("port") as u16;
         let listener = TcpListener::bind((bind.as_str(), port)).await?;
         let addr = listener.local_addr()?;
+        // Off unless configured (-1); on the same address as the main port, so a loopback
+        // server does not expose its metrics to the network either.
+        let metrics_port = config.get_i64("metrics-port");
+        let metrics_listener = if metrics_port >= 0 {
+            Some(TcpListener::bind((bind.as_str(), metrics_port as u16)).await?)
+        } else {
+            None
+        };
+        let metrics_addr = match &metrics_listener {
+            Some(l) => Some(l.local_addr()?),
+            None => None,
+        };
         let shared = Shared::new(config);
         shared.port.store(addr.port() as u64, Ordering::Relaxed);
+        if let Some(m) = metrics_addr {
+            shared
+                .metrics_port
+                .store(m.port() as u64, Ordering::Relaxed);
+        }
         tokio::spawn(timer(shared.clone()));
         let accept = tokio::spawn(accept_loop(shared.clone(), listener));
+        let metrics = metrics_listener.map(|l| tokio::spawn(metrics::serve(shared.clone(), l)));
         Ok(Server {
             addr,
+            metrics_addr,
             shared,
             accept,
+            metrics,
         })
     }
 
@@ -70,6 +95,9 @@ impl Server {
         self.shared.timer.notify_one();
         self.accept.abort();
         let _ = self.accept.await;
+        if let Some(m) = self.metrics {
+            m.abort();
+        }
         for c in self.shared.clients.iter() {
             c.send(shared::Msg::Kill);
         }

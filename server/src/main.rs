@@ -17,7 +17,7 @@ fn cli() -> Command {
         .after_help(
             "Any redis.conf directive can be passed as --name value (e.g. --save \"\" --appendonly no).\n\
              Unknown directives are ignored with a warning.\n\n\
-             Examples:\n  tumbler\n  tumbler --port 0\n  tumbler /etc/redis/redis.conf --port 7777 --requirepass secret",
+             Examples:\n  tumbler\n  tumbler --port 0\n  tumbler /etc/redis/redis.conf --port 7777 --requirepass secret\n  tumbler --metrics-port 9121          # Prometheus metrics at http://127.0.0.1:9121/metrics",
         )
         .arg(Arg::new("config-file").help("redis.conf-style configuration file").required(false))
         .arg(Arg::new("port").long("port").value_name("PORT").help("TCP port; 0 picks a free port and prints it [default: 6379]"))
@@ -30,6 +30,12 @@ fn cli() -> Command {
                 .long("enable-time-control")
                 .value_name("yes|no")
                 .help("Enable TUMBLER.TIME ADVANCE/FREEZE/RESUME for tests [default: no]"),
+        )
+        .arg(
+            Arg::new("metrics-port")
+                .long("metrics-port")
+                .value_name("PORT")
+                .help("Serve Prometheus metrics at http://<bind>:PORT/metrics; 0 picks a free port [default: off]"),
         )
         .arg(Arg::new("version-flag").short('v').action(ArgAction::Version).help("Print version"))
         .arg(
@@ -245,6 +251,12 @@ fn main() {
             server.addr,
             server.addr.port()
         );
+        if let Some(m) = server.metrics_addr {
+            println!(
+                "tumbler metrics on http://{m}/metrics metrics-port={}",
+                m.port()
+            );
+        }
         let _ = std::io::stdout().flush();
         tracing::info!("Ready to accept connections tcp");
         #[cfg(unix)]

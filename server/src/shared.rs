@@ -125,6 +125,8 @@ pub struct Shared {
     pub shutting_down: AtomicBool,
     pub script: ScriptStatus,
     pub counters: Counters,
+    /// Per-command calls and time (`/metrics`, INFO commandstats).
+    pub cmdstats: crate::cmdstats::CommandStats,
     pub started: Instant,
     /// INFO's run_id: random, fixed for the life of the process, as in Redis.
     pub run_id: String,
@@ -137,6 +139,8 @@ pub struct Shared {
     pub proto_max_bulk: AtomicI64,
     pub query_buffer_limit: AtomicI64,
     pub port: AtomicU64,
+    /// The `/metrics` port, 0 when metrics are off.
+    pub metrics_port: AtomicU64,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -252,9 +256,11 @@ impl Shared {
             shutting_down: AtomicBool::new(false),
             script: ScriptStatus::default(),
             counters: Counters::default(),
+            cmdstats: Default::default(),
             started: Instant::now(),
             run_id: random_run_id(),
             port: AtomicU64::new(0),
+            metrics_port: AtomicU64::new(0),
         });
         shared.apply_config();
         shared
