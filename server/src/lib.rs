@@ -18,6 +18,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod shared;
 pub mod timectl;
+pub mod top;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
