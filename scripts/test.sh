@@ -6,6 +6,7 @@
 #      ioredis, redlock, redis-semaphore) into target/clients,
 #   3. unit, end-to-end, differential, client and doc tests (cargo test --workspace),
 #   4. the static binary the container image ships (scripts/static-build.sh),
+#   4b. the pip wheel and npm package around that binary, with their example suites,
 #   5. Redis 7.0's own Tcl units against a tumbler binary, with a ratchet of pass counts.
 # .ci/run calls exactly this. Under CI=true a missing reference server fails the run.
 set -euo pipefail
@@ -22,6 +23,7 @@ command -v musl-gcc >/dev/null 2>&1 || need_pkgs+=(musl-tools)   # static binary
 # Client-library tests (tests/clients): a Python venv and npm.
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3 python3-venv)
 command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
+command -v tmux >/dev/null 2>&1 || need_pkgs+=(tmux)   # `tumbler top` in a real terminal
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     log "installing ${need_pkgs[*]}"
@@ -77,6 +79,15 @@ cargo test --release --workspace
 
 log "static binary for the container image (Dockerfile; no Docker engine needed)"
 bash scripts/static-build.sh
+
+# ---- packages (issue 15): the pip wheel and the npm tarball, built around the static
+# binary above (never recompiled), installed into fresh environments without the repository
+# or cargo, each running its example suite (packaging/*/example-tests). About 40 s.
+log "packages: pip wheel and npm tarball, example suites against the installed packages"
+static_bin=$(bash packaging/static-bin.sh)
+TUMBLER_BINARY=$static_bin timeout 600 bash packaging/python/ci.sh
+TUMBLER_BINARY=$static_bin timeout 600 bash packaging/npm/ci.sh
+# ---- end packages
 
 log "Redis 7.0 Tcl units against tumbler (ratchet: tests/tcl/tumbler.baseline)"
 out=$(mktemp); ./target/release/tumbler --port 0 --loglevel warning >"$out" 2>&1 &

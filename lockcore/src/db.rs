@@ -22,8 +22,8 @@ pub type KeyHasher = ahash::RandomState;
 /// What [`Db::probe`] found: a live entry, an expired one it just removed, or nothing.
 pub enum Probe<'a> {
     Live(&'a mut Entry),
-    /// The key's TTL had passed: the entry is already out of the map and the indexes.
-    Expired,
+    /// The key's TTL had passed: the entry, already out of the map and the indexes.
+    Expired(Entry),
     Absent,
 }
 
@@ -73,12 +73,12 @@ impl Db {
             hashbrown::hash_map::EntryRef::Vacant(_) => Probe::Absent,
             hashbrown::hash_map::EntryRef::Occupied(o) => match o.get().expire_at {
                 Some(t) if t <= now => {
-                    let (k, _) = o.remove_entry();
+                    let (k, gone) = o.remove_entry();
                     expires.remove(&(t, k.clone()));
                     if let Some(ix) = scan_index {
                         ix.remove(&(scan_hasher.hash_one(k.as_ref()) | 1, k));
                     }
-                    Probe::Expired
+                    Probe::Expired(gone)
                 }
                 _ => Probe::Live(o.into_mut()),
             },

@@ -237,8 +237,8 @@ impl Engine {
         let live: *mut Entry = match self.dbs[db].probe(key, now) {
             Probe::Live(e) => e,
             Probe::Absent => return None,
-            Probe::Expired => {
-                self.expired(db, key);
+            Probe::Expired(gone) => {
+                self.expired(db, key, &gone);
                 return None;
             }
         };
@@ -270,8 +270,8 @@ impl Engine {
                 self.stats.keyspace_misses += 1;
                 return None;
             }
-            Probe::Expired => {
-                self.expired(db, key);
+            Probe::Expired(gone) => {
+                self.expired(db, key, &gone);
                 self.stats.keyspace_misses += 1;
                 return None;
             }
@@ -292,8 +292,8 @@ impl Engine {
         let live: *mut Entry = match self.dbs[db].probe(key, now) {
             Probe::Live(e) => e,
             found => {
-                if let Probe::Expired = found {
-                    self.expired(db, key);
+                if let Probe::Expired(gone) = found {
+                    self.expired(db, key, &gone);
                 }
                 self.note_new_key(db, key);
                 self.dbs[db].insert(key.clone(), make(), None, now)
@@ -306,23 +306,29 @@ impl Engine {
     /// Deletes `key` if its TTL has passed; returns true if it did.
     pub fn expire_if_needed(&mut self, db: usize, key: &[u8]) -> bool {
         let now = self.now_ms();
-        let due = matches!(self.dbs[db].probe(key, now), Probe::Expired);
-        if due {
-            self.expired(db, key);
+        match self.dbs[db].probe(key, now) {
+            Probe::Expired(gone) => {
+                self.expired(db, key, &gone);
+                true
+            }
+            _ => false,
         }
-        due
     }
 
     fn delete_expired(&mut self, db: usize, key: &[u8]) {
-        if self.dbs[db].remove(key).is_some() {
-            self.expired(db, key);
+        if let Some(gone) = self.dbs[db].remove(key) {
+            self.expired(db, key, &gone);
         }
     }
 
     /// The epilogue of a key removed because its TTL passed.
-    fn expired(&mut self, db: usize, key: &[u8]) {
+    fn expired(&mut self, db: usize, key: &[u8], gone: &Entry) {
         let key = Bytes::copy_from_slice(key);
         self.stats.expired_keys += 1;
+        if let Value::Lock(l) = &gone.value {
+            let waiters = !self.waiters(db, &key).is_empty();
+            self.locks.stats.key_expired(db, &key, l, waiters);
+        }
         self.modified(db, &key, notify::EXPIRED, "expired");
     }
 
@@ -514,6 +520,9 @@ impl Engine {
     ) {
         let id = cl.id;
         cl.blocked = true;
+        if crate::locks::is_waiter_command(spec.name) {
+            self.locks.stats.wait_started(id);
+        }
         for k in &req.keys {
             let q = self.blocked_on.entry((cl.db, k.clone())).or_default();
             if !q.contains(&id) {
@@ -544,6 +553,7 @@ impl Engine {
     /// Removes a blocked client from every queue. Returns its record if it was blocked.
     fn unblock(&mut self, id: ClientId) -> Option<Blocked> {
         let b = self.blocked.remove(&id)?;
+        self.locks.stats.wait_ended(id);
         for k in &b.keys {
             let kk = (b.cl.db, k.clone());
             if let Some(q) = self.blocked_on.get_mut(&kk) {

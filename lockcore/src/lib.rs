@@ -17,6 +17,7 @@ pub mod key_access;
 pub mod keys;
 pub mod listpack;
 pub mod lists;
+pub mod lock_stats;
 pub mod locks;
 pub mod notify;
 pub mod num;

@@ -126,6 +126,8 @@ pub struct LockTables {
     leases: BTreeSet<(i64, usize, Bytes)>,
     /// The lock keys each connection holds with SESSION (may name keys since released).
     sessions: HashMap<ClientId, HashSet<(usize, Bytes)>>,
+    /// Grants, releases, expiries, hand-off and wait times (`/metrics`).
+    pub stats: crate::lock_stats::LockStats,
 }
 
 impl LockTables {
@@ -164,6 +166,51 @@ impl LockTables {
         self.last_token += 1;
         self.last_token
     }
+}
+
+/// Is `name` a command whose blocked clients are lock waiters?
+pub(crate) fn is_waiter_command(name: &str) -> bool {
+    WAITER_COMMANDS.contains(&name)
+}
+
+fn has_waiters(eng: &Engine, db: usize, key: &Bytes) -> bool {
+    !eng.waiters(db, key).is_empty()
+}
+
+/// Keys holding a lock with at least one live holder, per kind (`/metrics`). Every grant
+/// has a lease timer or a session binding, so the two indexes name every held lock and
+/// this costs O(locks), not O(keys); entries they keep for keys since deleted or replaced
+/// are checked against the keyspace.
+pub fn held_counts(eng: &Engine) -> [u64; 3] {
+    let now = eng.now_ms();
+    let keys: HashSet<(usize, &Bytes)> = eng
+        .locks
+        .leases
+        .iter()
+        .map(|(_, db, k)| (*db, k))
+        .chain(
+            eng.locks
+                .sessions
+                .values()
+                .flatten()
+                .map(|(db, k)| (*db, k)),
+        )
+        .collect();
+    let mut out = [0; 3];
+    for (db, key) in keys {
+        let Some(e) = eng.dbs.get(db).and_then(|d| d.get(key)) else {
+            continue;
+        };
+        if e.expire_at.is_some_and(|t| t <= now) {
+            continue;
+        }
+        if let Value::Lock(l) = &e.value {
+            if l.holders.iter().any(|h| h.live(now)) {
+                out[crate::lock_stats::kind_index(l.kind)] += 1;
+            }
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------- command table
@@ -485,6 +532,11 @@ fn load(ctx: &mut Ctx, key: &Bytes) -> Result<Option<Kind>, ()> {
     let kind = l.kind;
     let gone = l.prune(now);
     if !gone.is_empty() {
+        let db = ctx.cl.db;
+        ctx.eng.locks.stats.expired(kind, gone.len() as u64);
+        if has_waiters(ctx.eng, db, key) {
+            ctx.eng.locks.stats.freed(db, key);
+        }
         unindex(ctx.eng, ctx.cl.db, key, &gone);
         after_change(ctx.eng, ctx.cl.db, key, "lock.expire");
         if ctx.eng.dbs[ctx.cl.db].get(key).is_none() {
@@ -629,6 +681,10 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
                 let (token, session) = (h.token, h.session);
                 forget_lease(ctx.eng, db, &req.key, old);
                 register(ctx, req, lease, session);
+                ctx.eng
+                    .locks
+                    .stats
+                    .granted(req.want.kind(), db, &req.key, retry);
                 after_change(ctx.eng, db, &req.key, "lock.acquire");
                 return Reply::Int(token as i64);
             }
@@ -679,6 +735,10 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
         }
     }
     register(ctx, req, lease, session);
+    ctx.eng
+        .locks
+        .stats
+        .granted(req.want.kind(), db, &req.key, retry);
     after_change(ctx.eng, db, &req.key, "lock.acquire");
     Reply::Int(token as i64)
 }
@@ -741,10 +801,15 @@ fn release(ctx: &mut Ctx, key: &Bytes, owner: &[u8], want: Want, side: Side, cou
     }
     *held -= count;
     let left = *held;
-    if h.holds == 0 && h.reads == 0 {
+    let freed = h.holds == 0 && h.reads == 0;
+    if freed {
         let gone = l.holders.remove(pos);
         forget_lease(ctx.eng, db, key, gone.lease_until);
         unindex(ctx.eng, db, key, &[gone]);
+    }
+    ctx.eng.locks.stats.released(kind, 1);
+    if (freed || matches!(kind, Kind::Semaphore { .. })) && has_waiters(ctx.eng, db, key) {
+        ctx.eng.locks.stats.freed(db, key);
     }
     after_change(ctx.eng, db, key, "lock.release");
     Reply::Int(left as i64)
@@ -950,7 +1015,10 @@ fn lock_check(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return error::not_integer();
     };
     match token_holds(ctx, &a[1], token as u64, false) {
-        Ok(b) => Reply::Int(b as i64),
+        Ok(b) => {
+            ctx.eng.locks.stats.check_rejections += u64::from(!b);
+            Reply::Int(b as i64)
+        }
         Err(e) => e,
     }
 }
@@ -965,7 +1033,10 @@ fn fence_set(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     match token_holds(ctx, lockkey, token as u64, true) {
         Ok(true) => {}
-        Ok(false) => return Reply::err(error::LOCK_FENCED),
+        Ok(false) => {
+            ctx.eng.locks.stats.fence_rejections += 1;
+            return Reply::err(error::LOCK_FENCED);
+        }
         Err(e) => return e,
     }
     let db = ctx.cl.db;
@@ -1041,6 +1112,7 @@ fn release_session_key(eng: &mut Engine, id: ClientId, db: usize, key: &Bytes) -
             return false;
         };
         let before = l.holders.len();
+        let kind = l.kind;
         let mut leases = Vec::new();
         l.holders.retain(|h| {
             let keep = h.session != Some(id);
@@ -1051,6 +1123,11 @@ fn release_session_key(eng: &mut Engine, id: ClientId, db: usize, key: &Bytes) -
         });
         if l.holders.len() == before {
             return false;
+        }
+        let removed = (before - l.holders.len()) as u64;
+        eng.locks.stats.released(kind, removed);
+        if has_waiters(eng, db, key) {
+            eng.locks.stats.freed(db, key);
         }
         for t in leases {
             forget_lease(eng, db, key, t);

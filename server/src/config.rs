@@ -127,6 +127,8 @@ pub static PARAMS: &[Param] = &[
     p("hll-sparse-max-bytes", "3000", Kind::Memory),
     // Immutable: a client must not be able to switch time control on (server/src/timectl.rs).
     fixed("enable-time-control", "no", Kind::Bool),
+    // Prometheus /metrics on this port (server/src/metrics.rs); -1 = off, 0 = a free port.
+    fixed("metrics-port", "-1", Kind::Int(-1, 65535)),
     // Accepted for compatibility with redis-server scripts; Tumbler keeps no files.
     p("save", "", Kind::Special),
     p("appendonly", "no", Kind::Bool),

@@ -662,7 +662,8 @@ impl Conn {
         spec: &'static CommandSpec,
         argv: &[Bytes],
     ) -> Reply {
-        match spec.exec {
+        let started = std::time::Instant::now();
+        let reply = match spec.exec {
             Exec::Engine(_) => {
                 let core = guard
                     .as_mut()
@@ -681,7 +682,11 @@ impl Conn {
             Exec::Server | Exec::Container => {
                 crate::dispatch::server_command(self, guard, spec, argv)
             }
-        }
+        };
+        self.shared
+            .cmdstats
+            .record(spec, started.elapsed(), reply.is_error());
+        reply
     }
 
     pub fn in_resp2_pubsub(&self) -> bool {

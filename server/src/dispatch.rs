@@ -593,6 +593,7 @@ fn config(
         }
         "resetstat" => {
             core(guard).engine.stats = Default::default();
+            c.shared.cmdstats.reset();
             Reply::ok()
         }
         "rewrite" => Reply::err("ERR The server is running without a config file"),

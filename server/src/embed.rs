@@ -268,6 +268,14 @@ impl TestServer {
         self.listen.unix.as_deref()
     }
 
+    /// Where `/metrics` is served, when started with `.config("metrics-port", "0")`.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        match self.shared.metrics_port.load(Ordering::Relaxed) {
+            0 => None,
+            p => Some(SocketAddr::new(self.addr.ip(), p as u16)),
+        }
+    }
+
     /// Direct control of the server's clock (no TUMBLER.TIME needed).
     pub fn time(&self) -> TimeHandle {
         TimeHandle {

@@ -7,11 +7,13 @@
 pub mod acl;
 pub mod climits;
 pub mod cluster;
+pub mod cmdstats;
 pub mod config;
 pub mod conn;
 pub mod dispatch;
 pub mod embed;
 pub mod info;
+pub mod metrics;
 pub mod monitor;
 pub mod multi;
 pub mod net;
@@ -21,6 +23,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod shared;
 pub mod timectl;
+pub mod top;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -52,6 +55,8 @@ pub struct Server {
     pub shards: Vec<Arc<Shared>>,
     pub topology: Option<Arc<cluster::Topology>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Where `/metrics` is served (`metrics-port`), if it is.
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 impl Server {
@@ -73,6 +78,7 @@ impl Server {
                 shards,
                 topology: Some(topo),
                 tasks,
+                metrics_addr: None,
             });
         }
         let bound = net::bind(&config)?;
@@ -94,14 +100,28 @@ impl Server {
             .or(listen.tls.first())
             .copied()
             .unwrap_or(net::UNIX_PEER);
+        let metrics_listener = bind_metrics(&config)?;
+        let metrics_addr = match &metrics_listener {
+            Some(l) => Some(l.local_addr()?),
+            None => None,
+        };
         let shared = Shared::new(config);
         crate::acl::install_startup_users(&shared, users);
         shared.port.store(
             listen.tcp.first().map_or(0, |a| a.port()) as u64,
             Ordering::Relaxed,
         );
+        if let Some(m) = metrics_addr {
+            shared
+                .metrics_port
+                .store(m.port() as u64, Ordering::Relaxed);
+        }
         let accept = bound.serve(&shared)?;
         tokio::spawn(timer(shared.clone()));
+        let tasks = metrics_listener
+            .map(|l| tokio::spawn(metrics::serve(shared.clone(), l)))
+            .into_iter()
+            .collect();
         Ok(Server {
             addr,
             listen,
@@ -110,7 +130,8 @@ impl Server {
             addrs: vec![addr],
             shards: vec![shared],
             topology: None,
-            tasks: Vec::new(),
+            tasks,
+            metrics_addr,
         })
     }
 
@@ -159,6 +180,24 @@ impl Server {
             let _ = std::fs::remove_file(p);
         }
     }
+}
+
+/// The `/metrics` listener, if `metrics-port` is set (-1, the default, is off): on the
+/// first `bind` address, so a loopback server does not expose its metrics either.
+fn bind_metrics(config: &Config) -> std::io::Result<Option<tokio::net::TcpListener>> {
+    let port = config.get_i64("metrics-port");
+    if port < 0 {
+        return Ok(None);
+    }
+    let bind = config.get("bind");
+    let host = bind
+        .split_whitespace()
+        .next()
+        .unwrap_or("127.0.0.1")
+        .trim_start_matches('-');
+    let l = std::net::TcpListener::bind((host, port as u16))?;
+    l.set_nonblocking(true)?;
+    tokio::net::TcpListener::from_std(l).map(Some)
 }
 
 /// The background timer: active expiry, blocked-client timeouts, lock leases. It sleeps

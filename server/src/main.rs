@@ -17,7 +17,7 @@ fn cli() -> Command {
         .after_help(
             "Any redis.conf directive can be passed as --name value (e.g. --save \"\" --appendonly no).\n\
              Unknown directives are ignored with a warning.\n\n\
-             Examples:\n  tumbler\n  tumbler --port 0\n  tumbler /etc/redis/redis.conf --port 7777 --requirepass secret",
+             Examples:\n  tumbler\n  tumbler --port 0\n  tumbler /etc/redis/redis.conf --port 7777 --requirepass secret\n  tumbler --metrics-port 9121          # Prometheus metrics at http://127.0.0.1:9121/metrics\n  tumbler top --port 6379              # live view of the locks on a server",
         )
         .arg(Arg::new("config-file").help("redis.conf-style configuration file").required(false))
         .arg(Arg::new("port").long("port").value_name("PORT").help("TCP port; 0 picks a free port and prints it [default: 6379]"))
@@ -47,6 +47,12 @@ fn cli() -> Command {
                 .long("enable-test-control")
                 .value_name("yes|no")
                 .help("Enable TUMBLER.NODE (down/up/delay/drop) and TUMBLER.CLUSTER (failover, slot moves) for tests [default: no]"),
+        )
+        .arg(
+            Arg::new("metrics-port")
+                .long("metrics-port")
+                .value_name("PORT")
+                .help("Serve Prometheus metrics at http://<bind>:PORT/metrics; 0 picks a free port [default: off]"),
         )
         .arg(Arg::new("version-flag").short('v').action(ArgAction::Version).help("Print version"))
         .arg(
@@ -169,6 +175,10 @@ fn apply_env(cfg: &mut Config) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    // `tumbler top ...`: the live lock view (server/src/top), not a server.
+    if args.get(1).map(String::as_str) == Some("top") {
+        std::process::exit(tumbler::top::run(&args[2..]));
+    }
     let (for_clap, directives) = split_args(&args);
     let m = cli().get_matches_from(for_clap);
 
@@ -328,6 +338,9 @@ fn main() {
         }
         for t in &a.tls {
             let _ = writeln!(out, "tumbler listening on {t} tls-port={}", t.port());
+        }
+        if let Some(m) = server.metrics_addr {
+            let _ = writeln!(out, "tumbler metrics on http://{m}/metrics metrics-port={}", m.port());
         }
         if let Some(u) = &a.unix {
             let u = u.display();

@@ -128,6 +128,8 @@ pub struct Shared {
     pub shutting_down: AtomicBool,
     pub script: ScriptStatus,
     pub counters: Counters,
+    /// Per-command calls and time (`/metrics`, INFO commandstats).
+    pub cmdstats: crate::cmdstats::CommandStats,
     pub started: Instant,
     /// INFO's run_id: random, fixed for the life of the process, as in Redis.
     pub run_id: String,
@@ -151,6 +153,8 @@ pub struct Shared {
     /// which shard this dataset is.
     pub cluster: Option<Arc<crate::cluster::Topology>>,
     pub shard: usize,
+    /// The `/metrics` port, 0 when metrics are off.
+    pub metrics_port: AtomicU64,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -285,6 +289,7 @@ impl Shared {
             shutting_down: AtomicBool::new(false),
             script: ScriptStatus::default(),
             counters: Counters::default(),
+            cmdstats: Default::default(),
             started: Instant::now(),
             run_id: random_run_id(),
             port: AtomicU64::new(0),
@@ -292,6 +297,7 @@ impl Shared {
             acl: crate::acl::Acl::new(&requirepass),
             cluster,
             shard,
+            metrics_port: AtomicU64::new(0),
         });
         shared.apply_config();
         shared

@@ -1,0 +1,255 @@
+//! `tumbler top [--host H] [--port P] [-a PASSWORD] [-n DB] [--interval MS]`: a live view
+//! of the locks on a server.
+//!
+//! Native locks, semaphores and read-write locks (LOCK.LIST, LOCK.INFO) and the Redisson
+//! lock hashes it recognises (`redisson`), with holders, tokens, TTLs and waiters, most
+//! contended first. Redraws on every refresh and on terminal resize; `q` quits.
+
+pub mod client;
+pub mod collect;
+pub mod redisson;
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Cell, Paragraph, Row as TRow, Table};
+use ratatui::Frame;
+
+use client::Client;
+use collect::Row;
+
+struct Opts {
+    host: String,
+    port: u16,
+    password: Option<String>,
+    db: u32,
+    interval: Duration,
+}
+
+const USAGE: &str =
+    "usage: tumbler top [--host HOST] [--port PORT] [-a PASSWORD] [-n DB] [--interval MS]";
+
+fn parse(args: &[String]) -> Result<Opts, String> {
+    let mut o = Opts {
+        host: "127.0.0.1".into(),
+        port: 6379,
+        password: None,
+        db: 0,
+        interval: Duration::from_millis(500),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{a} needs a value\n{USAGE}"))
+        };
+        match a.as_str() {
+            "-h" | "--host" => o.host = val()?,
+            "-p" | "--port" => o.port = val()?.parse().map_err(|_| format!("bad port\n{USAGE}"))?,
+            "-a" | "--password" => o.password = Some(val()?),
+            "-n" | "--db" => o.db = val()?.parse().map_err(|_| format!("bad db\n{USAGE}"))?,
+            "--interval" => {
+                let ms: u64 = val()?
+                    .parse()
+                    .map_err(|_| format!("bad interval\n{USAGE}"))?;
+                o.interval = Duration::from_millis(ms.max(50));
+            }
+            "--help" => return Err(USAGE.to_string()),
+            _ => return Err(format!("unexpected argument '{a}'\n{USAGE}")),
+        }
+    }
+    Ok(o)
+}
+
+fn connect(o: &Opts) -> Result<Client, String> {
+    let mut c =
+        Client::connect(&o.host, o.port).map_err(|e| format!("{}:{}: {e}", o.host, o.port))?;
+    let mut check = |args: &[&str]| -> Result<(), String> {
+        match c.call(args) {
+            Ok(client::Frame::Error(e)) => Err(e),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    if let Some(p) = &o.password {
+        check(&["AUTH", p])?;
+    }
+    check(&["SELECT", &o.db.to_string()])?;
+    check(&["CLIENT", "SETNAME", "tumbler-top"])?;
+    Ok(c)
+}
+
+/// Everything on screen.
+struct View {
+    rows: Vec<Row>,
+    error: Option<String>,
+    refreshed: Option<Instant>,
+}
+
+fn refresh(c: &mut Client) -> std::io::Result<Vec<Row>> {
+    let mut rows = collect::native(c)?;
+    rows.extend(collect::redisson_locks(c)?);
+    collect::sort_by_contention(&mut rows);
+    Ok(rows)
+}
+
+fn ttl(ms: i64) -> String {
+    match ms {
+        t if t < 0 => "session".into(),
+        t if t < 10_000 => format!("{:.1}s", t as f64 / 1000.0),
+        t => format!("{}s", t / 1000),
+    }
+}
+
+fn draw(f: &mut Frame, o: &Opts, v: &View) {
+    let [head, body, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(f.area());
+    let held = v.rows.len();
+    let waiting: i64 = v.rows.iter().map(|r| r.waiters).sum();
+    let status = match &v.error {
+        Some(e) => format!("error: {e}"),
+        None => format!("{held} locks held, {waiting} waiters"),
+    };
+    f.render_widget(
+        Paragraph::new(format!(
+            "tumbler top  {}:{} db{}  {status}",
+            o.host, o.port, o.db
+        ))
+        .style(Style::new().add_modifier(Modifier::BOLD)),
+        head,
+    );
+    let header = TRow::new(["KEY", "TYPE", "WAITERS", "TTL", "HOLDER", "HOLDS", "TOKEN"])
+        .style(Style::new().add_modifier(Modifier::REVERSED));
+    let rows = v.rows.iter().map(|r| {
+        let owners: Vec<Line> = r
+            .holders
+            .iter()
+            .map(|h| Line::raw(h.owner.clone()))
+            .collect();
+        let holds: Vec<Line> = r
+            .holders
+            .iter()
+            .map(|h| Line::raw(h.holds.clone()))
+            .collect();
+        let tokens: Vec<Line> = r
+            .holders
+            .iter()
+            .map(|h| Line::raw(h.token.map_or("-".into(), |t| t.to_string())))
+            .collect();
+        let height = r.holders.len().max(1) as u16;
+        TRow::new(vec![
+            Cell::from(r.key.clone()),
+            Cell::from(r.kind.clone()),
+            Cell::from(r.waiters.to_string()),
+            Cell::from(ttl(r.ttl_ms())),
+            Cell::from(owners),
+            Cell::from(holds),
+            Cell::from(tokens),
+        ])
+        .height(height)
+    });
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Fill(3),
+            Constraint::Length(22),
+            Constraint::Length(7),
+            Constraint::Length(8),
+            Constraint::Fill(3),
+            Constraint::Length(5),
+            Constraint::Length(8),
+        ],
+    )
+    .header(header)
+    .block(Block::bordered().title(" locks, most contended first "));
+    f.render_widget(table, body);
+    let age = v.refreshed.map_or(String::new(), |t| {
+        format!("  refreshed {} ms ago", t.elapsed().as_millis())
+    });
+    f.render_widget(Paragraph::new(format!("q quit{age}")), foot);
+}
+
+/// Runs the view until `q`; returns the process exit status.
+pub fn run(args: &[String]) -> i32 {
+    let o = match parse(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    // Fail before taking over the terminal if the server is not there.
+    let mut client = match connect(&o) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("tumbler top: {e}");
+            return 1;
+        }
+    };
+    let mut terminal = ratatui::init();
+    let mut view = View {
+        rows: Vec::new(),
+        error: None,
+        refreshed: None,
+    };
+    let mut due = Instant::now();
+    let result = loop {
+        if Instant::now() >= due {
+            due = Instant::now() + o.interval;
+            if client.is_none() {
+                client = connect(&o).map_err(|e| view.error = Some(e)).ok();
+            }
+            if let Some(c) = client.as_mut() {
+                match refresh(c) {
+                    Ok(rows) => {
+                        view.rows = rows;
+                        view.error = None;
+                        view.refreshed = Some(Instant::now());
+                    }
+                    Err(e) => {
+                        view.error = Some(e.to_string());
+                        client = None;
+                    }
+                }
+            }
+        }
+        if let Err(e) = terminal.draw(|f| draw(f, &o, &view)) {
+            break Err(e);
+        }
+        let wait = due
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(250));
+        match event::poll(wait) {
+            Ok(true) => match event::read() {
+                Ok(Event::Key(k)) if k.kind == KeyEventKind::Press => {
+                    let ctrl_c =
+                        k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+                    if matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || ctrl_c {
+                        break Ok(());
+                    }
+                }
+                // Resize: the next draw lays out for the new size (ratatui autoresizes).
+                Ok(_) => {}
+                Err(e) => break Err(e),
+            },
+            Ok(false) => {}
+            Err(e) => break Err(e),
+        }
+    };
+    ratatui::restore();
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("tumbler top: {e}");
+            1
+        }
+    }
+}
