@@ -87,3 +87,10 @@ port=$(grep -o 'port=[0-9]*' "$out" | head -1 | cut -d= -f2)
 units=$(grep -v '^#' tests/tcl/tumbler.baseline | awk '{print $1}' | tr '\n' ' ')
 bash scripts/redis-tcl-suite.sh --port "$port" --units "$units" --baseline tests/tcl/tumbler.baseline --logdir target/tcl-logs
 kill $pid 2>/dev/null || true
+
+# --- ACL and auth units in spawn mode (issue 12): the suite starts its own servers from its
+# config files, with the tumbler binary as src/redis-server. About 10 s in total.
+log "Redis 7.0 Tcl units in spawn mode (ratchet: tests/tcl/tumbler-spawn.baseline)"
+spawn_units=$(grep -v '^#' tests/tcl/tumbler-spawn.baseline | awk '{print $1}' | tr '\n' ' ')
+timeout 600 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$spawn_units" \
+  --unit-timeout 180 --baseline tests/tcl/tumbler-spawn.baseline --logdir target/tcl-spawn-logs

@@ -82,6 +82,12 @@ pub enum Keys {
     },
     /// Keys follow a token (`STREAMS`-like); not used yet.
     Movable,
+    /// SORT: the key at 1, and the argument after the last STORE option (Redis'
+    /// sortGetKeys, which skips the arguments of LIMIT, GET and BY).
+    Sort,
+    /// GEORADIUS[BYMEMBER]: the key at 1, and the arguments after the first STORE and the
+    /// first STOREDIST from argument 6 on (Redis 7.0's keyword key specs).
+    GeoRadius,
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> Reply;
@@ -150,6 +156,34 @@ impl CommandSpec {
         let n = argv.len() as i32;
         match self.keys {
             Keys::None | Keys::Movable => vec![],
+            Keys::Sort => {
+                let mut store = None;
+                let mut i = 2;
+                while i < argv.len() {
+                    let a = &argv[i];
+                    if a.eq_ignore_ascii_case(b"limit") {
+                        i += 2;
+                    } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
+                        i += 1;
+                    } else if a.eq_ignore_ascii_case(b"store") && i + 1 < argv.len() {
+                        store = Some(i + 1);
+                    }
+                    i += 1;
+                }
+                std::iter::once(1).chain(store).collect()
+            }
+            Keys::GeoRadius => {
+                // Two keyword key specs, each the first match from argument 6 on.
+                let after = |word: &[u8]| {
+                    (6..argv.len().saturating_sub(1))
+                        .find(|&i| argv[i].eq_ignore_ascii_case(word))
+                        .map(|i| i + 1)
+                };
+                std::iter::once(1)
+                    .chain(after(b"store"))
+                    .chain(after(b"storedist"))
+                    .collect()
+            }
             Keys::Range { first, last, step } => {
                 let last = if last < 0 { n + last } else { last.min(n - 1) };
                 (first..=last)
@@ -194,10 +228,88 @@ impl CommandSpec {
     pub fn legacy_key_range(&self) -> (i64, i64, i64) {
         match self.keys {
             Keys::None => (0, 0, 0),
+            Keys::Sort | Keys::GeoRadius => (1, 1, 1),
             Keys::Range { first, last, step } => (first as i64, last as i64, step as i64),
             Keys::NumKeys { .. } | Keys::Movable => (0, 0, 0),
             Keys::DestNumKeys { dest, .. } => (dest as i64, dest as i64, 1),
         }
+    }
+}
+
+/// Redis 7's ACL categories, in the order ACL CAT and COMMAND INFO list them (bit i of
+/// [`CommandSpec::acl_mask`] is category i).
+pub const ACL_CATEGORIES: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
+/// The bit of a category name (case-insensitive, without the '@').
+pub fn acl_category_bit(name: &[u8]) -> Option<u32> {
+    ACL_CATEGORIES
+        .iter()
+        .position(|c| c.as_bytes().eq_ignore_ascii_case(name))
+        .map(|i| 1 << i)
+}
+
+impl CommandSpec {
+    /// The command's ACL categories as a bitmask over [`ACL_CATEGORIES`]: the ones its table
+    /// row names, plus those Redis derives from the flags (`setImplicitACLCategories`):
+    /// write, read (not for scripting commands), admin+dangerous, pubsub, fast, blocking,
+    /// and slow for everything that is not fast.
+    pub fn acl_mask(&self) -> u32 {
+        let bit = |n: &str| acl_category_bit(n.as_bytes()).unwrap_or(0);
+        let mut m = self.acl.iter().fold(0, |m, c| m | bit(c));
+        if self.has(flag::WRITE) {
+            m |= bit("write");
+        }
+        if self.has(flag::READONLY) && m & bit("scripting") == 0 {
+            m |= bit("read");
+        }
+        if self.has(flag::ADMIN) {
+            m |= bit("admin") | bit("dangerous");
+        }
+        if self.has(flag::PUBSUB) {
+            m |= bit("pubsub");
+        }
+        if self.has(flag::FAST) {
+            m |= bit("fast");
+        }
+        if self.has(flag::BLOCKING) {
+            m |= bit("blocking");
+        }
+        if m & bit("fast") == 0 {
+            m |= bit("slow");
+        }
+        m
+    }
+
+    /// The names of [`CommandSpec::acl_mask`], in Redis' order.
+    pub fn acl_categories(&self) -> impl Iterator<Item = &'static str> {
+        let m = self.acl_mask();
+        ACL_CATEGORIES
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| m & (1 << i) != 0)
+            .map(|(_, c)| *c)
     }
 }
 
@@ -237,6 +349,12 @@ pub const fn engine(
         exec: Exec::Engine(h),
         ..BASE
     }
+}
+
+/// `spec` with the ACL categories Redis' command JSON gives it (those not implied by its
+/// flags, see [`CommandSpec::acl_mask`]).
+pub const fn with_acl(acl: &'static [&'static str], spec: CommandSpec) -> CommandSpec {
+    CommandSpec { acl, ..spec }
 }
 
 /// Shorthand for the common key spec "one key at argument 1".
@@ -283,25 +401,22 @@ impl Ctx<'_> {
         let db = self.cl.db;
         let now = self.eng.now_ms();
         let no_touch = self.cl.no_touch;
-        match self.eng.lookup(db, key) {
-            Some(_) => {
-                self.eng.stats.keyspace_hits += 1;
-                let e = self.eng.dbs[db].get_mut(key).unwrap();
-                if !no_touch {
-                    e.lru_ms = now;
-                }
-                Some(e)
-            }
-            None => {
-                self.eng.stats.keyspace_misses += 1;
-                None
-            }
-        }
+        self.eng.lookup_read(db, key, now, !no_touch)
     }
     /// Looks a key up for writing: lazy expiry, no stats.
     pub fn write(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
         let db = self.cl.db;
         self.eng.lookup(db, key)
+    }
+    /// Looks a key up for writing and creates it with `make()` (no TTL, with the `new`
+    /// event) if absent or expired. One probe when the key exists.
+    pub fn write_or_create(
+        &mut self,
+        key: &Bytes,
+        make: impl FnOnce() -> crate::value::Value,
+    ) -> &mut crate::value::Entry {
+        let db = self.cl.db;
+        self.eng.lookup_or_insert(db, key, make)
     }
     pub fn exists(&mut self, key: &[u8]) -> bool {
         self.write(key).is_some()
@@ -354,6 +469,10 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::keys::COMMANDS,
         crate::hashes::COMMANDS,
         crate::sets::COMMANDS,
+        crate::sort::COMMANDS,
+        crate::bitops::COMMANDS,
+        crate::hyperloglog::COMMANDS,
+        crate::geo::COMMANDS,
         crate::streams::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,
@@ -444,14 +563,17 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
         .chain(
             matches!(
                 c.keys,
-                Keys::NumKeys { .. } | Keys::DestNumKeys { .. } | Keys::Movable
+                Keys::NumKeys { .. }
+                    | Keys::DestNumKeys { .. }
+                    | Keys::Movable
+                    | Keys::Sort
+                    | Keys::GeoRadius
             )
             .then(|| Reply::simple("movablekeys")),
         )
         .collect();
     let acl = c
-        .acl
-        .iter()
+        .acl_categories()
         .map(|a| Reply::Simple(format!("@{a}").into()))
         .collect();
     Reply::Array(vec![
@@ -517,6 +639,7 @@ fn key_specs(c: &CommandSpec) -> Vec<Reply> {
     };
     match c.keys {
         Keys::None | Keys::Movable => vec![],
+        Keys::Sort | Keys::GeoRadius => vec![spec(index(1), range(0, 1))],
         Keys::Range { first, last, step } => {
             let rel_last = if last < 0 { last } else { last - first };
             vec![spec(index(first), range(rel_last, step))]

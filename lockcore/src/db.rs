@@ -7,14 +7,31 @@
 
 use bytes::Bytes;
 use std::collections::hash_map::RandomState;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 
 use crate::value::{Entry, Value};
 
+/// The keyspace hasher: aHash keyed with per-process random keys. Redis hashes keys with
+/// SipHash-1-2 under a random key so that clients cannot flood one bucket; aHash keeps that
+/// property (its keys are random per process and it is designed to resist collision
+/// attacks) at a fraction of std's SipHash-1-3 cost, which showed up in profiles of SET/GET
+/// over a 1M keyspace (docs/architecture.md).
+pub type KeyHasher = ahash::RandomState;
+
+/// What [`Db::probe`] found: a live entry, an expired one it just removed, or nothing.
+pub enum Probe<'a> {
+    Live(&'a mut Entry),
+    /// The key's TTL had passed: the entry is already out of the map and the indexes.
+    Expired,
+    Absent,
+}
+
 #[derive(Debug, Default)]
 pub struct Db {
-    map: HashMap<Bytes, Entry>,
+    /// hashbrown rather than std's map for `entry_ref`: a lookup that may turn into an
+    /// insert or a removal hashes and probes once, without cloning the key first.
+    map: hashbrown::HashMap<Bytes, Entry, KeyHasher>,
     expires: BTreeSet<(i64, Bytes)>,
     /// Keys ordered by their SCAN hash: built by the first SCAN, then kept in step with
     /// the map, so each SCAN step costs O(log n + COUNT) rather than a pass over the db.
@@ -43,20 +60,41 @@ impl Db {
         self.map.contains_key(key)
     }
 
-    /// Inserts or replaces `key`. `expire_at` replaces any previous expiry.
-    pub fn insert(&mut self, key: Bytes, value: Value, expire_at: Option<i64>, now: i64) {
-        match self.map.get(&key) {
-            Some(old) => {
-                if let Some(t) = old.expire_at {
-                    self.expires.remove(&(t, key.clone()));
+    /// One probe for a key: the live entry, or, if its TTL is `<= now`, removes it (map,
+    /// expiry index, SCAN index) and says so; the caller runs the expiry epilogue.
+    pub fn probe(&mut self, key: &[u8], now: i64) -> Probe<'_> {
+        let Db {
+            map,
+            expires,
+            scan_index,
+            scan_hasher,
+        } = self;
+        match map.entry_ref(key) {
+            hashbrown::hash_map::EntryRef::Vacant(_) => Probe::Absent,
+            hashbrown::hash_map::EntryRef::Occupied(o) => match o.get().expire_at {
+                Some(t) if t <= now => {
+                    let (k, _) = o.remove_entry();
+                    expires.remove(&(t, k.clone()));
+                    if let Some(ix) = scan_index {
+                        ix.remove(&(scan_hasher.hash_one(k.as_ref()) | 1, k));
+                    }
+                    Probe::Expired
                 }
-            }
-            None => self.index_add(&key),
+                _ => Probe::Live(o.into_mut()),
+            },
         }
-        if let Some(t) = expire_at {
-            self.expires.insert((t, key.clone()));
-        }
-        self.map.insert(
+    }
+
+    /// Inserts or replaces `key`. `expire_at` replaces any previous expiry. Returns the
+    /// stored entry.
+    pub fn insert(
+        &mut self,
+        key: Bytes,
+        value: Value,
+        expire_at: Option<i64>,
+        now: i64,
+    ) -> &mut Entry {
+        self.insert_entry(
             key,
             Entry {
                 value,
@@ -64,35 +102,46 @@ impl Db {
                 lru_ms: now,
                 raw: false,
             },
-        );
+        )
     }
 
     /// Inserts a whole entry (value, TTL, encoding flag), replacing any previous one.
-    /// Used by RENAME, MOVE and COPY, which carry the TTL along.
-    pub fn insert_entry(&mut self, key: Bytes, entry: Entry) {
-        match self.map.get(&key) {
-            Some(old) => {
-                if let Some(t) = old.expire_at {
-                    self.expires.remove(&(t, key.clone()));
-                }
-            }
-            None => self.index_add(&key),
-        }
+    /// Used by RENAME, MOVE and COPY, which carry the TTL along. Returns the stored entry.
+    pub fn insert_entry(&mut self, key: Bytes, entry: Entry) -> &mut Entry {
         if let Some(t) = entry.expire_at {
             self.expires.insert((t, key.clone()));
         }
-        self.map.insert(key, entry);
+        match self.map.entry(key) {
+            hashbrown::hash_map::Entry::Occupied(mut o) => {
+                if let Some(t) = o.get().expire_at {
+                    if Some(t) != entry.expire_at {
+                        self.expires.remove(&(t, o.key().clone()));
+                    }
+                }
+                *o.get_mut() = entry;
+                o.into_mut()
+            }
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                if let Some(ix) = &mut self.scan_index {
+                    let h = self.scan_hasher.hash_one(v.key().as_ref()) | 1;
+                    ix.insert((h, v.key().clone()));
+                }
+                v.insert(entry)
+            }
+        }
     }
 
     /// Replaces the value of an existing key, keeping its TTL. Inserts without TTL if absent.
     pub fn replace_value(&mut self, key: &Bytes, value: Value, now: i64) {
-        match self.map.get_mut(key) {
+        match self.map.get_mut(key.as_ref()) {
             Some(e) => {
                 e.value = value;
                 e.lru_ms = now;
                 e.raw = false;
             }
-            None => self.insert(key.clone(), value, None, now),
+            None => {
+                self.insert(key.clone(), value, None, now);
+            }
         }
     }
 
@@ -109,29 +158,35 @@ impl Db {
         if let Some(t) = e.expire_at {
             self.expires.remove(&(t, k.clone()));
         }
+        self.index_remove(k);
+        Some(e)
+    }
+
+    fn index_remove(&mut self, k: Bytes) {
         if self.scan_index.is_some() {
             let h = self.scan_hash(&k);
             if let Some(ix) = &mut self.scan_index {
                 ix.remove(&(h, k));
             }
         }
-        Some(e)
     }
 
     /// Sets or clears the expiry of an existing key. Returns false if the key is absent.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
-        let Some((k, e)) = self.map.get_key_value(key) else {
+        let Some((k, e)) = self.map.get_key_value_mut(key) else {
             return false;
         };
-        let k = k.clone();
         let old = e.expire_at;
+        if old == at {
+            return true;
+        }
+        e.expire_at = at;
         if let Some(t) = old {
             self.expires.remove(&(t, k.clone()));
         }
         if let Some(t) = at {
             self.expires.insert((t, k.clone()));
         }
-        self.map.get_mut(&k).unwrap().expire_at = at;
         true
     }
 
@@ -166,15 +221,6 @@ impl Db {
     /// The SCAN order of a key; never 0, which is the cursor that starts and ends a scan.
     fn scan_hash(&self, key: &[u8]) -> u64 {
         self.scan_hasher.hash_one(key) | 1
-    }
-
-    fn index_add(&mut self, key: &Bytes) {
-        if self.scan_index.is_some() {
-            let h = self.scan_hash(key);
-            if let Some(ix) = &mut self.scan_index {
-                ix.insert((h, key.clone()));
-            }
-        }
     }
 
     /// A uniformly random key (including ones that may be logically expired).

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{self, CommandSpec, Ctx, Exec};
-use crate::db::Db;
+use crate::db::{Db, Probe};
 use crate::notify::{self, NotifyFlags};
 use crate::reply::Reply;
 use crate::value::{Entry, Value};
@@ -80,6 +80,7 @@ pub struct EngineConfig {
     pub list_max_listpack_size: i64,
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
+    pub hll_sparse_max_bytes: usize,
 }
 
 impl Default for EngineConfig {
@@ -92,6 +93,7 @@ impl Default for EngineConfig {
             list_max_listpack_size: -2,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
+            hll_sparse_max_bytes: 3000,
         }
     }
 }
@@ -228,29 +230,100 @@ impl Engine {
 
     // ---------------------------------------------------------------- keyspace access
 
-    /// Looks up a key for reading or writing, deleting it first if it has expired.
+    /// Looks up a key for reading or writing, deleting it first if it has expired. One
+    /// hash and one probe: the expiry check reads the entry the lookup found.
     pub fn lookup(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
-        self.expire_if_needed(db, key);
-        self.dbs[db].get_mut(key)
+        let now = self.now_ms();
+        let live: *mut Entry = match self.dbs[db].probe(key, now) {
+            Probe::Live(e) => e,
+            Probe::Absent => return None,
+            Probe::Expired => {
+                self.expired(db, key);
+                return None;
+            }
+        };
+        // SAFETY: `live` points into `self.dbs[db]`'s map and nothing has touched the map
+        // since `probe` returned it; the result borrows `self` mutably, so nothing can
+        // until it is dropped. (Returning the borrow straight from the match is sound but
+        // rejected by today's borrow checker, because another arm uses `self` again.)
+        Some(unsafe { &mut *live })
+    }
+
+    /// [`Engine::lookup`] for a read: counts the hit or miss and, with `touch`, sets the
+    /// entry's access time to `now`.
+    pub fn lookup_read(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now: i64,
+        touch: bool,
+    ) -> Option<&mut Entry> {
+        let live: *mut Entry = match self.dbs[db].probe(key, now) {
+            Probe::Live(e) => {
+                self.stats.keyspace_hits += 1;
+                if touch {
+                    e.lru_ms = now;
+                }
+                e
+            }
+            Probe::Absent => {
+                self.stats.keyspace_misses += 1;
+                return None;
+            }
+            Probe::Expired => {
+                self.expired(db, key);
+                self.stats.keyspace_misses += 1;
+                return None;
+            }
+        };
+        // SAFETY: as in `lookup`.
+        Some(unsafe { &mut *live })
+    }
+
+    /// [`Engine::lookup`] for a write that creates the key with `make()` if it is absent
+    /// (or just expired): the `new` event, no TTL.
+    pub fn lookup_or_insert(
+        &mut self,
+        db: usize,
+        key: &Bytes,
+        make: impl FnOnce() -> Value,
+    ) -> &mut Entry {
+        let now = self.now_ms();
+        let live: *mut Entry = match self.dbs[db].probe(key, now) {
+            Probe::Live(e) => e,
+            found => {
+                if let Probe::Expired = found {
+                    self.expired(db, key);
+                }
+                self.note_new_key(db, key);
+                self.dbs[db].insert(key.clone(), make(), None, now)
+            }
+        };
+        // SAFETY: as in `lookup`.
+        unsafe { &mut *live }
     }
 
     /// Deletes `key` if its TTL has passed; returns true if it did.
     pub fn expire_if_needed(&mut self, db: usize, key: &[u8]) -> bool {
         let now = self.now_ms();
-        let due =
-            matches!(self.dbs[db].get(key), Some(Entry { expire_at: Some(t), .. }) if *t <= now);
+        let due = matches!(self.dbs[db].probe(key, now), Probe::Expired);
         if due {
-            self.delete_expired(db, key);
+            self.expired(db, key);
         }
         due
     }
 
     fn delete_expired(&mut self, db: usize, key: &[u8]) {
         if self.dbs[db].remove(key).is_some() {
-            let key = Bytes::copy_from_slice(key);
-            self.stats.expired_keys += 1;
-            self.modified(db, &key, notify::EXPIRED, "expired");
+            self.expired(db, key);
         }
+    }
+
+    /// The epilogue of a key removed because its TTL passed.
+    fn expired(&mut self, db: usize, key: &[u8]) {
+        let key = Bytes::copy_from_slice(key);
+        self.stats.expired_keys += 1;
+        self.modified(db, &key, notify::EXPIRED, "expired");
     }
 
     /// Active expiry: deletes up to `limit` keys whose TTL has passed, in all databases.

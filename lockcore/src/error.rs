@@ -51,14 +51,28 @@ pub fn unknown_command(argv: &[bytes::Bytes]) -> Reply {
         "ERR unknown command '{}', with args beginning with: ",
         truncate_for_error(&name)
     );
+    // Redis: `for (...; sdslen(args) < 128; ...) args = sdscatprintf(args, "'%.*s' ",
+    // 128-(int)sdslen(args), argv[i])`: the 128 bytes count the argument list only, and
+    // each argument is cut to what is left of them (and, being "%s", at a NUL).
+    let mut args = String::new();
     for a in argv.iter().skip(1) {
-        if s.len() >= 128 {
+        if args.len() >= 128 {
             break;
         }
-        s.push('\'');
-        s.push_str(&truncate_for_error(&String::from_utf8_lossy(a)));
-        s.push_str("' ");
+        let a = a.split(|&c| c == 0).next().unwrap_or_default();
+        let mut text = truncate_for_error(&String::from_utf8_lossy(a));
+        let mut room = 128 - args.len();
+        if text.len() > room {
+            while !text.is_char_boundary(room) {
+                room -= 1;
+            }
+            text.truncate(room);
+        }
+        args.push('\'');
+        args.push_str(&text);
+        args.push_str("' ");
     }
+    s.push_str(&args);
     Reply::err(s)
 }
 

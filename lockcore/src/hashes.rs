@@ -57,33 +57,17 @@ pub fn get_hash<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashV
 
 /// The value of `field` in the hash at `key`, if both exist; WRONGTYPE if not a hash.
 fn field_value(ctx: &mut Ctx, key: &[u8], field: &[u8]) -> Result<Option<Bytes>, Reply> {
-    Ok(get_hash(ctx, key)?.and_then(|h| h.map.get(field).cloned()))
+    Ok(get_hash(ctx, key)?.and_then(|h| h.get_bytes(field)))
 }
 
 /// The hash at `key`, created empty if absent (the caller must leave it non-empty).
 pub fn hash_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut HashValue, Reply> {
-    let db = ctx.dbi();
-    let now = ctx.now();
-    if ctx.write(key).is_none() {
-        ctx.note_new_key(key);
-        ctx.eng.dbs[db].insert(key.clone(), Value::Hash(Box::default()), None, now);
-    }
-    match &mut ctx.eng.dbs[db].get_mut(key).unwrap().value {
+    match &mut ctx
+        .write_or_create(key, || Value::Hash(HashValue::default()))
+        .value
+    {
         Value::Hash(h) => Ok(h),
         _ => Err(error::wrongtype()),
-    }
-}
-
-/// Records the switch to "hashtable" encoding when the hash outgrows the listpack limits.
-fn check_encoding(
-    h: &mut HashValue,
-    max_entries: usize,
-    max_value: usize,
-    field: &[u8],
-    value: &[u8],
-) {
-    if !h.big && (h.map.len() > max_entries || field.len() > max_value || value.len() > max_value) {
-        h.big = true;
     }
 }
 
@@ -102,8 +86,7 @@ fn set_field(
         ctx.eng.config.hash_max_listpack_value,
     );
     let h = hash_for_write(ctx, key)?;
-    h.map.insert(field.clone(), value.clone());
-    check_encoding(h, me, mv, field, &value);
+    h.set(field, &value, me, mv);
     ctx.modified(key, notify::HASH, event);
     Ok(())
 }
@@ -119,10 +102,9 @@ fn hset_generic(ctx: &mut Ctx, a: &[Bytes]) -> Result<i64, Reply> {
     let h = hash_for_write(ctx, &a[1])?;
     let mut added = 0;
     for fv in a[2..].chunks(2) {
-        if h.map.insert(fv[0].clone(), fv[1].clone()).is_none() {
+        if h.set(&fv[0], &fv[1], me, mv) {
             added += 1;
         }
-        check_encoding(h, me, mv, &fv[0], &fv[1]);
     }
     ctx.modified(&a[1], notify::HASH, "hset");
     Ok(added)
@@ -144,14 +126,14 @@ fn hmset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn hget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::opt_bulk(h.and_then(|h| h.map.get(&a[2]).cloned())),
+        Ok(h) => Reply::opt_bulk(h.and_then(|h| h.get_bytes(&a[2]))),
         Err(e) => e,
     }
 }
 
 fn hexists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::Int(h.is_some_and(|h| h.map.contains_key(&a[2])) as i64),
+        Ok(h) => Reply::Int(h.is_some_and(|h| h.contains(&a[2])) as i64),
         Err(e) => e,
     }
 }
@@ -162,8 +144,8 @@ fn hdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => return Reply::Int(0),
         Err(e) => return e,
     };
-    let n = a[2..].iter().filter(|f| h.remove(f).is_some()).count();
-    let empty = h.map.is_empty();
+    let n = a[2..].iter().filter(|f| h.remove(f)).count();
+    let empty = h.is_empty();
     if n > 0 {
         ctx.modified(&a[1], notify::HASH, "hdel");
         if empty {
@@ -177,7 +159,7 @@ fn hdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn hlen(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::Int(h.map_or(0, |h| h.map.len() as i64)),
+        Ok(h) => Reply::Int(h.map_or(0, |h| h.len() as i64)),
         Err(e) => e,
     }
 }
@@ -210,9 +192,13 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_hash(ctx, &a[1]) {
         Ok(Some(h)) => Reply::Map(
-            h.map
-                .iter()
-                .map(|(k, v)| (Reply::Bulk(k.clone()), Reply::Bulk(v.clone())))
+            h.iter()
+                .map(|(k, v)| {
+                    (
+                        Reply::Bulk(Bytes::copy_from_slice(k)),
+                        Reply::Bulk(Bytes::copy_from_slice(v)),
+                    )
+                })
                 .collect(),
         ),
         Ok(None) => Reply::Map(vec![]),
@@ -222,7 +208,7 @@ fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_hash(ctx, &a[1]) {
-        Ok(Some(h)) if h.map.contains_key(&a[2]) => return Reply::Int(0),
+        Ok(Some(h)) if h.contains(&a[2]) => return Reply::Int(0),
         Ok(_) => {}
         Err(e) => return e,
     }
@@ -237,7 +223,7 @@ fn hmget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(h) => Reply::Array(
             a[2..]
                 .iter()
-                .map(|f| Reply::opt_bulk(h.as_ref().and_then(|h| h.map.get(f).cloned())))
+                .map(|f| Reply::opt_bulk(h.as_ref().and_then(|h| h.get_bytes(f))))
                 .collect(),
         ),
         Err(e) => e,
@@ -246,10 +232,7 @@ fn hmget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn hstrlen(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::Int(
-            h.and_then(|h| h.map.get(&a[2]))
-                .map_or(0, |v| v.len() as i64),
-        ),
+        Ok(h) => Reply::Int(h.and_then(|h| h.get(&a[2])).map_or(0, |v| v.len() as i64)),
         Err(e) => e,
     }
 }
@@ -285,14 +268,20 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn hkeys(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::bulks(h.into_iter().flat_map(|h| h.map.keys().cloned())),
+        Ok(h) => Reply::bulks(
+            h.into_iter()
+                .flat_map(|h| h.iter().map(|(k, _)| Bytes::copy_from_slice(k))),
+        ),
         Err(e) => e,
     }
 }
 
 fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::bulks(h.into_iter().flat_map(|h| h.map.values().cloned())),
+        Ok(h) => Reply::bulks(
+            h.into_iter()
+                .flat_map(|h| h.iter().map(|(_, v)| Bytes::copy_from_slice(v))),
+        ),
         Err(e) => e,
     }
 }
@@ -313,10 +302,12 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(s) => s,
         Err(e) => return e,
     };
-    let (fields, next) = if h.big {
-        crate::db::scan_by_hash(h.map.keys(), &hasher, args.cursor, args.count)
-    } else {
-        (h.map.keys().cloned().collect(), 0)
+    let (fields, next) = match &*h {
+        HashValue::Table(m) => crate::db::scan_by_hash(m.keys(), &hasher, args.cursor, args.count),
+        HashValue::Pack(p) => (
+            p.iter().map(|(k, _)| Bytes::copy_from_slice(k)).collect(),
+            0,
+        ),
     };
     let mut out = Vec::with_capacity(fields.len() * 2);
     for f in fields {
@@ -325,7 +316,7 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
                 continue;
             }
         }
-        let v = h.map.get(&f).cloned().unwrap_or_default();
+        let v = h.get_bytes(&f).unwrap_or_default();
         out.push(Reply::Bulk(f));
         out.push(Reply::Bulk(v));
     }
@@ -368,11 +359,11 @@ fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => return Reply::Null,
         Err(e) => return e,
     };
-    let size = h.map.len();
+    let size = h.len();
     let mut rng = rand::thread_rng();
     let Some(l) = count else {
         let i = rng.gen_range(0..size);
-        return Reply::Bulk(h.map.get_index(i).unwrap().0.clone());
+        return Reply::Bulk(Bytes::copy_from_slice(h.get_index(i).unwrap().0));
     };
     let n = l.unsigned_abs() as usize;
     // Redis would stream billions of repeats until the output limit kills the client;
@@ -392,17 +383,15 @@ fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     };
     let mut out = Vec::with_capacity(picks.len() * if withvalues { 2 } else { 1 });
     for i in picks {
-        let (f, v) = h.map.get_index(i).unwrap();
+        let (f, v) = h.get_index(i).unwrap();
+        let (f, v) = (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v));
         match (withvalues, resp3) {
-            (false, _) => out.push(Reply::Bulk(f.clone())),
+            (false, _) => out.push(Reply::Bulk(f)),
             (true, false) => {
-                out.push(Reply::Bulk(f.clone()));
-                out.push(Reply::Bulk(v.clone()));
+                out.push(Reply::Bulk(f));
+                out.push(Reply::Bulk(v));
             }
-            (true, true) => out.push(Reply::Array(vec![
-                Reply::Bulk(f.clone()),
-                Reply::Bulk(v.clone()),
-            ])),
+            (true, true) => out.push(Reply::Array(vec![Reply::Bulk(f), Reply::Bulk(v)])),
         }
     }
     Reply::Array(out)

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::engine::delete_key;
 use crate::error;
 use crate::glob;
@@ -46,12 +46,18 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("renamenx", 3, WRITE | FAST, KEY2, renamenx),
     cmd("copy", -3, WRITE | DENYOOM, KEY2, copy),
     cmd("move", 3, WRITE | FAST, KEY1, move_),
-    cmd("keys", 2, READONLY, Keys::None, keys),
+    with_acl(
+        &["keyspace", "dangerous"],
+        cmd("keys", 2, READONLY, Keys::None, keys),
+    ),
     cmd("scan", -2, READONLY, Keys::None, scan),
     cmd("randomkey", 1, READONLY, Keys::None, randomkey),
     cmd("touch", -2, READONLY | FAST, ALL_KEYS, touch),
     cmd("dump", 2, READONLY, KEY1, dump),
-    cmd("restore", -4, WRITE | DENYOOM, KEY1, restore),
+    with_acl(
+        &["keyspace", "dangerous"],
+        cmd("restore", -4, WRITE | DENYOOM, KEY1, restore),
+    ),
     CommandSpec {
         name: "object",
         arity: -2,
@@ -73,6 +79,7 @@ pub static OBJECT_SUBS: &[CommandSpec] = &[
         parent: "object",
         arity: 2,
         flags: LOADING | STALE,
+        acl: &["keyspace"],
         group: "generic",
         exec: Exec::Engine(object_help),
         ..BASE
@@ -318,7 +325,7 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if let Value::Hash(h) = &mut entry.value {
         // A copy is built afresh: Redis re-creates a hashtable with no deleted holes; the
         // encoding is kept.
-        h.map.shrink_to_fit();
+        h.shrink_to_fit();
     }
     ctx.eng.note_new_key(dst_db, dst);
     ctx.eng.dbs[dst_db].insert_entry(dst.clone(), entry);

@@ -2,14 +2,19 @@
 //! semantics and native lock primitives. It does no I/O: no sockets, no threads, no tokio.
 //! The `server` crate adds the network, the Lua VM, pub/sub fan-out and config.
 
+pub mod bitops;
 pub mod clock;
 pub mod commands;
 pub mod db;
 pub mod engine;
+pub mod geo;
 pub mod error;
 pub mod glob;
 pub mod hashes;
+pub mod hyperloglog;
+pub mod key_access;
 pub mod keys;
+pub mod listpack;
 pub mod lists;
 pub mod locks;
 pub mod notify;
@@ -20,6 +25,7 @@ pub mod reply;
 pub mod scripting_cmds;
 pub mod server_cmds;
 pub mod sets;
+pub mod sort;
 pub mod streams;
 pub mod strings;
 pub mod tumbler_cmds;

@@ -109,6 +109,11 @@ impl LockValue {
 
 // ---------------------------------------------------------------- server-wide tables
 
+/// Token room per millisecond of wall clock: a run stays below the next run's seed unless
+/// it averaged over a million grants per second for its whole life. Tokens stay below
+/// 2^53 (until the year 2255), so JavaScript clients read them exactly.
+pub const TOKENS_PER_MS: u64 = 1000;
+
 /// Lock state that lives outside the keyspace, on the [`Engine`].
 #[derive(Debug, Default)]
 pub struct LockTables {
@@ -145,6 +150,14 @@ impl LockTables {
     /// The last token granted (INFO, tests).
     pub fn last_token(&self) -> u64 {
         self.last_token
+    }
+
+    /// Raises the token counter to at least `wall_ms * TOKENS_PER_MS`, so that the tokens
+    /// of this run start above every token an earlier run issued (docs/locking.md, "Fencing
+    /// tokens across restarts"). The server calls it once at start with the system clock.
+    pub fn seed_tokens(&mut self, wall_ms: i64) {
+        let floor = (wall_ms.max(0) as u64).saturating_mul(TOKENS_PER_MS);
+        self.last_token = self.last_token.max(floor);
     }
 
     fn next_token(&mut self) -> u64 {

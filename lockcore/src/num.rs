@@ -64,6 +64,20 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     }
 }
 
+/// Formats like Redis' `ld2string(.., LD_STR_HUMAN)`: `%.17Lf` with the trailing zeros (and
+/// a bare point) cut, and `-0` as `0`.
+pub fn fmt_human(d: f64) -> String {
+    let mut s = format!("{d:.17}");
+    if s.contains('.') {
+        let cut = s.trim_end_matches('0').trim_end_matches('.').len();
+        s.truncate(cut);
+    }
+    if s == "-0" {
+        s = "0".into();
+    }
+    s
+}
+
 /// Formats like C's `printf("%.17g", d)`, which Redis 7.0 uses for scores and doubles.
 pub fn fmt_double_17g(d: f64) -> String {
     fmt_g(d, 17)

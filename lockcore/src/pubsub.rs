@@ -37,7 +37,10 @@ pub static PUBSUB_SUBS: &[CommandSpec] = &[
     sub("numpat", 2),
     sub("shardchannels", -2),
     sub("shardnumsub", -2),
-    sub("help", 2),
+    CommandSpec {
+        flags: LOADING | STALE,
+        ..sub("help", 2)
+    },
 ];
 
 const ALL: Keys = Keys::Range {
@@ -94,6 +97,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         exec: Exec::Container,
         subcommands: PUBSUB_SUBS,
+        acl: &[],
         ..srv("pubsub", -2, 0, Keys::None)
     },
 ];

@@ -101,8 +101,8 @@ pub fn dump(v: &Value) -> Option<Vec<u8>> {
         }
         Value::Hash(h) => {
             out.push(T_HASH);
-            put_len(&mut out, h.map.len());
-            for (f, v) in &h.map {
+            put_len(&mut out, h.len());
+            for (f, v) in h.iter() {
                 put_string(&mut out, f);
                 put_string(&mut out, v);
             }
@@ -384,19 +384,20 @@ pub fn to_value(l: Loaded, hash_max_entries: usize, hash_max_value: usize) -> Op
         }
         Loaded::Hash(pairs) => {
             let mut h = HashValue::default();
+            if pairs.len() > hash_max_entries
+                || pairs
+                    .iter()
+                    .any(|(f, v)| f.len() > hash_max_value || v.len() > hash_max_value)
+            {
+                h.convert();
+            }
             for (f, v) in pairs {
-                if f.len() > hash_max_value || v.len() > hash_max_value {
-                    h.big = true;
-                }
                 // A duplicate field means a corrupt payload, as Redis' loader decides.
-                if h.map.insert(f, v).is_some() {
+                if !h.set(&f, &v, usize::MAX, usize::MAX) {
                     return None;
                 }
             }
-            if h.map.len() > hash_max_entries {
-                h.big = true;
-            }
-            Value::Hash(Box::new(h))
+            Value::Hash(h)
         }
     })
 }
@@ -413,10 +414,9 @@ mod tests {
     #[test]
     fn round_trips_every_type_it_writes() {
         let mut h = HashValue::default();
-        h.map
-            .insert(Bytes::from("f"), Bytes::from("x".repeat(20000)));
-        h.map.insert(Bytes::from("n"), Bytes::from("-70000"));
-        let p = dump(&Value::Hash(Box::new(h))).unwrap();
+        h.set(&Bytes::from("f"), &Bytes::from("x".repeat(20000)), 512, 64);
+        h.set(&Bytes::from("n"), &Bytes::from("-70000"), 512, 64);
+        let p = dump(&Value::Hash(h)).unwrap();
         assert!(verify(&p));
         let Some(Loaded::Hash(v)) = load(&p) else {
             panic!("not a hash")

@@ -25,6 +25,9 @@ pub enum Reply {
     Set(Vec<Reply>),
     /// A bulk string in RESP2.
     Double(f64),
+    /// A double printed as Redis' addReplyHumanLongDouble does (17 decimals, trailing
+    /// zeros cut: GEOPOS coordinates); a bulk string in RESP2.
+    HumanDouble(f64),
     /// `:1`/`:0` in RESP2.
     Bool(bool),
     /// `=` in RESP3 (format, text); a bulk string in RESP2.
@@ -73,19 +76,12 @@ impl Reply {
     /// Appends the RESP2 (`resp3 == false`) or RESP3 encoding of `self` to `out`.
     pub fn encode(&self, out: &mut BytesMut, resp3: bool) {
         match self {
-            Reply::Simple(s) => line(out, b'+', s.as_bytes()),
-            Reply::Error(s) => {
-                // Like Redis, never let a newline in an error break the framing.
-                if s.contains(['\r', '\n']) {
-                    let clean: String = s
-                        .chars()
-                        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
-                        .collect();
-                    line(out, b'-', clean.as_bytes())
-                } else {
-                    line(out, b'-', s.as_bytes())
-                }
-            }
+            // Like Redis (sdsmapchars on script statuses, addReplyErrorLength's scan), a CR or
+            // LF in a status or error line becomes a space: user text can never end the
+            // line early and forge the next reply.
+            Reply::Simple(s) => safe_line(out, b'+', s.as_bytes()),
+            // Errors also lose trailing CR/LF first (addReplyErrorFormat's sdstrim).
+            Reply::Error(s) => safe_line(out, b'-', s.trim_end_matches(['\r', '\n']).as_bytes()),
             Reply::Int(i) => int_line(out, b':', *i),
             Reply::Bulk(b) => bulk(out, b),
             Reply::Null => out.put_slice(if resp3 { b"_\r\n" } else { b"$-1\r\n" }),
@@ -119,8 +115,12 @@ impl Reply {
                     v.encode(out, resp3);
                 }
             }
-            Reply::Double(d) => {
-                let s = crate::num::fmt_double_17g(*d);
+            Reply::Double(_) | Reply::HumanDouble(_) => {
+                let s = match self {
+                    Reply::HumanDouble(d) => crate::num::fmt_human(*d),
+                    Reply::Double(d) => crate::num::fmt_double_17g(*d),
+                    _ => unreachable!(),
+                };
                 if resp3 {
                     line(out, b',', s.as_bytes())
                 } else {
@@ -147,7 +147,7 @@ impl Reply {
             }
             Reply::BigNumber(n) => {
                 if resp3 {
-                    line(out, b'(', n)
+                    safe_line(out, b'(', n)
                 } else {
                     bulk(out, n)
                 }
@@ -180,6 +180,19 @@ fn line(out: &mut BytesMut, tag: u8, s: &[u8]) {
     out.put_u8(tag);
     out.put_slice(s);
     out.put_slice(b"\r\n");
+}
+
+/// A line whose text may come from a user: CR and LF are written as spaces.
+fn safe_line(out: &mut BytesMut, tag: u8, s: &[u8]) {
+    let start = out.len() + 1;
+    line(out, tag, s);
+    if s.iter().any(|&c| c == b'\r' || c == b'\n') {
+        for c in &mut out[start..start + s.len()] {
+            if *c == b'\r' || *c == b'\n' {
+                *c = b' ';
+            }
+        }
+    }
 }
 
 fn int_line(out: &mut BytesMut, tag: u8, i: i64) {
@@ -217,5 +230,10 @@ mod tests {
         assert_eq!(enc(&Reply::Bool(true), false), ":1\r\n");
         assert_eq!(enc(&Reply::Double(1.5), true), ",1.5\r\n");
         assert_eq!(enc(&Reply::err("ERR x\r\ny"), false), "-ERR x  y\r\n");
+        assert_eq!(enc(&Reply::err("ERR x\r\n:1\r\n"), false), "-ERR x  :1\r\n");
+        let forged = Reply::Simple("OK\r\n:1\r\n".to_string().into());
+        assert_eq!(enc(&forged, false), "+OK  :1  \r\n");
+        let big = Reply::BigNumber(Bytes::from_static(b"1\r\n2"));
+        assert_eq!(enc(&big, true), "(1  2\r\n");
     }
 }

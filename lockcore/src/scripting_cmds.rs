@@ -44,6 +44,9 @@ pub static SCRIPT_SUBS: &[CommandSpec] = &[
     sub("help", 2, LOADING | STALE),
     sub("flush", -2, NOSCRIPT),
     sub("load", 3, NOSCRIPT | STALE),
+    // Tumbler's own (docs/scripting.md): which path a script takes, and the switch.
+    sub("plan", 3, NOSCRIPT),
+    sub("plans", -2, NOSCRIPT),
 ];
 
 pub static COMMANDS: &[CommandSpec] = &[

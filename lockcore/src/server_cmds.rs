@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, BASE};
+use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Exec, BASE};
 use crate::error::{self, *};
 use crate::num::parse_i64;
 use crate::reply::Reply;
@@ -50,27 +50,78 @@ const fn eng(
 }
 
 const CONN: &str = "connection";
+const CONN_ACL: &[&str] = &["connection"];
+const SCRIPTING_ACL: &[&str] = &["scripting"];
+const TX_ACL: &[&str] = &["transaction"];
 const SERVER: &str = "server";
 
 pub static CLIENT_SUBS: &[CommandSpec] = &[
-    sub("client", "id", 2, NOSCRIPT | LOADING | STALE),
-    sub("client", "info", 2, NOSCRIPT | LOADING | STALE),
-    sub("client", "list", -2, ADMIN | NOSCRIPT | LOADING | STALE),
-    sub("client", "setname", 3, NOSCRIPT | LOADING | STALE),
-    sub("client", "getname", 2, NOSCRIPT | LOADING | STALE),
-    sub("client", "setinfo", 4, NOSCRIPT | LOADING | STALE),
-    sub("client", "kill", -3, ADMIN | NOSCRIPT | LOADING | STALE),
-    sub("client", "reply", 3, NOSCRIPT | LOADING | STALE),
-    sub("client", "no-evict", 3, ADMIN | NOSCRIPT | LOADING | STALE),
-    sub("client", "no-touch", 3, NOSCRIPT | LOADING | STALE),
-    sub("client", "pause", -3, ADMIN | NOSCRIPT | LOADING | STALE),
-    sub("client", "unpause", 2, ADMIN | NOSCRIPT | LOADING | STALE),
-    sub("client", "unblock", -3, ADMIN | NOSCRIPT | LOADING | STALE),
-    sub("client", "getredir", 2, NOSCRIPT | LOADING | STALE),
-    sub("client", "tracking", -3, NOSCRIPT | LOADING | STALE),
-    sub("client", "caching", 3, NOSCRIPT | LOADING | STALE),
-    sub("client", "trackinginfo", 2, NOSCRIPT | LOADING | STALE),
-    sub("client", "help", 2, LOADING | STALE),
+    with_acl(CONN_ACL, sub("client", "id", 2, NOSCRIPT | LOADING | STALE)),
+    with_acl(
+        CONN_ACL,
+        sub("client", "info", 2, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "list", -2, ADMIN | NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "setname", 3, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "getname", 2, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "setinfo", 4, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "kill", -3, ADMIN | NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "reply", 3, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "no-evict", 3, ADMIN | NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "no-touch", 3, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "pause", -3, ADMIN | NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "unpause", 2, ADMIN | NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "unblock", -3, ADMIN | NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "getredir", 2, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "tracking", -3, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "caching", 3, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(
+        CONN_ACL,
+        sub("client", "trackinginfo", 2, NOSCRIPT | LOADING | STALE),
+    ),
+    with_acl(CONN_ACL, sub("client", "help", 2, LOADING | STALE)),
 ];
 
 pub static CONFIG_SUBS: &[CommandSpec] = &[
@@ -82,42 +133,177 @@ pub static CONFIG_SUBS: &[CommandSpec] = &[
 ];
 
 pub static COMMAND_SUBS: &[CommandSpec] = &[
-    sub("command", "count", 2, LOADING | STALE),
-    sub("command", "info", -2, LOADING | STALE),
-    sub("command", "docs", -2, LOADING | STALE),
-    sub("command", "list", -2, LOADING | STALE),
-    sub("command", "getkeys", -3, LOADING | STALE),
-    sub("command", "getkeysandflags", -3, LOADING | STALE),
-    sub("command", "help", 2, LOADING | STALE),
+    with_acl(CONN_ACL, sub("command", "count", 2, LOADING | STALE)),
+    with_acl(CONN_ACL, sub("command", "info", -2, LOADING | STALE)),
+    with_acl(CONN_ACL, sub("command", "docs", -2, LOADING | STALE)),
+    with_acl(CONN_ACL, sub("command", "list", -2, LOADING | STALE)),
+    with_acl(CONN_ACL, sub("command", "getkeys", -3, LOADING | STALE)),
+    with_acl(
+        CONN_ACL,
+        sub("command", "getkeysandflags", -3, LOADING | STALE),
+    ),
+    with_acl(CONN_ACL, sub("command", "help", 2, LOADING | STALE)),
 ];
 
 pub static FUNCTION_SUBS: &[CommandSpec] = &[
-    sub("function", "flush", -2, WRITE | NOSCRIPT),
-    sub("function", "list", -2, NOSCRIPT),
-    sub("function", "stats", 2, NOSCRIPT | ALLOW_BUSY),
-    sub("function", "load", -3, WRITE | DENYOOM | NOSCRIPT),
-    sub("function", "delete", 3, WRITE | NOSCRIPT),
-    sub("function", "dump", 2, NOSCRIPT),
-    sub("function", "restore", -3, WRITE | DENYOOM | NOSCRIPT),
-    sub("function", "kill", 2, NOSCRIPT | ALLOW_BUSY),
-    sub("function", "help", 2, LOADING | STALE),
+    with_acl(
+        SCRIPTING_ACL,
+        sub("function", "flush", -2, WRITE | NOSCRIPT),
+    ),
+    with_acl(SCRIPTING_ACL, sub("function", "list", -2, NOSCRIPT)),
+    with_acl(
+        SCRIPTING_ACL,
+        sub("function", "stats", 2, NOSCRIPT | ALLOW_BUSY),
+    ),
+    with_acl(
+        SCRIPTING_ACL,
+        sub("function", "load", -3, WRITE | DENYOOM | NOSCRIPT),
+    ),
+    with_acl(
+        SCRIPTING_ACL,
+        sub("function", "delete", 3, WRITE | NOSCRIPT),
+    ),
+    with_acl(SCRIPTING_ACL, sub("function", "dump", 2, NOSCRIPT)),
+    with_acl(
+        SCRIPTING_ACL,
+        sub("function", "restore", -3, WRITE | DENYOOM | NOSCRIPT),
+    ),
+    with_acl(
+        SCRIPTING_ACL,
+        sub("function", "kill", 2, NOSCRIPT | ALLOW_BUSY),
+    ),
+    with_acl(SCRIPTING_ACL, sub("function", "help", 2, LOADING | STALE)),
 ];
+
+/// ACL's subcommands (server/src/acl.rs runs them).
+pub static ACL_SUBS: &[CommandSpec] = &[
+    acl_sub(
+        "cat",
+        -2,
+        NOSCRIPT | LOADING | STALE | SENTINEL,
+        "List the ACL categories or the commands inside a category",
+    ),
+    acl_sub(
+        "deluser",
+        -3,
+        ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL,
+        "Remove the specified ACL users and the associated rules",
+    ),
+    CommandSpec {
+        since: "7.0.0",
+        ..acl_sub(
+            "dryrun",
+            -4,
+            ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL,
+            "Returns whether the user can execute the given command without executing the command.",
+        )
+    },
+    acl_sub(
+        "genpass",
+        -2,
+        NOSCRIPT | LOADING | STALE | SENTINEL,
+        "Generate a pseudorandom secure password to use for ACL users",
+    ),
+    acl_sub(
+        "getuser",
+        3,
+        ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL,
+        "Get the rules for a specific ACL user",
+    ),
+    acl_sub(
+        "help",
+        2,
+        LOADING | STALE | SENTINEL,
+        "Show helpful text about the different subcommands",
+    ),
+    acl_sub(
+        "list",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL,
+        "List the current ACL rules in ACL config file format",
+    ),
+    acl_sub(
+        "load",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL,
+        "Reload the ACLs from the configured ACL file",
+    ),
+    acl_sub(
+        "log",
+        -2,
+        ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL,
+        "List latest events denied because of ACLs in place",
+    ),
+    acl_sub(
+        "save",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL,
+        "Save the current ACL rules in the configured ACL file",
+    ),
+    acl_sub(
+        "setuser",
+        -3,
+        ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL,
+        "Modify or create the rules for a specific ACL user",
+    ),
+    acl_sub(
+        "users",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL,
+        "List the username of all the configured ACL rules",
+    ),
+    acl_sub(
+        "whoami",
+        2,
+        NOSCRIPT | LOADING | STALE | SENTINEL,
+        "Return the name of the user associated to the current connection",
+    ),
+];
+
+const fn acl_sub(name: &'static str, arity: i32, flags: u32, summary: &'static str) -> CommandSpec {
+    CommandSpec {
+        since: "6.0.0",
+        group: SERVER,
+        summary,
+        ..sub("acl", name, arity, flags)
+    }
+}
 
 const TX: &str = "transactions";
 
 pub static COMMANDS: &[CommandSpec] = &[
-    srv(
-        "multi",
-        1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
-        TX,
+    CommandSpec {
+        name: "acl",
+        arity: -2,
+        flags: SENTINEL,
+        group: SERVER,
+        since: "6.0.0",
+        summary: "A container for Access List Control commands",
+        exec: Exec::Container,
+        subcommands: ACL_SUBS,
+        ..BASE
+    },
+    with_acl(
+        TX_ACL,
+        srv(
+            "multi",
+            1,
+            NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+            TX,
+        ),
     ),
-    srv("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, TX),
-    srv(
-        "discard",
-        1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
-        TX,
+    with_acl(
+        TX_ACL,
+        srv("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, TX),
+    ),
+    with_acl(
+        TX_ACL,
+        srv(
+            "discard",
+            1,
+            NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+            TX,
+        ),
     ),
     CommandSpec {
         keys: crate::commands::Keys::Range {
@@ -125,6 +311,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             last: -1,
             step: 1,
         },
+        acl: TX_ACL,
         ..srv(
             "watch",
             -2,
@@ -132,11 +319,14 @@ pub static COMMANDS: &[CommandSpec] = &[
             TX,
         )
     },
-    srv(
-        "unwatch",
-        1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
-        TX,
+    with_acl(
+        TX_ACL,
+        srv(
+            "unwatch",
+            1,
+            NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+            TX,
+        ),
     ),
     srv("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, SERVER),
     CommandSpec {
@@ -147,33 +337,48 @@ pub static COMMANDS: &[CommandSpec] = &[
         subcommands: FUNCTION_SUBS,
         ..BASE
     },
-    srv("ping", -1, FAST, CONN),
-    srv("echo", 2, FAST, CONN),
-    srv(
-        "quit",
-        -1,
-        ALLOW_BUSY | NO_AUTH | LOADING | STALE | FAST,
-        CONN,
+    with_acl(CONN_ACL, srv("ping", -1, FAST, CONN)),
+    with_acl(CONN_ACL, srv("echo", 2, FAST, CONN)),
+    with_acl(
+        CONN_ACL,
+        srv(
+            "quit",
+            -1,
+            ALLOW_BUSY | NO_AUTH | LOADING | STALE | FAST,
+            CONN,
+        ),
     ),
-    srv(
-        "reset",
-        1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
-        CONN,
+    with_acl(
+        CONN_ACL,
+        srv(
+            "reset",
+            1,
+            NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+            CONN,
+        ),
     ),
-    srv(
-        "auth",
-        -2,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
-        CONN,
+    with_acl(
+        CONN_ACL,
+        srv(
+            "auth",
+            -2,
+            NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
+            CONN,
+        ),
     ),
-    srv(
-        "hello",
-        -1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
-        CONN,
+    with_acl(
+        CONN_ACL,
+        srv(
+            "hello",
+            -1,
+            NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
+            CONN,
+        ),
     ),
-    eng("select", 2, LOADING | STALE | FAST, CONN, select),
+    with_acl(
+        CONN_ACL,
+        eng("select", 2, LOADING | STALE | FAST, CONN, select),
+    ),
     CommandSpec {
         name: "client",
         arity: -2,
@@ -193,6 +398,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "command",
+        acl: CONN_ACL,
         arity: -1,
         flags: LOADING | STALE | SENTINEL,
         group: SERVER,
@@ -200,13 +406,28 @@ pub static COMMANDS: &[CommandSpec] = &[
         subcommands: COMMAND_SUBS,
         ..BASE
     },
-    srv("info", -1, LOADING | STALE | SENTINEL, SERVER),
+    with_acl(
+        &["dangerous"],
+        srv("info", -1, LOADING | STALE | SENTINEL, SERVER),
+    ),
     eng("time", 1, LOADING | STALE | FAST, SERVER, time),
-    eng("dbsize", 1, READONLY | FAST, SERVER, dbsize),
-    eng("flushdb", -1, WRITE, SERVER, flushdb),
-    eng("flushall", -1, WRITE, SERVER, flushall),
-    eng("swapdb", 3, WRITE | FAST, SERVER, swapdb),
-    srv("wait", 3, NOSCRIPT, "generic"),
+    with_acl(
+        &["keyspace"],
+        eng("dbsize", 1, READONLY | FAST, SERVER, dbsize),
+    ),
+    with_acl(
+        &["keyspace", "dangerous"],
+        eng("flushdb", -1, WRITE, SERVER, flushdb),
+    ),
+    with_acl(
+        &["keyspace", "dangerous"],
+        eng("flushall", -1, WRITE, SERVER, flushall),
+    ),
+    with_acl(
+        &["keyspace", "dangerous"],
+        eng("swapdb", 3, WRITE | FAST, SERVER, swapdb),
+    ),
+    with_acl(CONN_ACL, srv("wait", 3, NOSCRIPT, "generic")),
     srv("waitaof", 4, NOSCRIPT, "generic"),
     srv(
         "shutdown",
@@ -214,7 +435,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | SENTINEL | ALLOW_BUSY,
         SERVER,
     ),
-    eng("lastsave", 1, LOADING | STALE | FAST, SERVER, lastsave),
+    with_acl(
+        &["admin", "dangerous"],
+        eng("lastsave", 1, LOADING | STALE | FAST, SERVER, lastsave),
+    ),
     srv(
         "save",
         1,
@@ -320,7 +544,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     // Per-item overheads roughly like Redis' (dict entry, robj and sds headers).
     let body: usize = match &e.value {
         Value::Str(s) => s.len() + 16,
-        Value::Hash(h) => h.map.iter().map(|(k, v)| k.len() + v.len() + 24).sum(),
+        Value::Hash(h) => h.iter().map(|(k, v)| k.len() + v.len() + 24).sum(),
         Value::List(l) => l.iter().map(|v| v.len() + 11).sum(),
         Value::ZSet(z) => z.len() * 48,
         Value::Set(s) => s.members.iter().map(|m| m.len() + 24).sum(),

@@ -1,5 +1,5 @@
-//! Set commands (the subset Redis' own tests and clients lean on): SADD, SREM, SMEMBERS,
-//! SISMEMBER, SMISMEMBER, SCARD, SRANDMEMBER, SPOP, SSCAN.
+//! Set commands: SADD, SREM, SMEMBERS, SISMEMBER, SMISMEMBER, SCARD, SRANDMEMBER, SPOP,
+//! SSCAN, SMOVE, and the algebra (SINTER, SUNION, SDIFF, their STORE forms, SINTERCARD).
 //!
 //! Redis 7.0 keeps a set of integers as a sorted "intset" (so SMEMBERS is in numeric
 //! order) until it holds a non-integer or more than `set-max-intset-entries` members, then
@@ -35,7 +35,30 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("srandmember", -2, READONLY, KEY1, srandmember),
     cmd("spop", -2, WRITE | FAST, KEY1, spop),
     cmd("sscan", -3, READONLY, KEY1, sscan),
+    cmd("smove", 4, WRITE | FAST, KEY_SRC_DST, smove),
+    cmd("sinter", -2, READONLY, ALL_KEYS, sinter),
+    cmd("sinterstore", -3, WRITE | DENYOOM, ALL_KEYS, sinterstore),
+    cmd("sintercard", -3, READONLY, NUMKEYS, sintercard),
+    cmd("sunion", -2, READONLY, ALL_KEYS, sunion),
+    cmd("sunionstore", -3, WRITE | DENYOOM, ALL_KEYS, sunionstore),
+    cmd("sdiff", -2, READONLY, ALL_KEYS, sdiff),
+    cmd("sdiffstore", -3, WRITE | DENYOOM, ALL_KEYS, sdiffstore),
 ];
+
+const KEY_SRC_DST: Keys = Keys::Range {
+    first: 1,
+    last: 2,
+    step: 1,
+};
+const ALL_KEYS: Keys = Keys::Range {
+    first: 1,
+    last: -1,
+    step: 1,
+};
+const NUMKEYS: Keys = Keys::NumKeys {
+    numkeys_at: 1,
+    step: 1,
+};
 
 /// Redis 7.0's default `set-max-intset-entries`.
 const MAX_INTSET_ENTRIES: usize = 512;
@@ -66,19 +89,27 @@ fn sadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             _ => return error::wrongtype(),
         },
     };
-    let mut added = 0;
-    for m in &a[2..] {
-        if s.members.insert(m.clone()) {
-            added += 1;
-            if s.intset && (parse_i64(m).is_none() || s.members.len() > MAX_INTSET_ENTRIES) {
-                s.intset = false;
-            }
-        }
-    }
+    let added = a[2..]
+        .iter()
+        .filter(|m| add_member(s, (*m).clone()))
+        .count() as i64;
     if added > 0 {
         ctx.modified(&a[1], notify::SET, "sadd");
     }
     Reply::Int(added)
+}
+
+/// Adds `m`, leaving the intset encoding when `m` is not an integer or the set grows past
+/// `set-max-intset-entries` (Redis' setTypeAdd). Returns whether `m` was new.
+fn add_member(s: &mut SetValue, m: Bytes) -> bool {
+    let int = s.intset && parse_i64(&m).is_some();
+    if !s.members.insert(m) {
+        return false;
+    }
+    if s.intset && (!int || s.members.len() > MAX_INTSET_ENTRIES) {
+        s.intset = false;
+    }
+    true
 }
 
 /// Removes the key if the set became empty, with the "del" event after the command's own.
@@ -256,4 +287,236 @@ fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         .map(Reply::Bulk)
         .collect();
     crate::keys::scan_reply(next, out)
+}
+
+// ---------------------------------------------------------------- SMOVE and the algebra
+
+fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let (src, dst, m) = (&a[1], &a[2], &a[3]);
+    let src_is_member = match ctx.write(src).map(|e| &e.value) {
+        None => return Reply::Int(0),
+        Some(Value::Set(s)) => s.members.contains(m),
+        Some(_) => return error::wrongtype(),
+    };
+    if !matches!(ctx.write(dst).map(|e| &e.value), None | Some(Value::Set(_))) {
+        return error::wrongtype();
+    }
+    if src == dst {
+        return Reply::Int(src_is_member as i64);
+    }
+    if !src_is_member {
+        return Reply::Int(0);
+    }
+    if let Ok(Some(s)) = get_set_for_write(ctx, src) {
+        s.remove(m);
+    }
+    ctx.modified(src, notify::SET, "srem");
+    drop_if_empty(ctx, src);
+    let db = ctx.dbi();
+    if ctx.write(dst).is_none() {
+        crate::engine::store(ctx.eng, db, dst.clone(), Value::Set(Box::default()), None);
+    }
+    if let Ok(Some(s)) = get_set_for_write(ctx, dst) {
+        if add_member(s, m.clone()) {
+            ctx.modified(dst, notify::SET, "sadd");
+        }
+    }
+    Reply::Int(1)
+}
+
+fn get_set_for_write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut SetValue>, Reply> {
+    match ctx.write(key) {
+        None => Ok(None),
+        Some(e) => match &mut e.value {
+            Value::Set(s) => Ok(Some(s)),
+            _ => Err(error::wrongtype()),
+        },
+    }
+}
+
+/// Checks the sets at `keys` (lazy expiry, stats, types): WRONGTYPE if any key holds
+/// another type, as Redis checks every key before computing anything. A STORE form looks
+/// its sources up for writing (no hit/miss stats), as Redis does. Then runs `f` on the
+/// sets, in order (`None` for a missing key).
+fn with_sets<R>(
+    ctx: &mut Ctx,
+    keys: &[Bytes],
+    store: bool,
+    f: impl FnOnce(&[Option<&SetValue>]) -> R,
+) -> Result<R, Reply> {
+    for k in keys {
+        let e = if store { ctx.write(k) } else { ctx.read(k) };
+        if !matches!(e.map(|e| &e.value), None | Some(Value::Set(_))) {
+            return Err(error::wrongtype());
+        }
+    }
+    let db = &ctx.eng.dbs[ctx.cl.db];
+    let sets: Vec<Option<&SetValue>> = keys
+        .iter()
+        .map(|k| match db.get(k).map(|e| &e.value) {
+            Some(Value::Set(s)) => Some(&**s),
+            _ => None,
+        })
+        .collect();
+    Ok(f(&sets))
+}
+
+/// Stores `result` at `dst` (replacing its value and TTL) or deletes `dst` when the result
+/// is empty, with the events Redis sends; replies with the stored cardinality.
+fn store_set(ctx: &mut Ctx, dst: &Bytes, result: SetValue, event: &str) -> Reply {
+    let db = ctx.dbi();
+    let n = result.members.len();
+    if n == 0 {
+        if ctx.write(dst).is_some() {
+            crate::engine::delete_key(ctx.eng, db, dst);
+        }
+        return Reply::Int(0);
+    }
+    ctx.write(dst);
+    crate::engine::store(ctx.eng, db, dst.clone(), Value::Set(Box::new(result)), None);
+    ctx.modified(dst, notify::SET, event);
+    Reply::Int(n as i64)
+}
+
+/// The intersection in Redis' order: the members of the smallest set, in its iteration
+/// order, that every other set holds. Stops after `limit` members (0: no limit).
+fn intersect(sets: &[&SetValue], limit: usize) -> Vec<Bytes> {
+    let mut order: Vec<&SetValue> = sets.to_vec();
+    order.sort_by_key(|s| s.members.len());
+    let Some((first, rest)) = order.split_first() else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for m in first.ordered() {
+        if rest.iter().all(|s| s.members.contains(&m)) {
+            out.push(m);
+            if out.len() == limit {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn sinter_generic(ctx: &mut Ctx, keys: &[Bytes], dst: Option<&Bytes>) -> Reply {
+    // An intersection with a missing (empty) key is empty.
+    let members = match with_sets(ctx, keys, dst.is_some(), |sets| {
+        sets.iter()
+            .copied()
+            .collect::<Option<Vec<_>>>()
+            .map_or(vec![], |sets| intersect(&sets, 0))
+    }) {
+        Ok(m) => m,
+        Err(e) => return e,
+    };
+    match dst {
+        Some(dst) => {
+            let mut result = SetValue::default();
+            for m in members {
+                add_member(&mut result, m);
+            }
+            store_set(ctx, dst, result, "sinterstore")
+        }
+        None => Reply::Set(members.into_iter().map(Reply::Bulk).collect()),
+    }
+}
+
+fn sinter(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    sinter_generic(ctx, &a[1..], None)
+}
+
+fn sinterstore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    sinter_generic(ctx, &a[2..], Some(&a[1]))
+}
+
+fn sintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    const NUMKEYS_ERR: &str = "ERR numkeys should be greater than 0";
+    let numkeys = match parse_i64(&a[1]) {
+        Some(n) if n >= 1 => n as u64,
+        _ => return Reply::err(NUMKEYS_ERR),
+    };
+    if numkeys > (a.len() - 2) as u64 {
+        return Reply::err("ERR Number of keys can't be greater than number of args");
+    }
+    let end = 2 + numkeys as usize;
+    let mut limit = 0usize;
+    let mut j = end;
+    while j < a.len() {
+        if a[j].eq_ignore_ascii_case(b"limit") && j + 1 < a.len() {
+            j += 1;
+            limit = match parse_i64(&a[j]) {
+                Some(n) if n >= 0 => n as usize,
+                _ => return Reply::err("ERR LIMIT can't be negative"),
+            };
+        } else {
+            return error::syntax();
+        }
+        j += 1;
+    }
+    match with_sets(ctx, &a[2..end], false, |sets| {
+        sets.iter()
+            .copied()
+            .collect::<Option<Vec<_>>>()
+            .map_or(0, |sets| intersect(&sets, limit).len())
+    }) {
+        Ok(n) => Reply::Int(n as i64),
+        Err(e) => e,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum SetOp {
+    Union,
+    Diff,
+}
+
+fn sunion_diff(ctx: &mut Ctx, keys: &[Bytes], dst: Option<&Bytes>, op: SetOp) -> Reply {
+    let result = match with_sets(ctx, keys, dst.is_some(), |sets| {
+        let mut result = SetValue::default();
+        match (op, sets.split_first()) {
+            (SetOp::Union, _) => {
+                for s in sets.iter().flatten() {
+                    for m in s.ordered() {
+                        add_member(&mut result, m);
+                    }
+                }
+            }
+            (SetOp::Diff, Some((Some(first), rest))) => {
+                for m in first.ordered() {
+                    if !rest.iter().flatten().any(|s| s.members.contains(&m)) {
+                        add_member(&mut result, m);
+                    }
+                }
+            }
+            (SetOp::Diff, _) => {}
+        }
+        result
+    }) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    match dst {
+        Some(dst) => {
+            let event = if op == SetOp::Union {
+                "sunionstore"
+            } else {
+                "sdiffstore"
+            };
+            store_set(ctx, dst, result, event)
+        }
+        None => Reply::Set(result.ordered().into_iter().map(Reply::Bulk).collect()),
+    }
+}
+
+fn sunion(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    sunion_diff(ctx, &a[1..], None, SetOp::Union)
+}
+fn sunionstore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    sunion_diff(ctx, &a[2..], Some(&a[1]), SetOp::Union)
+}
+fn sdiff(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    sunion_diff(ctx, &a[1..], None, SetOp::Diff)
+}
+fn sdiffstore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    sunion_diff(ctx, &a[2..], Some(&a[1]), SetOp::Diff)
 }

@@ -2,7 +2,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
 use crate::engine::store;
 use crate::error::{self, *};
 use crate::notify;
@@ -72,8 +72,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("getrange", 4, READONLY, KEY1, getrange),
     cmd("substr", 4, READONLY, KEY1, getrange),
     cmd("setrange", 4, WRITE | DENYOOM, KEY1, setrange),
-    cmd("setbit", 4, WRITE | DENYOOM, KEY1, setbit),
-    cmd("getbit", 3, READONLY | FAST, KEY1, getbit),
+    with_acl(&["bitmap"], cmd("setbit", 4, WRITE | DENYOOM, KEY1, setbit)),
+    with_acl(&["bitmap"], cmd("getbit", 3, READONLY | FAST, KEY1, getbit)),
     cmd(
         "lcs",
         -3,
@@ -153,6 +153,9 @@ fn parse_set(ctx: &Ctx, a: &[Bytes]) -> Result<SetArgs, Reply> {
     };
     let mut i = 3;
     let mut have_ttl = false;
+    // Redis checks the whole syntax before the expire value (`SET k v EX 0 junk` is a
+    // syntax error), so the value is only remembered here.
+    let mut expire: Option<(&Bytes, i64, bool)> = None;
     while i < a.len() {
         let opt = a[i].to_ascii_uppercase();
         let next = a.get(i + 1);
@@ -171,13 +174,16 @@ fn parse_set(ctx: &Ctx, a: &[Bytes]) -> Result<SetArgs, Reply> {
                     b"EXAT" => (1000, true),
                     _ => (1, true),
                 };
-                s.ttl = Ttl::At(expire_at(ctx, "set", next.unwrap(), unit, abs)?);
+                expire = Some((next.unwrap(), unit, abs));
                 have_ttl = true;
                 i += 1;
             }
             _ => return Err(error::syntax()),
         }
         i += 1;
+    }
+    if let Some((arg, unit, abs)) = expire {
+        s.ttl = Ttl::At(expire_at(ctx, "set", arg, unit, abs)?);
     }
     Ok(s)
 }
@@ -291,12 +297,14 @@ fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let mut ttl = Ttl::None;
+    // Redis checks the syntax, then the key (nil if missing, WRONGTYPE), and only then the
+    // expire value: `GETEX missing EX 0` is nil, not an invalid-expire error.
+    let mut expire: Option<(&Bytes, i64, bool)> = None;
     let mut persist = false;
     let mut i = 2;
     while i < a.len() {
         let opt = a[i].to_ascii_uppercase();
-        let set_once = ttl == Ttl::None && !persist;
+        let set_once = expire.is_none() && !persist;
         match opt.as_slice() {
             b"PERSIST" if set_once => persist = true,
             b"EX" | b"PX" | b"EXAT" | b"PXAT" if set_once && i + 1 < a.len() => {
@@ -306,10 +314,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
                     b"EXAT" => (1000, true),
                     _ => (1, true),
                 };
-                match expire_at(ctx, "getex", &a[i + 1], unit, abs) {
-                    Ok(t) => ttl = Ttl::At(t),
-                    Err(e) => return e,
-                }
+                expire = Some((&a[i + 1], unit, abs));
                 i += 1;
             }
             _ => return error::syntax(),
@@ -321,6 +326,13 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => return Reply::Null,
         Err(e) => return e,
     };
+    let mut ttl = Ttl::None;
+    if let Some((arg, unit, abs)) = expire {
+        match expire_at(ctx, "getex", arg, unit, abs) {
+            Ok(t) => ttl = Ttl::At(t),
+            Err(e) => return e,
+        }
+    }
     let db = ctx.dbi();
     let key = &a[1];
     if let Ttl::At(t) = ttl {
@@ -375,21 +387,35 @@ fn msetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// Adds `by` to the integer at `key`, keeping its TTL.
 fn incr_generic(ctx: &mut Ctx, key: &Bytes, by: i64) -> Reply {
-    let cur = match get_string(ctx, key) {
-        Ok(Some(v)) => match parse_i64(&v) {
-            Some(n) => n,
-            None => return error::not_integer(),
-        },
-        Ok(None) => 0,
-        Err(e) => return e,
-    };
-    let Some(n) = cur.checked_add(by) else {
-        return Reply::err(OVERFLOW);
-    };
     let now = ctx.now();
-    let val = Value::Str(Bytes::from(itoa::Buffer::new().format(n).to_owned()));
-    ctx.note_new_key(key);
-    ctx.db().replace_value(key, val, now);
+    let new_value = |n: i64| {
+        Value::Str(Bytes::copy_from_slice(
+            itoa::Buffer::new().format(n).as_bytes(),
+        ))
+    };
+    // One probe: the entry found is updated in place.
+    let n = match ctx.read(key) {
+        Some(e) => {
+            let Value::Str(v) = &e.value else {
+                return error::wrongtype();
+            };
+            let Some(cur) = parse_i64(v) else {
+                return error::not_integer();
+            };
+            let Some(n) = cur.checked_add(by) else {
+                return Reply::err(OVERFLOW);
+            };
+            e.value = new_value(n);
+            e.lru_ms = now;
+            e.raw = false;
+            n
+        }
+        None => {
+            ctx.note_new_key(key);
+            ctx.db().insert(key.clone(), new_value(by), None, now);
+            by
+        }
+    };
     ctx.modified(key, notify::STRING, "incrby");
     Reply::Int(n)
 }
@@ -418,9 +444,8 @@ fn decrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let Some(by) = parse_f64(&a[2]) else {
-        return error::not_float();
-    };
+    // Redis checks the key's type and value before the increment (unlike INCRBY), so a
+    // bad increment on a hash is WRONGTYPE.
     let cur = match get_string(ctx, &a[1]) {
         Ok(Some(v)) => match parse_f64(&v) {
             Some(n) => n,
@@ -428,6 +453,9 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         },
         Ok(None) => 0.0,
         Err(e) => return e,
+    };
+    let Some(by) = parse_f64(&a[2]) else {
+        return error::not_float();
     };
     let n = cur + by;
     if !n.is_finite() {
@@ -454,6 +482,7 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(v) => v,
         Err(e) => return e,
     };
+    let existed = cur.is_some();
     let new = match cur {
         None => a[2].clone(),
         Some(c) => {
@@ -470,7 +499,11 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let now = ctx.now();
     ctx.note_new_key(&a[1]);
     ctx.db().replace_value(&a[1], Value::Str(new), now);
-    ctx.db().set_raw(&a[1]);
+    // APPEND to a missing key stores the argument as SET would (int/embstr/raw by content,
+    // Redis' tryObjectEncoding); only appending to an existing string makes it raw.
+    if existed {
+        ctx.db().set_raw(&a[1]);
+    }
     ctx.modified(&a[1], notify::STRING, "append");
     Reply::Int(len)
 }
@@ -567,26 +600,23 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Some(b @ (0 | 1)) => b == 1,
         _ => return Reply::err("ERR bit is not an integer or out of range"),
     };
-    let cur = match get_string(ctx, &a[1]) {
-        Ok(v) => v,
+    let byte = offset >> 3;
+    let (mut b, grown) = match crate::bitops::take_string(ctx, &a[1], byte + 1) {
+        Ok(s) => s,
         Err(e) => return e,
     };
-    let byte = offset >> 3;
     let mask = 1u8 << (7 - (offset & 7));
-    let mut b = BytesMut::from(cur.as_deref().unwrap_or(b""));
-    if b.len() <= byte {
-        b.resize(byte + 1, 0);
-    }
     let old = b[byte] & mask != 0;
     if on {
         b[byte] |= mask;
     } else {
         b[byte] &= !mask;
     }
-    let now = ctx.now();
-    ctx.db().replace_value(&a[1], Value::Str(b.freeze()), now);
-    ctx.db().set_raw(&a[1]);
-    ctx.modified(&a[1], notify::STRING, "setbit");
+    crate::bitops::put_string(ctx, &a[1], b);
+    // Only a created or grown string, or a flipped bit, is a change (event, dirty).
+    if grown || old != on {
+        ctx.modified(&a[1], notify::STRING, "setbit");
+    }
     Reply::Int(old as i64)
 }
 

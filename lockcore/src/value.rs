@@ -4,25 +4,148 @@ use bytes::Bytes;
 use indexmap::IndexMap;
 use std::collections::VecDeque;
 
+use crate::listpack::PairPack;
 use crate::locks::LockValue;
 use crate::zset::ZSet;
 
-/// A hash. Small hashes keep insertion order, as Redis' listpack encoding does, so HGETALL
-/// replies match Redis byte for byte; `big` records the switch to "hashtable" encoding,
-/// which, as in Redis, never switches back.
-#[derive(Debug, Clone, Default)]
-pub struct HashValue {
-    pub map: IndexMap<Bytes, Bytes>,
-    pub big: bool,
+/// A hash, in one of Redis' two encodings. Small hashes are a flat [`PairPack`] in
+/// insertion order, as Redis' listpack is, so HGETALL replies match Redis byte for byte and
+/// a one-field lock hash is one small allocation. Past `hash-max-listpack-entries` or
+/// `-value` the hash becomes a table ("hashtable" encoding), which, as in Redis, never
+/// switches back.
+#[derive(Debug, Clone)]
+pub enum HashValue {
+    Pack(PairPack),
+    Table(Box<IndexMap<Bytes, Bytes, crate::db::KeyHasher>>),
+}
+
+impl Default for HashValue {
+    fn default() -> Self {
+        HashValue::Pack(PairPack::default())
+    }
+}
+
+/// The pairs of a hash, in its encoding's order.
+pub enum HashIter<'a> {
+    Pack(crate::listpack::PairIter<'a>),
+    Table(indexmap::map::Iter<'a, Bytes, Bytes>),
+}
+
+impl<'a> Iterator for HashIter<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            HashIter::Pack(i) => i.next(),
+            HashIter::Table(i) => i.next().map(|(k, v)| (k.as_ref(), v.as_ref())),
+        }
+    }
 }
 
 impl HashValue {
-    /// Removes `field`, keeping the order of the rest while the hash is small.
-    pub fn remove(&mut self, field: &[u8]) -> Option<Bytes> {
-        if self.big {
-            self.map.swap_remove(field)
-        } else {
-            self.map.shift_remove(field)
+    pub fn len(&self) -> usize {
+        match self {
+            HashValue::Pack(p) => p.len(),
+            HashValue::Table(m) => m.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True once the hash has the "hashtable" encoding.
+    pub fn is_table(&self) -> bool {
+        matches!(self, HashValue::Table(_))
+    }
+
+    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        match self {
+            HashValue::Pack(p) => p.get(field),
+            HashValue::Table(m) => m.get(field).map(|v| v.as_ref()),
+        }
+    }
+
+    /// The value of `field` as a reply string (a copy out of a packed hash).
+    pub fn get_bytes(&self, field: &[u8]) -> Option<Bytes> {
+        match self {
+            HashValue::Pack(p) => p.get(field).map(Bytes::copy_from_slice),
+            HashValue::Table(m) => m.get(field).cloned(),
+        }
+    }
+
+    pub fn contains(&self, field: &[u8]) -> bool {
+        match self {
+            HashValue::Pack(p) => p.contains(field),
+            HashValue::Table(m) => m.contains_key(field),
+        }
+    }
+
+    /// Sets `field` to `value`; returns true if the field is new. Switches to the table
+    /// encoding when the hash outgrows the listpack limits (more than `max_entries` fields,
+    /// or a field or value longer than `max_value`), checked after the insert, as Redis'
+    /// `hashTypeSet` does.
+    pub fn set(
+        &mut self,
+        field: &Bytes,
+        value: &Bytes,
+        max_entries: usize,
+        max_value: usize,
+    ) -> bool {
+        match self {
+            HashValue::Table(m) => m.insert(field.clone(), value.clone()).is_none(),
+            HashValue::Pack(p) => {
+                if field.len() > max_value || value.len() > max_value {
+                    self.convert();
+                    return self.set(field, value, max_entries, max_value);
+                }
+                let new = p.insert(field, value);
+                if p.len() > max_entries {
+                    self.convert();
+                }
+                new
+            }
+        }
+    }
+
+    /// Moves a packed hash to the table encoding, keeping the order of its fields.
+    pub fn convert(&mut self) {
+        if let HashValue::Pack(p) = self {
+            let m: IndexMap<Bytes, Bytes, crate::db::KeyHasher> = p
+                .iter()
+                .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
+                .collect();
+            *self = HashValue::Table(Box::new(m));
+        }
+    }
+
+    /// Removes `field`, keeping the order of the rest while the hash is packed.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        match self {
+            HashValue::Pack(p) => p.remove(field),
+            HashValue::Table(m) => m.swap_remove(field).is_some(),
+        }
+    }
+
+    pub fn iter(&self) -> HashIter<'_> {
+        match self {
+            HashValue::Pack(p) => HashIter::Pack(p.iter()),
+            HashValue::Table(m) => HashIter::Table(m.iter()),
+        }
+    }
+
+    /// The `i`-th pair in the encoding's order.
+    pub fn get_index(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        match self {
+            HashValue::Pack(p) => p.get_index(i),
+            HashValue::Table(m) => m.get_index(i).map(|(k, v)| (k.as_ref(), v.as_ref())),
+        }
+    }
+
+    /// Drops spare capacity (COPY builds its copy afresh, as Redis does).
+    pub fn shrink_to_fit(&mut self) {
+        match self {
+            HashValue::Pack(p) => p.shrink_to_fit(),
+            HashValue::Table(m) => m.shrink_to_fit(),
         }
     }
 }
@@ -63,7 +186,7 @@ pub enum Value {
     Str(Bytes),
     /// A stream (streams.rs: XADD/XRANGE subset).
     Stream(Box<crate::streams::StreamValue>),
-    Hash(Box<HashValue>),
+    Hash(HashValue),
     List(Box<VecDeque<Bytes>>),
     ZSet(Box<ZSet>),
     Set(Box<SetValue>),
@@ -99,7 +222,7 @@ impl Value {
                 }
             }
             Value::Hash(h) => {
-                if h.big {
+                if h.is_table() {
                     "hashtable"
                 } else {
                     "listpack"

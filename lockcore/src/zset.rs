@@ -197,7 +197,7 @@ impl Treap {
 /// A sorted set.
 #[derive(Debug, Clone)]
 pub struct ZSet {
-    pub scores: HashMap<Bytes, f64>,
+    pub scores: HashMap<Bytes, f64, crate::db::KeyHasher>,
     order: Treap,
     /// Switched to "skiplist" encoding (never switches back).
     pub big: bool,
@@ -206,7 +206,7 @@ pub struct ZSet {
 impl Default for ZSet {
     fn default() -> Self {
         ZSet {
-            scores: HashMap::new(),
+            scores: HashMap::default(),
             order: Treap::new(),
             big: false,
         }

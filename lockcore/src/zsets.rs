@@ -164,7 +164,11 @@ const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
 // ---------------------------------------------------------------- access helpers
 
 /// The sorted set at `key`: `Ok(None)` if absent, WRONGTYPE if another type.
-fn get_zset<'a>(ctx: &'a mut Ctx, key: &[u8], read: bool) -> Result<Option<&'a mut ZSet>, Reply> {
+pub(crate) fn get_zset<'a>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+    read: bool,
+) -> Result<Option<&'a mut ZSet>, Reply> {
     let e = if read { ctx.read(key) } else { ctx.write(key) };
     match e {
         None => Ok(None),
@@ -490,7 +494,7 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], mut f: AddFlags) -> Reply {
     }
 }
 
-fn zadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+pub(crate) fn zadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     zadd_generic(ctx, a, AddFlags::default())
 }
 
@@ -664,10 +668,15 @@ fn parse_range(
     }
     let rev = rev.unwrap_or(false);
     let ty = ty.unwrap_or(RangeType::Rank);
-    if limit.is_some() && ty == RangeType::Rank {
+    // Redis only refuses a LIMIT count other than its default -1 for rank ranges (its
+    // check is `opt_limit != -1`), and then ignores the offset: `LIMIT 5 -1` is accepted.
+    if ty == RangeType::Rank && matches!(limit, Some((_, c)) if c != -1) {
         return Err(Reply::err(
             "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
         ));
+    }
+    if ty == RangeType::Rank {
+        limit = None;
     }
     if withscores && ty == RangeType::Lex {
         return Err(Reply::err(
@@ -768,7 +777,12 @@ fn zrevrangebylex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// Stores `items` as a new sorted set at `dst` (replacing it and its TTL), or deletes
 /// `dst` when empty, with the events Redis sends. Returns the stored cardinality.
-fn store_result(ctx: &mut Ctx, dst: &Bytes, items: Vec<(Bytes, f64)>, event: &str) -> Reply {
+pub(crate) fn store_result(
+    ctx: &mut Ctx,
+    dst: &Bytes,
+    items: Vec<(Bytes, f64)>,
+    event: &str,
+) -> Reply {
     let db = ctx.dbi();
     if items.is_empty() {
         if ctx.write(dst).is_some() {
@@ -1386,6 +1400,16 @@ fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if n > a.len() - 2 {
         return error::syntax();
     }
+    // Redis looks the keys up (WRONGTYPE) before it parses LIMIT.
+    let mut sets = Vec::with_capacity(n);
+    for k in &a[2..2 + n] {
+        match ctx.read(k).map(|e| &e.value) {
+            Some(Value::ZSet(z)) => sets.push(Some(z.scores.keys().cloned().collect::<Vec<_>>())),
+            Some(Value::Set(st)) => sets.push(Some(st.members.iter().cloned().collect())),
+            Some(_) => return error::wrongtype(),
+            None => sets.push(None),
+        }
+    }
     let mut limit = 0usize;
     let mut j = 2 + n;
     while j < a.len() {
@@ -1397,15 +1421,6 @@ fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             j += 2;
         } else {
             return error::syntax();
-        }
-    }
-    let mut sets = Vec::with_capacity(n);
-    for k in &a[2..2 + n] {
-        match ctx.read(k).map(|e| &e.value) {
-            Some(Value::ZSet(z)) => sets.push(Some(z.scores.keys().cloned().collect::<Vec<_>>())),
-            Some(Value::Set(st)) => sets.push(Some(st.members.iter().cloned().collect())),
-            Some(_) => return error::wrongtype(),
-            None => sets.push(None),
         }
     }
     if sets.iter().any(|s| s.is_none()) {

@@ -123,6 +123,7 @@ pub static PARAMS: &[Param] = &[
     },
     p("set-max-intset-entries", "512", Kind::Int(0, BIG)),
     p("set-max-listpack-entries", "128", Kind::Int(0, BIG)),
+    p("hll-sparse-max-bytes", "3000", Kind::Memory),
     // Immutable: a client must not be able to switch time control on (server/src/timectl.rs).
     fixed("enable-time-control", "no", Kind::Bool),
     // Accepted for compatibility with redis-server scripts; Tumbler keeps no files.
@@ -157,10 +158,20 @@ pub static PARAMS: &[Param] = &[
     p("lazyfree-lazy-server-del", "no", Kind::Bool),
     p("lazyfree-lazy-user-del", "no", Kind::Bool),
     p("lazyfree-lazy-user-flush", "no", Kind::Bool),
+    // ACL users (server/src/acl.rs).
+    fixed("aclfile", "", Kind::Str),
+    p("acllog-max-len", "128", Kind::Int(0, BIG)),
+    p(
+        "acl-pubsub-default",
+        "resetchannels",
+        Kind::Enum(&["allchannels", "resetchannels"]),
+    ),
     p("slowlog-log-slower-than", "10000", Kind::Int(-1, BIG)),
     p("slowlog-max-len", "128", Kind::Int(0, BIG)),
     p("latency-monitor-threshold", "0", Kind::Int(0, BIG)),
     p("lua-replicate-commands", "yes", Kind::Bool),
+    // Tumbler's own: run scripts in the plan subset natively (docs/scripting.md).
+    p("lua-native-plans", "yes", Kind::Bool),
     p("activerehashing", "yes", Kind::Bool),
     p("activedefrag", "no", Kind::Bool),
     p("lfu-log-factor", "10", Kind::Int(0, BIG)),
@@ -406,6 +417,8 @@ pub struct Config {
     /// Parameters set by the user (file, flag, env, CONFIG SET) rather than left at their
     /// default: `tls-port 0` given explicitly means "a free port", left alone means "off".
     explicit: std::collections::BTreeSet<&'static str>,
+    /// `user <name> <rules...>` lines (redis.conf or `--user "..."`), loaded by acl.rs.
+    pub acl_users: Vec<Vec<String>>,
 }
 
 impl Default for Config {
@@ -416,6 +429,7 @@ impl Default for Config {
                 .map(|p| (p.name, p.default.to_string()))
                 .collect(),
             explicit: Default::default(),
+            acl_users: Vec::new(),
         }
     }
 }
@@ -437,6 +451,15 @@ impl Config {
     /// Sets a parameter (startup or CONFIG SET). `Err` carries Redis' reason text.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let param = find(name).ok_or_else(|| "Unknown option".to_string())?;
+        // Classes not named keep their current limits (CONFIG SET and each redis.conf line
+        // change only the classes they list, as in Redis).
+        let merged;
+        let value = if param.name == "client-output-buffer-limit" {
+            merged = format!("{} {value}", self.values[param.name]);
+            &merged
+        } else {
+            value
+        };
         let v = normalize(param, value)?;
         self.values.insert(param.name, v);
         self.explicit.insert(param.name);
@@ -480,12 +503,18 @@ impl Config {
 
     /// The pubsub class limits: (hard, soft, soft seconds).
     pub fn pubsub_output_limit(&self) -> (i64, i64, i64) {
+        self.output_limit("pubsub")
+    }
+
+    /// One class of `client-output-buffer-limit` (`normal`, `slave`, `pubsub`): (hard, soft,
+    /// soft seconds).
+    pub fn output_limit(&self, class: &str) -> (i64, i64, i64) {
         let words: Vec<&str> = self
             .get("client-output-buffer-limit")
             .split_whitespace()
             .collect();
         for c in words.chunks(4) {
-            if c.len() == 4 && c[0] == "pubsub" {
+            if c.len() == 4 && c[0] == class {
                 return (
                     c[1].parse().unwrap_or(0),
                     c[2].parse().unwrap_or(0),
@@ -513,6 +542,11 @@ pub fn load_file(cfg: &mut Config, text: &str) -> Result<Vec<String>, String> {
             .map(|a| String::from_utf8_lossy(&a).into_owned())
             .collect();
         let name = args[0].to_ascii_lowercase();
+        if name == "user" {
+            // Kept as separate arguments: a quoted password may contain spaces.
+            cfg.acl_users.push(args[1..].to_vec());
+            continue;
+        }
         let value = args[1..].join(" ");
         apply_directive(cfg, &name, &value, &mut warnings)
             .map_err(|e| format!("line {}: '{}': {}", i + 1, line, e))?;
@@ -528,6 +562,11 @@ pub fn apply_directive(
     value: &str,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
+    if name == "user" {
+        cfg.acl_users
+            .push(value.split_whitespace().map(str::to_string).collect());
+        return Ok(());
+    }
     let Some(param) = find(name) else {
         warnings.push(format!("ignoring unsupported directive '{name}'"));
         return Ok(());
@@ -535,7 +574,9 @@ pub fn apply_directive(
     // Asking an ignored directive for something (`appendonly yes`, `save 900 1`) deserves
     // a word; its default value does not.
     let given = if value == "\"\"" { "" } else { value };
-    if IGNORED.contains(&param.name) && normalize(param, given).ok().as_deref() != Some(param.default) {
+    if IGNORED.contains(&param.name)
+        && normalize(param, given).ok().as_deref() != Some(param.default)
+    {
         let w = format!(
             "'{}' is accepted but has no effect: Tumbler keeps no files and has no replicas",
             param.name

@@ -60,6 +60,9 @@ pub struct Conn {
     pub handle: Arc<ClientHandle>,
     pub cl: ClientCtx,
     pub authenticated: bool,
+    /// The ACL user this connection is logged in as, and the ACL version it was read at.
+    pub user: Arc<crate::acl::User>,
+    pub acl_version: u64,
     pub multi: Option<Multi>,
     pub watched: Vec<(usize, Bytes)>,
     pub subs: SubSet,
@@ -87,7 +90,6 @@ pub async fn serve<S: Stream>(
 ) {
     let (tx, rx) = mpsc::unbounded_channel();
     let id = shared.next_client_id();
-    let requirepass = !shared.config.read().get("requirepass").is_empty();
     let handle = Arc::new(ClientHandle {
         id,
         addr,
@@ -104,6 +106,7 @@ pub async fn serve<S: Stream>(
         pending_out: Default::default(),
         soft_since_ms: Default::default(),
         killed: Default::default(),
+        mem: Default::default(),
     });
     shared.clients.insert(id, handle.clone());
     shared
@@ -119,7 +122,9 @@ pub async fn serve<S: Stream>(
             id,
             ..Default::default()
         },
-        authenticated: !requirepass,
+        authenticated: !shared.acl.default_needs_auth(),
+        acl_version: shared.acl.version(),
+        user: shared.acl.default_user(),
         multi: None,
         watched: Vec::new(),
         subs: SubSet::default(),
@@ -137,7 +142,12 @@ pub async fn serve<S: Stream>(
         let cfg = shared.config.read();
         (
             cfg.get_i64("maxclients") as usize,
-            crate::net::protected_mode_denies(&cfg, addr, transport),
+            crate::net::protected_mode_denies(
+                cfg.get_bool("protected-mode"),
+                shared.acl.default_user().nopass,
+                addr,
+                transport,
+            ),
         )
     };
     let refusal = if shared.clients.len() > maxclients {
@@ -170,6 +180,7 @@ impl Conn {
             if self.flow == Flow::Continue && !buf.is_empty() {
                 self.process_buffer(&mut buf).await;
             }
+            self.publish_mem(buf.len(), self.out.len());
             if !self.out.is_empty() {
                 let n = self.out.len();
                 if !self.write_out(&mut wr).await {
@@ -180,6 +191,7 @@ impl Conn {
                     .net_output_bytes
                     .fetch_add(n as u64, Ordering::Relaxed);
                 self.out.clear();
+                self.publish_mem(buf.len(), 0);
                 if self.out_push_cost > 0 {
                     let cost = std::mem::take(&mut self.out_push_cost);
                     let _ = self.handle.pending_out.fetch_update(
@@ -219,7 +231,8 @@ impl Conn {
                     Ok(n) => {
                         self.shared.counters.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
                         if buf.len() > query_limit {
-                            tracing::warn!(client = self.cl.id, "closing client that exceeded client-query-buffer-limit");
+                            tracing::warn!(client = self.cl.id, "closing client that reached max query buffer length");
+                            self.shared.counters.limits.query_buffer_disconnections.fetch_add(1, Ordering::Relaxed);
                             return;
                         }
                     }
@@ -231,8 +244,22 @@ impl Conn {
     /// Writes `out` to the socket. A subscriber that stopped reading leaves this write
     /// pending forever, so it also watches for the kill that the output buffer limit (or
     /// CLIENT KILL) decides; returns false when the connection must end.
-    async fn write_out<W: AsyncWrite + Unpin>(&mut self, wr: &mut W) -> bool {
+    async fn write_out<W: AsyncWrite + crate::net::TryWrite + Unpin>(
+        &mut self,
+        wr: &mut W,
+    ) -> bool {
         let mut off = 0;
+        // The socket almost always takes the whole batch of replies at once: write it
+        // without arming the kill-check timer, which cost a timer-wheel insert and removal
+        // per batch (docs/architecture.md).
+        while off < self.out.len() {
+            match wr.try_write(&self.out[off..]) {
+                Ok(0) => return false,
+                Ok(n) => off += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => return false,
+            }
+        }
         while off < self.out.len() {
             tokio::select! {
                 r = wr.write(&self.out[off..]) => match r {
@@ -240,7 +267,12 @@ impl Conn {
                     Ok(n) => off += n,
                 },
                 _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
-                    if self.handle.killed.load(Ordering::Relaxed) {
+                    // A stuck write is the reader's fault: CLIENT KILL, or the output
+                    // buffer limit (its soft seconds run out here too).
+                    if self.handle.killed.load(Ordering::Relaxed)
+                        || self.check_output_limit(self.out.len() - off)
+                        || self.unauthenticated_stall()
+                    {
                         return false;
                     }
                 }
@@ -260,12 +292,20 @@ impl Conn {
             tokio::select! {
                 r = wr.flush() => return r.is_ok(),
                 _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
-                    if self.handle.killed.load(Ordering::Relaxed) {
+                    if self.handle.killed.load(Ordering::Relaxed) || self.unauthenticated_stall() {
                         return false;
                     }
                 }
             }
         }
+    }
+
+    /// A client that has not authenticated may not pile up replies it does not read: Redis
+    /// closes it past 1024 bytes of output. Called when a write stalls (the kernel's buffers
+    /// are already full), so it is closed now; waiting for more bytes could deadlock, as the
+    /// input is not read while a write is pending.
+    fn unauthenticated_stall(&self) -> bool {
+        !self.authenticated
     }
 
     /// Encodes an out-of-band message (pub/sub delivery, MONITOR line); its output-limit
@@ -328,6 +368,9 @@ impl Conn {
                 continue;
             }
             self.process_command(&shared, &mut guard, argv).await;
+            if self.check_output_limit(self.out.len()) {
+                break;
+            }
         }
         drop(guard);
         // What CLIENT LIST shows of this client, written once per batch rather than once
@@ -432,6 +475,10 @@ impl Conn {
         };
         if !self.authenticated && !spec.has(flag::NO_AUTH) {
             self.reject(shared, guard, &argv, Reply::err(error::NOAUTH));
+            return;
+        }
+        if let Err(e) = crate::acl::check_command(self, spec, &argv) {
+            self.reject(shared, guard, &argv, e);
             return;
         }
         let top = if spec.parent.is_empty() {

@@ -79,6 +79,7 @@ pub fn server_command(
         }
         "reset" => reset(c, guard),
         "auth" => auth(c, a),
+        "acl" => crate::acl::command(c, spec, a),
         "hello" => hello(c, a),
         "client" => client(c, guard, spec, a),
         "config" => config(c, guard, spec, a),
@@ -141,7 +142,7 @@ fn reset(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     c.cl.resp3 = false;
     c.cl.no_touch = false;
     c.reply_mode = ReplyMode::On;
-    c.authenticated = c.shared.config.read().get("requirepass").is_empty();
+    crate::acl::reset_to_default(c);
     let mut info = c.handle.info.lock();
     info.name = Bytes::new();
     info.db = 0;
@@ -150,39 +151,18 @@ fn reset(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     Reply::simple("RESET")
 }
 
-/// Checks a username/password pair against `requirepass` (the only user is `default`).
-fn check_password(c: &Conn, user: Option<&[u8]>, pass: &[u8]) -> Result<(), Reply> {
-    let required = c.shared.config.read().get("requirepass").to_string();
-    let user_ok = user.is_none_or(|u| u == b"default");
-    if required.is_empty() {
-        // The default user has nopass: any password works for it.
-        return if user_ok {
-            Ok(())
-        } else {
-            Err(Reply::err(error::WRONGPASS))
-        };
-    }
-    if user_ok && pass == required.as_bytes() {
-        Ok(())
-    } else {
-        Err(Reply::err(error::WRONGPASS))
-    }
-}
-
 fn auth(c: &mut Conn, a: &[Bytes]) -> Reply {
     let (user, pass) = match a.len() {
-        2 => (None, &a[1]),
-        3 => (Some(&a[1][..]), &a[2]),
+        2 => (&b"default"[..], &a[1]),
+        3 => (&a[1][..], &a[2]),
         _ => return error::syntax(),
     };
-    if user.is_none() && c.shared.config.read().get("requirepass").is_empty() {
+    // The one-argument form keeps its old error when the default user needs no password.
+    if a.len() == 2 && c.shared.acl.default_user().nopass {
         return Reply::err(error::AUTH_NOT_CONFIGURED);
     }
-    match check_password(c, user, pass) {
-        Ok(()) => {
-            c.authenticated = true;
-            Reply::ok()
-        }
+    match crate::acl::login(c, user, pass) {
+        Ok(()) => Reply::ok(),
         Err(e) => e,
     }
 }
@@ -216,10 +196,9 @@ fn hello(c: &mut Conn, a: &[Bytes]) -> Reply {
         }
     }
     if let Some((u, p)) = creds {
-        if let Err(e) = check_password(c, Some(&u), &p) {
+        if let Err(e) = crate::acl::login(c, &u, &p) {
             return e;
         }
-        c.authenticated = true;
     }
     if !c.authenticated {
         return Reply::err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
@@ -392,7 +371,11 @@ fn client_list(c: &mut Conn, a: &[Bytes]) -> Reply {
     handles.sort_by_key(|h| h.id);
     let mut s = String::new();
     for h in handles {
-        if ids.as_ref().is_some_and(|v| !v.contains(&h.id)) {
+        // A client killed by another (CLIENT KILL, ACL DELUSER) is gone for CLIENT LIST at
+        // once, as in Redis, even if its task has not finished closing.
+        if ids.as_ref().is_some_and(|v| !v.contains(&h.id))
+            || (h.id != c.cl.id && h.killed.load(Ordering::Relaxed))
+        {
             continue;
         }
         s.push_str(&crate::info::client_line(c, &h, a));
@@ -450,7 +433,7 @@ fn client_kill(c: &mut Conn, a: &[Bytes]) -> Reply {
                 }
             }
             "user" => {
-                if v != "default" {
+                if c.shared.acl.get(v).is_none() {
                     return Reply::err(format!("ERR No such user '{v}'"));
                 }
             }
@@ -467,7 +450,7 @@ fn client_kill(c: &mut Conn, a: &[Bytes]) -> Reply {
                 "id" => h.id.to_string() == *v,
                 "addr" => h.addr.to_string() == *v,
                 "laddr" => h.laddr.to_string() == *v,
-                "user" => v == "default",
+                "user" => h.info.lock().user == *v,
                 "type" => {
                     v.eq_ignore_ascii_case("normal")
                         || (v.eq_ignore_ascii_case("pubsub") && h.info.lock().subs > 0)
@@ -583,8 +566,15 @@ fn config(
                     return Reply::err(format!("ERR CONFIG SET failed (possibly related to argument '{tls_name}') - Unable to update TLS configuration. Check server logs."));
                 }
             }
+            let requirepass = names
+                .contains("requirepass")
+                .then(|| next.get("requirepass").to_string());
             *c.shared.config.write() = next;
             c.shared.apply_config_to(core(guard));
+            // requirepass is the default user's password, as in Redis.
+            if let Some(p) = requirepass {
+                c.shared.acl.set_requirepass(&p);
+            }
             Reply::ok()
         }
         "resetstat" => {

@@ -60,6 +60,13 @@ impl Builder {
     /// Sets any config parameter, as `--name value` would (e.g. `("requirepass", "s3cret")`).
     /// An unknown name or bad value makes `start`/`spawn` fail with that message.
     pub fn config(mut self, name: &str, value: &str) -> Self {
+        if name == "user" {
+            // An ACL user line, e.g. `config("user", "worker on >pass ~jobs:* +@all")`.
+            self.config
+                .acl_users
+                .push(value.split_whitespace().map(str::to_string).collect());
+            return self;
+        }
         if let Err(e) = self.config.set(name, value) {
             self.error
                 .get_or_insert_with(|| format!("config {name} {value:?}: {e}"));
@@ -98,6 +105,9 @@ impl Builder {
     }
 
     /// Starts serving on the current tokio runtime (`#[tokio::test]`, either flavour).
+    /// Scripts then run on that runtime's threads: deeply nested script values (thousands
+    /// of levels) need more than the default 2 MiB stack, so a test that builds them
+    /// should use [`Builder::spawn`], whose threads get [`crate::THREAD_STACK`].
     pub async fn start(self) -> std::io::Result<TestServer> {
         let server = Server::start(self.checked()?).await?;
         Ok(TestServer {
@@ -122,6 +132,7 @@ impl Builder {
                 let rt = match tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(2)
                     .thread_name("tumbler-embedded-worker")
+                    .thread_stack_size(crate::THREAD_STACK)
                     .enable_all()
                     .build()
                 {

@@ -112,9 +112,16 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             );
         }
         "clients" => {
+            // The largest buffers among connected clients now (Redis samples the last few
+            // seconds); the caller's own command is not counted.
+            let (mut max_in, mut max_out) = (0, 0);
+            for h in sh.clients.iter() {
+                max_in = max_in.max(h.mem.qbuf.load(Ordering::Relaxed));
+                max_out = max_out.max(h.mem.out.load(Ordering::Relaxed));
+            }
             let _ = write!(
                 out,
-                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
                 sh.clients.len(),
                 sh.config.read().get("maxclients"),
                 eng.blocked_count(),
@@ -126,9 +133,10 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let maxmem: u64 = sh.config.read().get_i64("maxmemory") as u64;
             let lua_mem = core.scripts.memory();
             let nscripts = core.scripts.len();
+            let (nplans, plan_runs) = (core.scripts.plans(), core.scripts.plan_runs);
             let _ = write!(
                 out,
-                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{rss}\r\nused_memory_peak_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{nscripts}\r\nmaxmemory:{maxmem}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
+                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{rss}\r\nused_memory_peak_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{nscripts}\r\nnumber_of_native_plans:{nplans}\r\nnative_plan_runs:{plan_runs}\r\nmaxmemory:{maxmem}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
                 human(rss),
                 human(rss),
                 human(rss),
@@ -148,7 +156,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let ps = &sh.pubsub;
             let _ = write!(
                 out,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\nclient_query_buffer_limit_disconnections:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n",
                 sh.counters.connections_received.load(Ordering::Relaxed),
                 eng.stats.commands_processed,
                 sh.counters.net_input_bytes.load(Ordering::Relaxed),
@@ -162,6 +170,9 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 ps.patterns.len(),
                 ps.shard_channels.len(),
                 eng.blocked_count(),
+                sh.counters.limits.query_buffer_disconnections.load(Ordering::Relaxed),
+                sh.counters.limits.output_buffer_disconnections.load(Ordering::Relaxed)
+                    + ps.limit_kills.load(Ordering::Relaxed),
             );
         }
         "replication" => out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nrepl_backlog_active:0\r\n"),
@@ -186,15 +197,20 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
 /// the command being run by `me`: Redis still has it in the caller's query buffer, so its
 /// `qbuf` shows the command's RESP size.
 pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String {
-    let (qbuf, argv_mem) = if h.id == me.cl.id {
+    let (qbuf, argv_mem, pending) = if h.id == me.cl.id {
         let mut n = 1 + cur.len().to_string().len() + 2;
         for a in cur {
             n += 1 + a.len().to_string().len() + 2 + a.len() + 2;
         }
-        (n, cur.iter().map(|a| a.len()).sum::<usize>())
+        (n, cur.iter().map(|a| a.len()).sum::<usize>(), me.out.len())
     } else {
-        (0, 0)
+        (
+            h.mem.qbuf.load(Ordering::Relaxed),
+            0,
+            h.mem.out.load(Ordering::Relaxed) + h.pending_out.load(Ordering::Relaxed),
+        )
     };
+    let (obl, oll, omem) = crate::climits::output_fields(pending);
     let info = h.info.lock();
     let age = h.created.elapsed().as_secs();
     let idle = info.last_interaction.map_or(0, |t| t.elapsed().as_secs());
@@ -219,7 +235,7 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
     };
     let cmd = last.map_or_else(|| "NULL".to_string(), |c| c.full_name());
     format!(
-        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
         h.id,
         h.addr,
         h.laddr,
@@ -235,7 +251,11 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
         qbuf,
         if qbuf > 0 { 20474 - qbuf.min(20474) } else { 0 },
         argv_mem,
-        22000 + qbuf + argv_mem,
+        obl,
+        oll,
+        omem,
+        22000 + qbuf + argv_mem + pending,
+        if pending > 0 { "rw" } else { "r" },
         cmd,
         info.user,
         info.resp,

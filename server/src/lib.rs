@@ -4,6 +4,8 @@
 //! [`Server::start`], which binds (port 0 for a free port), serves on the current tokio
 //! runtime and returns a handle with the address and a shutdown.
 
+pub mod acl;
+pub mod climits;
 pub mod config;
 pub mod conn;
 pub mod dispatch;
@@ -26,6 +28,12 @@ use std::time::Duration;
 
 pub use config::Config;
 pub use shared::Shared;
+
+/// Stack size of the runtime threads that run commands and scripts. Every nested
+/// conversion (cjson, cmsgpack, script replies, reply encoding) is bounded by Lua's stack
+/// limit at under 8000 levels (docs/scripting.md, "Nesting limits"); this leaves room for
+/// them many times over, also in debug builds. Untouched stack pages cost no memory.
+pub const THREAD_STACK: usize = 16 << 20;
 
 /// A running server.
 pub struct Server {
@@ -51,6 +59,8 @@ impl Server {
     /// Serves listeners bound earlier with [`net::bind`] (the binary binds before it forks
     /// for `daemonize`).
     pub fn serve(bound: net::Bound, config: Config) -> std::io::Result<Server> {
+        let users = acl::users_from_config(&config)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let addrs = bound.addrs();
         let addr = addrs
             .tcp
@@ -59,6 +69,7 @@ impl Server {
             .copied()
             .unwrap_or(net::UNIX_PEER);
         let shared = Shared::new(config);
+        crate::acl::install_startup_users(&shared, users);
         shared.port.store(
             addrs.tcp.first().map_or(0, |a| a.port()) as u64,
             Ordering::Relaxed,

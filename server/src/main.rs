@@ -260,14 +260,21 @@ fn main() {
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
+        .thread_stack_size(tumbler::THREAD_STACK)
         .enable_all()
         .build()
         .expect("tokio runtime");
+    let port = cfg.get_i64("port");
     rt.block_on(async move {
         let server = match tumbler::Server::serve(bound, cfg) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("tumbler: cannot listen: {e}");
+                if e.kind() == std::io::ErrorKind::AddrInUse {
+                    // Redis' words, which scripts and Redis' test suite (to retry on
+                    // another port) look for.
+                    eprintln!("Failed listening on port {port} (tcp), aborting.");
+                }
                 std::process::exit(1);
             }
         };

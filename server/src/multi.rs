@@ -94,7 +94,10 @@ fn exec(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     c.cl.deny_blocking = true;
     c.in_exec = true;
     for (spec, argv) in &multi.queue {
-        let r = c.execute(guard, spec, argv);
+        let r = match crate::acl::check_exec(c, spec, argv) {
+            Ok(()) => c.execute(guard, spec, argv),
+            Err(e) => e,
+        };
         c.feed_monitors_for(spec, argv);
         // A blocking command inside EXEC answered with its timeout reply already.
         c.cl.blocked = false;

@@ -36,21 +36,17 @@ fn perr(s: impl Into<String>) -> ProtoError {
     ProtoError(format!("ERR Protocol error: {}", s.into()))
 }
 
+/// Where a `*`/`$` header line ends, found the way Redis finds it: the first CR after
+/// `from` (Redis' `strchr`, so a NUL before it hides it), with at least one byte after it,
+/// which Redis then skips without checking that it is an LF. Returns the CR's index;
+/// `None` means "wait for more data" (or too big, by the caller's size check).
 fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
     let hay = &buf[from..];
-    let mut i = 0;
-    while let Some(p) = memchr(b'\r', &hay[i..]) {
-        let at = i + p;
-        if at + 1 < hay.len() {
-            if hay[at + 1] == b'\n' {
-                return Some(from + at);
-            }
-            i = at + 1;
-        } else {
-            return None;
-        }
+    let at = hay.iter().position(|&c| c == b'\r' || c == 0)?;
+    if hay[at] == 0 || at + 1 >= hay.len() {
+        return None;
     }
-    None
+    Some(from + at)
 }
 
 fn memchr(c: u8, s: &[u8]) -> Option<usize> {
@@ -141,12 +137,21 @@ fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>
 }
 
 fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
-    let Some(nl) = memchr(b'\n', buf) else {
+    // Redis looks for the LF with `strchr`: a NUL before it hides it, and the request
+    // then waits for more data until it is too big.
+    let nl = buf.iter().position(|&c| c == b'\n' || c == 0);
+    let Some(nl) = nl.filter(|&i| buf[i] == b'\n') else {
         if buf.len() > INLINE_MAX {
             return Err(perr("too big inline request"));
         }
         return Ok(None);
     };
+    // Redis reads 16 KiB at a time and gives up once 64 KiB hold no LF, so whether a line
+    // a little over 64 KiB passes depends on how the bytes arrived; any longer line never
+    // does. Refusing every line over the limit is deterministic and agrees with that.
+    if nl > INLINE_MAX {
+        return Err(perr("too big inline request"));
+    }
     let line = buf.split_to(nl + 1);
     let mut text = &line[..nl];
     if text.last() == Some(&b'\r') {
@@ -244,8 +249,10 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                 if i >= n {
                     break;
                 }
+                // Inside a word sdssplitargs stops only at these four (and NUL); \v and \f,
+                // which `isspace` skips between words, are part of the word.
                 match line[i] {
-                    c if is_space(c) => {
+                    b' ' | b'\n' | b'\r' | b'\t' => {
                         break;
                     }
                     b'"' => inq = true,

@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use dashmap::DashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use lockcore::{ClientId, Reply};
@@ -22,9 +22,9 @@ pub struct PubSub {
     pub shard_channels: DashMap<Bytes, Vec<Arc<ClientHandle>>>,
     /// `client-output-buffer-limit pubsub <hard> <soft> <soft-seconds>`, copied here by
     /// [`PubSub::set_limits`] so that delivery never reads the config table.
-    pub limit_hard: AtomicI64,
-    pub limit_soft: AtomicI64,
-    pub limit_soft_secs: AtomicI64,
+    pub limit: crate::climits::ClassLimit,
+    /// Subscribers disconnected by that limit at delivery.
+    pub limit_kills: AtomicU64,
 }
 
 /// Adds `c` to `table[name]`; false if it was already there.
@@ -75,6 +75,8 @@ pub fn push_cost(r: &Reply) -> usize {
                 .sum::<usize>()
                 + 16
         }
+        // A MONITOR line.
+        Reply::Simple(s) => s.len() + 16,
         _ => 0,
     }
 }
@@ -90,8 +92,9 @@ pub fn deliver(ps: &PubSub, c: &ClientHandle, msg: Reply) {
     }
     let cost = push_cost(&msg);
     let pending = c.pending_out.fetch_add(cost, Ordering::Relaxed) + cost;
-    if over_limits(ps, c, pending) {
+    if ps.limit.over(c, pending) {
         c.killed.store(true, Ordering::Relaxed);
+        ps.limit_kills.fetch_add(1, Ordering::Relaxed);
         tracing::warn!(
             client = c.id,
             addr = %c.addr,
@@ -103,36 +106,10 @@ pub fn deliver(ps: &PubSub, c: &ClientHandle, msg: Reply) {
     c.send(Msg::Push(msg));
 }
 
-fn over_limits(ps: &PubSub, c: &ClientHandle, pending: usize) -> bool {
-    let pending = pending as i64;
-    let hard = ps.limit_hard.load(Ordering::Relaxed);
-    if hard > 0 && pending >= hard {
-        return true;
-    }
-    let soft = ps.limit_soft.load(Ordering::Relaxed);
-    if soft > 0 && pending >= soft {
-        // ms since the client connected, +1 so that 0 keeps meaning "not over".
-        let now = c.created.elapsed().as_millis() as i64 + 1;
-        let since = c.soft_since_ms.load(Ordering::Relaxed);
-        if since == 0 {
-            c.soft_since_ms.store(now, Ordering::Relaxed);
-            return false;
-        }
-        return now - since >= ps.limit_soft_secs.load(Ordering::Relaxed) * 1000;
-    }
-    if c.soft_since_ms.load(Ordering::Relaxed) != 0 {
-        c.soft_since_ms.store(0, Ordering::Relaxed);
-    }
-    false
-}
-
 impl PubSub {
     /// Takes the pubsub class of `client-output-buffer-limit` from the config.
     pub fn set_limits(&self, cfg: &crate::config::Config) {
-        let (hard, soft, secs) = cfg.pubsub_output_limit();
-        self.limit_hard.store(hard, Ordering::Relaxed);
-        self.limit_soft.store(soft, Ordering::Relaxed);
-        self.limit_soft_secs.store(secs, Ordering::Relaxed);
+        self.limit.set(cfg.pubsub_output_limit());
     }
 
     /// Delivers `message` to the subscribers of `channel` (and, unless sharded, of the

@@ -81,6 +81,8 @@ pub struct ClientHandle {
     /// When `pending_out` first passed the soft limit, in ms since start (0 = not over).
     pub soft_since_ms: AtomicI64,
     pub killed: AtomicBool,
+    /// Its buffer sizes, for CLIENT LIST and INFO.
+    pub mem: crate::climits::ClientMem,
 }
 
 impl ClientHandle {
@@ -109,6 +111,7 @@ pub struct Counters {
     pub rejected_connections: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
+    pub limits: crate::climits::LimitCounters,
 }
 
 pub struct Shared {
@@ -136,10 +139,14 @@ pub struct Shared {
     /// Hot-path copies of `proto-max-bulk-len` and `client-query-buffer-limit`.
     pub proto_max_bulk: AtomicI64,
     pub query_buffer_limit: AtomicI64,
+    /// `client-output-buffer-limit normal ...` (the pubsub class is in `pubsub`).
+    pub normal_output_limit: crate::climits::ClassLimit,
     pub port: AtomicU64,
     /// The TLS configuration new TLS connections get (None: no TLS listener). CONFIG SET
     /// of a `tls-*` parameter swaps it (server/src/net/tls.rs).
     pub tls: RwLock<Option<Arc<rustls::ServerConfig>>>,
+    /// ACL users and the ACL log (acl.rs).
+    pub acl: crate::acl::Acl,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -231,9 +238,15 @@ impl Shared {
     pub fn new(config: Config) -> Arc<Shared> {
         let clock = ControlledClock::new();
         let dbs = config.get_i64("databases").max(1) as usize;
+        let requirepass = config.get("requirepass").to_string();
         let pubsub = Arc::new(PubSub::default());
         let mut engine = Engine::with_clock(dbs, clock.clone());
         engine.broker = pubsub.clone();
+        // Fencing tokens continue above the previous run's without persistence: the
+        // counter starts from the real wall clock (not the controllable one).
+        engine
+            .locks
+            .seed_tokens(lockcore::clock::Clock::now_ms(&lockcore::clock::SystemClock));
         let shared = Arc::new(Shared {
             core: Mutex::new(Core {
                 engine,
@@ -244,6 +257,7 @@ impl Shared {
             evicting: AtomicBool::new(false),
             proto_max_bulk: AtomicI64::new(config.get_i64("proto-max-bulk-len")),
             query_buffer_limit: AtomicI64::new(config.get_i64("client-query-buffer-limit")),
+            normal_output_limit: Default::default(),
             config: RwLock::new(config),
             clients: DashMap::new(),
             pubsub,
@@ -259,6 +273,7 @@ impl Shared {
             run_id: random_run_id(),
             port: AtomicU64::new(0),
             tls: RwLock::new(None),
+            acl: crate::acl::Acl::new(&requirepass),
         });
         shared.apply_config();
         shared
@@ -276,12 +291,19 @@ impl Shared {
         self.busy_threshold_ms
             .store(cfg.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         self.pubsub.set_limits(&cfg);
+        self.normal_output_limit
+            .set(cfg.output_limit("normal"));
+        self.query_buffer_limit
+            .store(cfg.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
+        self.proto_max_bulk
+            .store(cfg.get_i64("proto-max-bulk-len"), Ordering::Relaxed);
         self.maxmemory
             .store(cfg.get_i64("maxmemory"), Ordering::Relaxed);
         self.evicting.store(
             cfg.get("maxmemory-policy") != "noeviction",
             Ordering::Relaxed,
         );
+        core.scripts.plans_off = !cfg.get_bool("lua-native-plans");
         let ec = &mut core.engine.config;
         ec.notify =
             lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
@@ -292,6 +314,7 @@ impl Shared {
         ec.list_max_listpack_size = cfg.get_i64("list-max-listpack-size");
         ec.zset_max_listpack_entries = cfg.get_i64("zset-max-listpack-entries") as usize;
         ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
+        ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.
@@ -378,7 +401,7 @@ impl Shared {
         }
         let reply = Reply::Simple(line.into());
         for m in self.monitors.iter() {
-            m.send(Msg::Push(reply.clone()));
+            crate::climits::deliver_monitor(self, &m, reply.clone());
         }
     }
 }

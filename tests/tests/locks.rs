@@ -22,8 +22,9 @@ fn server_err<T: std::fmt::Debug>(r: tumbler_client::Result<T>) -> String {
 fn grant_reentrancy_release_over_raw_resp() {
     let t = Tumbler::start();
     let mut c = t.raw();
-    assert_eq!(c.cmd_str(&["LOCK.ACQUIRE", "l", "A", "10000"]), ":1\r\n");
-    assert_eq!(c.cmd_str(&["LOCK.ACQUIRE", "l", "A", "10000"]), ":1\r\n");
+    let t1 = c.cmd_str(&["LOCK.ACQUIRE", "l", "A", "10000"]);
+    assert!(t1.starts_with(':'), "{t1}");
+    assert_eq!(c.cmd_str(&["LOCK.ACQUIRE", "l", "A", "10000"]), t1);
     assert_eq!(c.cmd_str(&["LOCK.ACQUIRE", "l", "B", "10000"]), "$-1\r\n");
     assert_eq!(c.cmd_str(&["TYPE", "l"]), "+lock\r\n");
     assert_eq!(c.cmd_str(&["EXISTS", "l"]), ":1\r\n");
@@ -32,7 +33,7 @@ fn grant_reentrancy_release_over_raw_resp() {
     assert!(pttl > 0 && pttl <= 10000, "{pttl}");
     let info = c.cmd_str(&["LOCK.INFO", "l"]);
     assert!(
-        info.starts_with("*14\r\n$4\r\ntype\r\n$4\r\nlock\r\n$5\r\nowner\r\n$1\r\nA\r\n$5\r\ntoken\r\n:1\r\n$5\r\nholds\r\n:2\r\n"),
+        info.starts_with(&format!("*14\r\n$4\r\ntype\r\n$4\r\nlock\r\n$5\r\nowner\r\n$1\r\nA\r\n$5\r\ntoken\r\n{t1}$5\r\nholds\r\n:2\r\n")),
         "{info}"
     );
     assert!(
@@ -48,7 +49,9 @@ fn grant_reentrancy_release_over_raw_resp() {
     assert_eq!(c.cmd_str(&["EXISTS", "l"]), ":0\r\n");
     assert_eq!(c.cmd_str(&["LOCK.INFO", "l"]), "$-1\r\n");
     // A new holder gets a larger token.
-    assert_eq!(c.cmd_str(&["LOCK.ACQUIRE", "l", "B", "10000"]), ":2\r\n");
+    let tok = |r: &str| r[1..].trim().parse::<u64>().unwrap();
+    let t2 = c.cmd_str(&["LOCK.ACQUIRE", "l", "B", "10000"]);
+    assert_eq!(tok(&t2), tok(&t1) + 1);
 }
 
 #[test]
@@ -152,10 +155,10 @@ fn waiter_is_granted_in_the_release_step_fifo() {
     let mut b = client(&t);
     let mut c = client(&t);
     let mut d = client(&t);
-    assert_eq!(
-        a.lock_acquire("l", "A", 30_000, None, false).unwrap(),
-        Some(1)
-    );
+    let t1 = a
+        .lock_acquire("l", "A", 30_000, None, false)
+        .unwrap()
+        .unwrap();
     b.send(&["LOCK.ACQUIRE", "l", "B", "30000", "WAIT", "0"])
         .unwrap();
     wait_waiters(&mut a, "l", 1);
@@ -165,9 +168,9 @@ fn waiter_is_granted_in_the_release_step_fifo() {
     // No barging: a try-lock while others queue fails even though it only probes.
     assert_eq!(d.lock_acquire("l", "D", 30_000, None, false).unwrap(), None);
     assert_eq!(a.lock_release("l", "A").unwrap(), 0);
-    assert_eq!(b.read().unwrap(), Frame::Integer(2));
+    assert_eq!(b.read().unwrap(), Frame::Integer(t1 as i64 + 1));
     assert_eq!(b.lock_release("l", "B").unwrap(), 0);
-    assert_eq!(c.read().unwrap(), Frame::Integer(3));
+    assert_eq!(c.read().unwrap(), Frame::Integer(t1 as i64 + 2));
     // A waiter with a timeout gets nil when it passes.
     let t0 = Instant::now();
     assert_eq!(
@@ -178,7 +181,7 @@ fn waiter_is_granted_in_the_release_step_fifo() {
     assert_eq!(c.lock_release("l", "C").unwrap(), 0);
     assert_eq!(
         d.lock_acquire("l", "D", 1000, Some(100), false).unwrap(),
-        Some(4)
+        Some(t1 + 3)
     );
 }
 
@@ -210,13 +213,13 @@ fn killed_session_holder_hands_the_lock_to_the_next_waiter_at_once() {
     let mut b = client(&t);
     let mut obs = client(&t);
     // ttl 0 + SESSION: only the connection keeps it; no lease could free it.
-    assert_eq!(a.lock_acquire("s", "A", 0, None, true).unwrap(), Some(1));
+    let t1 = a.lock_acquire("s", "A", 0, None, true).unwrap().unwrap();
     b.send(&["LOCK.ACQUIRE", "s", "B", "0", "WAIT", "0", "SESSION"])
         .unwrap();
     wait_waiters(&mut obs, "s", 1);
     let t0 = Instant::now();
     a.close();
-    assert_eq!(b.read().unwrap(), Frame::Integer(2));
+    assert_eq!(b.read().unwrap(), Frame::Integer(t1 as i64 + 1));
     println!("SESSION hand-off after disconnect: {:?}", t0.elapsed());
     let info = obs.lock_info("s").unwrap().unwrap();
     assert!(
@@ -237,12 +240,12 @@ fn expired_lease_is_handed_to_the_waiter_by_the_timer() {
     let t = Tumbler::start();
     let mut a = client(&t);
     let mut b = client(&t);
-    assert_eq!(a.lock_acquire("e", "A", 80, None, false).unwrap(), Some(1));
+    let t1 = a.lock_acquire("e", "A", 80, None, false).unwrap().unwrap();
     let t0 = Instant::now();
     assert_eq!(
         b.lock_acquire("e", "B", 10_000, Some(5_000), false)
             .unwrap(),
-        Some(2)
+        Some(t1 + 1)
     );
     assert!(
         t0.elapsed() >= Duration::from_millis(60),
@@ -291,19 +294,25 @@ fn wait_never_blocks_inside_multi() {
     let t = Tumbler::start();
     let mut a = t.raw();
     let mut b = t.raw();
-    a.cmd(&["LOCK.ACQUIRE", "m", "A", "10000"]);
+    let t1: u64 = a.cmd_str(&["LOCK.ACQUIRE", "m", "A", "10000"])[1..]
+        .trim()
+        .parse()
+        .unwrap();
     b.cmd(&["MULTI"]);
     assert_eq!(
         b.cmd_str(&["LOCK.ACQUIRE", "m", "B", "1000", "WAIT", "0"]),
         "+QUEUED\r\n"
     );
-    assert_eq!(b.cmd_str(&["LOCK.CHECK", "m", "1"]), "+QUEUED\r\n");
+    assert_eq!(
+        b.cmd_str(&["LOCK.CHECK", "m", &t1.to_string()]),
+        "+QUEUED\r\n"
+    );
     assert_eq!(b.cmd_str(&["EXEC"]), "*2\r\n$-1\r\n:1\r\n");
     // Release + acquire by another owner in one transaction: the lock is free inside it.
     b.cmd(&["MULTI"]);
     b.cmd(&["LOCK.RELEASE", "m", "A"]);
     b.cmd(&["LOCK.ACQUIRE", "m", "B", "1000"]);
-    assert_eq!(b.cmd_str(&["EXEC"]), "*2\r\n:0\r\n:2\r\n");
+    assert_eq!(b.cmd_str(&["EXEC"]), format!("*2\r\n:0\r\n:{}\r\n", t1 + 1));
 }
 
 #[test]
@@ -510,13 +519,15 @@ fn info_is_a_map_in_resp3_and_list_checks_its_arguments() {
     let t = Tumbler::start();
     let mut c = t.raw();
     c.cmd(&["HELLO", "3"]);
-    c.cmd(&["SEM.ACQUIRE", "s", "A", "2", "0", "SESSION"]);
+    let tok = c.cmd_str(&["SEM.ACQUIRE", "s", "A", "2", "0", "SESSION"]);
     let info = c.cmd_str(&["LOCK.INFO", "s"]);
     assert_eq!(
         info,
-        "%5\r\n$4\r\ntype\r\n$9\r\nsemaphore\r\n$7\r\npermits\r\n:2\r\n$9\r\navailable\r\n:1\r\n\
-         $7\r\nholders\r\n*1\r\n%5\r\n$5\r\nowner\r\n$1\r\nA\r\n$5\r\ntoken\r\n:1\r\n\
+        format!(
+            "%5\r\n$4\r\ntype\r\n$9\r\nsemaphore\r\n$7\r\npermits\r\n:2\r\n$9\r\navailable\r\n:1\r\n\
+         $7\r\nholders\r\n*1\r\n%5\r\n$5\r\nowner\r\n$1\r\nA\r\n$5\r\ntoken\r\n{tok}\
          $7\r\npermits\r\n:1\r\n$3\r\nttl\r\n:-1\r\n$7\r\nsession\r\n:1\r\n$7\r\nwaiters\r\n:0\r\n"
+        )
     );
     assert_eq!(c.cmd_str(&["LOCK.INFO", "nope"]), "_\r\n");
     assert_eq!(c.cmd_str(&["LOCK.LIST", "MATCH"]), "-ERR syntax error\r\n");
@@ -532,4 +543,56 @@ fn info_is_a_map_in_resp3_and_list_checks_its_arguments() {
         c.cmd_str(&["LOCK.LIST", "MATCH", "s*"]),
         "*1\r\n$1\r\ns\r\n"
     );
+}
+
+/// Fencing tokens stay monotonic across restarts without persistence: each start seeds the
+/// counter from the wall clock (docs/locking.md, "Across restarts"), so the first token of
+/// a new run is above the last token of the run before.
+#[test]
+fn fencing_tokens_increase_across_restarts() {
+    let tok = |r: String| -> u64 {
+        assert!(r.starts_with(':'), "{r}");
+        r[1..].trim().parse().unwrap()
+    };
+    let mut last = 0u64;
+    for run in 0..3 {
+        let t = Tumbler::start();
+        let mut c = t.raw();
+        let first = tok(c.cmd_str(&["LOCK.ACQUIRE", "res", "A", "10000"]));
+        assert!(
+            first > last,
+            "run {run}: first token {first} is not above {last} from before the restart"
+        );
+        assert!(
+            first < 1 << 53,
+            "tokens stay exact as IEEE doubles: {first}"
+        );
+        assert_eq!(c.cmd_str(&["LOCK.RELEASE", "res", "A"]), ":0\r\n");
+        // Grants of every kind draw from the same counter.
+        last = first;
+        for i in 0..50 {
+            let owner = format!("o{i}");
+            for (acq, rel) in [
+                (
+                    vec!["LOCK.ACQUIRE", "res", &owner, "10000"],
+                    vec!["LOCK.RELEASE", "res", &owner],
+                ),
+                (
+                    vec!["SEM.ACQUIRE", "sem", &owner, "2", "10000"],
+                    vec!["SEM.RELEASE", "sem", &owner],
+                ),
+                (
+                    vec!["RW.WLOCK", "rw", &owner, "10000"],
+                    vec!["RW.WUNLOCK", "rw", &owner],
+                ),
+            ] {
+                let t = tok(c.cmd_str(&acq));
+                assert!(t > last, "token {t} after {last}");
+                last = t;
+                c.cmd(&rel);
+            }
+        }
+        drop(c);
+        drop(t);
+    }
 }

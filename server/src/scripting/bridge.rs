@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use lockcore::clock::Clock;
-use lockcore::commands::{flag, lookup_checked, Exec};
+use lockcore::commands::{flag, lookup_checked, CommandSpec, Exec};
 use lockcore::{ClientCtx, Engine, Reply};
 
 use super::Vm;
@@ -18,10 +18,6 @@ use crate::shared::Shared;
 
 /// The instruction hook runs every this many VM instructions.
 pub const HOOK_EVERY: u32 = 100_000;
-
-/// Nesting limit when converting replies: a self-referencing table ends here, as Redis'
-/// "reached lua stack limit".
-const MAX_DEPTH: usize = 200;
 
 /// What the bridge needs while a script runs.
 pub struct RunCtx<'a> {
@@ -65,6 +61,114 @@ fn with_ctx<R>(f: impl FnOnce(&mut RunCtx<'static>) -> R) -> Option<R> {
     Some(f(unsafe { &mut *p }))
 }
 
+impl<'a> RunCtx<'a> {
+    /// A script's run context, with the time snapshot taken and the script marked as
+    /// running (for `busy`, SCRIPT KILL and the UNKILLABLE check).
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        vm: &mut Vm,
+        engine: &'a mut Engine,
+        shared: &'a Shared,
+        caller: &ClientCtx,
+        keys: &'a [Bytes],
+        args: &'a [Bytes],
+        read_only: bool,
+        oom_at_start: bool,
+    ) -> RunCtx<'a> {
+        engine.time_snapshot = Some(engine.clock.now_ms());
+        let ctx = RunCtx {
+            engine,
+            shared,
+            cl: ClientCtx {
+                id: caller.id,
+                db: caller.db,
+                resp3: false,
+                deny_blocking: true,
+                in_script: true,
+                no_touch: caller.no_touch,
+                blocked: false,
+            },
+            read_only,
+            resp3: false,
+            killed: false,
+            started: Instant::now(),
+            detached: false,
+            scratch: std::mem::take(&mut vm.scratch),
+            keys,
+            args,
+            monitors: !shared.monitors.is_empty(),
+            // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
+            oom: oom_at_start,
+            wrote: false,
+        };
+        shared.script.kill.store(false, Ordering::Relaxed);
+        shared.script.wrote.store(false, Ordering::Relaxed);
+        shared
+            .script
+            .started_ms
+            .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
+        ctx
+    }
+
+    /// The end of a run: the script no longer runs, the snapshot is dropped.
+    fn finish(&mut self, vm: &mut Vm) {
+        self.shared.script.started_ms.store(0, Ordering::Release);
+        self.shared.script.kill.store(false, Ordering::Relaxed);
+        vm.scratch = std::mem::take(&mut self.scratch);
+        self.engine.time_snapshot = None;
+    }
+}
+
+/// Runs a script's native plan with the same context, checks and bookkeeping as [`run`];
+/// errors get the same `script: <sha>, on @user_script:<line>.` suffix the Lua error
+/// handler gives them.
+#[allow(clippy::too_many_arguments)]
+pub fn run_plan(
+    vm: &mut Vm,
+    plan: &super::plan::Plan,
+    engine: &mut Engine,
+    shared: &Shared,
+    caller: &ClientCtx,
+    sha: &str,
+    keys: &[Bytes],
+    args: &[Bytes],
+    read_only: bool,
+    oom_at_start: bool,
+) -> Reply {
+    let mut ctx = RunCtx::start(
+        vm,
+        engine,
+        shared,
+        caller,
+        keys,
+        args,
+        read_only,
+        oom_at_start,
+    );
+    let mut argv = std::mem::take(&mut ctx.scratch);
+    let res = plan.run(
+        &mut |spec, argv: &[Bytes]| match call_spec(&mut ctx, spec, argv)? {
+            Reply::Error(e) => Err(e.into_owned()),
+            r => Ok(r),
+        },
+        &mut argv,
+        keys,
+        args,
+    );
+    ctx.scratch = argv;
+    ctx.finish(vm);
+    use super::plan::Failure;
+    match res {
+        Ok(r) => r,
+        Err(Failure::Call(msg, line)) => {
+            Reply::err(format!("{msg} script: {sha}, on @user_script:{line}."))
+        }
+        Err(Failure::Runtime(msg, line)) => Reply::err(format!(
+            "ERR user_script:{line}: {msg} script: {sha}, on @user_script:{line}."
+        )),
+    }
+}
+
 /// Runs one script and converts its result to the caller's reply.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -80,38 +184,16 @@ pub fn run(
     read_only: bool,
     oom_at_start: bool,
 ) -> Reply {
-    engine.time_snapshot = Some(engine.clock.now_ms());
-    let mut ctx = RunCtx {
+    let mut ctx = RunCtx::start(
+        vm,
         engine,
         shared,
-        cl: ClientCtx {
-            id: caller.id,
-            db: caller.db,
-            resp3: false,
-            deny_blocking: true,
-            in_script: true,
-            no_touch: caller.no_touch,
-            blocked: false,
-        },
-        read_only,
-        resp3: false,
-        killed: false,
-        started: Instant::now(),
-        detached: false,
-        scratch: std::mem::take(&mut vm.scratch),
+        caller,
         keys,
         args,
-        monitors: !shared.monitors.is_empty(),
-        // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
-        oom: oom_at_start,
-        wrote: false,
-    };
-    shared.script.kill.store(false, Ordering::Relaxed);
-    shared.script.wrote.store(false, Ordering::Relaxed);
-    shared
-        .script
-        .started_ms
-        .store(lockcore::clock::SystemClock.now_ms(), Ordering::Release);
+        read_only,
+        oom_at_start,
+    );
     // The lifetime is erased: CTX is cleared before `ctx` goes out of scope.
     let p = (&mut ctx as *mut RunCtx<'_>).cast::<RunCtx<'static>>();
     CTX.with(|c| c.set(p));
@@ -122,13 +204,10 @@ pub fn run(
     };
     let res = runner.call::<(bool, Value)>(func);
     CTX.with(|c| c.set(std::ptr::null_mut()));
-    shared.script.started_ms.store(0, Ordering::Release);
-    shared.script.kill.store(false, Ordering::Relaxed);
     let killed = ctx.killed;
-    vm.scratch = std::mem::take(&mut ctx.scratch);
-    ctx.engine.time_snapshot = None;
+    ctx.finish(vm);
     match res {
-        Ok((true, v)) => lua_to_reply(&v, 0),
+        Ok((true, v)) => lua_to_reply(&vm.lua, v),
         Ok((false, Value::Table(t))) => {
             let msg = if killed {
                 "ERR Script killed by user with SCRIPT KILL...".to_string()
@@ -394,18 +473,34 @@ fn arg_bytes(v: &Value) -> Option<Bytes> {
     }
 }
 
-/// A Lua number as Redis 7 passes it to a command: as an integer when it is one, else
-/// `%.17g` (not Lua's lossy `%.14g`).
-fn fmt_lua_number(n: f64) -> String {
-    if n.is_finite() && n.abs() < 9.2e18 && n == (n as i64) as f64 {
+/// A Lua number as Redis 7 passes it to a command: `%.17g` (not Lua's lossy `%.14g`).
+/// Integers below 1e17 print the same through itoa, faster; -0, NaN and the rest go
+/// through the C library's printf, as Redis' snprintf does.
+pub(super) fn fmt_lua_number(n: f64) -> String {
+    if n.abs() < 1e17 && n == (n as i64) as f64 && !(n == 0.0 && n.is_sign_negative()) {
         return itoa::Buffer::new().format(n as i64).to_owned();
     }
-    lockcore::num::fmt_g(n, 17)
+    super::plan::fmt17g(n)
 }
 
 /// Redis' scriptCall checks, then the command. An error comes back as its text.
-fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, String> {
-    let spec = match lookup_checked(argv) {
+fn call_checked(ctx: &mut RunCtx<'_>, argv: &[Bytes]) -> Result<Reply, String> {
+    call_spec(ctx, None, argv)
+}
+
+/// [`call_checked`], with the command's spec already looked up when `known` is given (a
+/// plan resolves a literal command name with a fixed argument count once, at compile
+/// time: `lookup_checked` depends on nothing else for a command without subcommands).
+fn call_spec(
+    ctx: &mut RunCtx<'_>,
+    known: Option<&'static CommandSpec>,
+    argv: &[Bytes],
+) -> Result<Reply, String> {
+    let looked_up = match known {
+        Some(s) => Ok(s),
+        None => lookup_checked(argv),
+    };
+    let spec = match looked_up {
         Ok(s) => s,
         Err(_) => {
             return Err(match lockcore::commands::lookup(&argv[0]) {
@@ -428,6 +523,7 @@ fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, Stri
     if spec.has(flag::NOSCRIPT) {
         return Err("ERR This Redis command is not allowed from script".into());
     }
+    crate::acl::check_script(ctx.shared, ctx.cl.id, spec, argv)?;
     if spec.has(flag::WRITE) && ctx.read_only {
         return Err("ERR Write commands are not allowed from read-only scripts.".into());
     }
@@ -461,7 +557,7 @@ fn call_checked(ctx: &mut RunCtx<'static>, argv: &[Bytes]) -> Result<Reply, Stri
 
 /// C's `(long long)` cast of a Lua number as Redis' x86-64 build performs it: NaN and
 /// out-of-range values give i64::MIN (Rust's `as` would saturate instead).
-fn c_long_long(n: f64) -> i64 {
+pub(super) fn c_long_long(n: f64) -> i64 {
     if n.is_nan() || !(-9223372036854775808.0..9223372036854775808.0).contains(&n) {
         i64::MIN
     } else {
@@ -469,63 +565,127 @@ fn c_long_long(n: f64) -> i64 {
     }
 }
 
-/// A script's return value as the reply to EVAL (Redis' Lua-to-reply conversion).
-pub fn lua_to_reply(v: &Value, depth: usize) -> Reply {
+/// A script's return value as the reply to EVAL (Redis' Lua-to-reply conversion). Tables
+/// are converted on the Lua stack by [`top_to_reply`].
+pub fn lua_to_reply(lua: &Lua, v: Value) -> Reply {
     match v {
         Value::Nil => Reply::Null,
         Value::Boolean(true) => Reply::Int(1),
         Value::Boolean(false) => Reply::Null,
-        Value::Integer(i) => Reply::Int(*i),
-        Value::Number(n) => Reply::Int(c_long_long(*n)),
+        Value::Integer(i) => Reply::Int(i),
+        Value::Number(n) => Reply::Int(c_long_long(n)),
         Value::String(s) => Reply::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
-        Value::Table(t) => {
-            if depth >= MAX_DEPTH {
-                return Reply::err("ERR reached lua stack limit");
+        Value::Table(_) => {
+            let mut reply = Reply::Null;
+            // SAFETY: the value is the only argument; a copy is converted (and popped), so
+            // two slots are in use at the start, as in Redis (the error handler and the
+            // result), which puts the "reached lua stack limit" at the same depth.
+            let r = unsafe {
+                lua.exec_raw::<()>(v, |l| {
+                    ffi::lua_pushvalue(l, 1);
+                    reply = top_to_reply(l);
+                    ffi::lua_settop(l, 0);
+                })
+            };
+            match r {
+                Ok(()) => reply,
+                Err(e) => Reply::err(format!("ERR {e}")),
             }
-            table_to_reply(t, depth)
         }
         _ => Reply::Null,
     }
 }
 
-fn table_to_reply(t: &Table, depth: usize) -> Reply {
-    let field = |k: &str| t.raw_get::<Value>(k).unwrap_or(Value::Nil);
-    if let Value::String(e) = field("err") {
-        return Reply::Error(e.to_string_lossy().into());
+/// Redis' luaReplyToRedisReply: converts the value on top of `l`'s stack and pops it. Each
+/// level first asks `lua_checkstack` for 4 slots; past Lua's stack limit (LUAI_MAXCSTACK,
+/// 8000 slots, a little under 8000 levels) the element becomes "-ERR reached lua stack
+/// limit", exactly where Redis puts it, so nesting is bounded whatever the script built.
+unsafe fn top_to_reply(l: *mut ffi::lua_State) -> Reply {
+    if ffi::lua_checkstack(l, 4) == 0 {
+        ffi::lua_pop(l, 1);
+        return Reply::err("ERR reached lua stack limit");
     }
-    if let Value::String(s) = field("ok") {
-        return Reply::Simple(s.to_string_lossy().into());
+    let r = match ffi::lua_type(l, -1) {
+        ffi::LUA_TSTRING => Reply::Bulk(Bytes::copy_from_slice(top_str(l, -1))),
+        ffi::LUA_TBOOLEAN if ffi::lua_toboolean(l, -1) != 0 => Reply::Int(1),
+        ffi::LUA_TNUMBER => Reply::Int(c_long_long(ffi::lua_tonumber(l, -1))),
+        ffi::LUA_TTABLE => table_to_reply(l),
+        _ => Reply::Null,
+    };
+    ffi::lua_pop(l, 1);
+    r
+}
+
+unsafe fn top_str<'a>(l: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    let p = ffi::lua_tolstring(l, idx, &mut len);
+    std::slice::from_raw_parts(p as *const u8, len)
+}
+
+/// Pushes `t[name]` (raw) for the table on top and returns its type.
+unsafe fn push_field(l: *mut ffi::lua_State, name: &std::ffi::CStr) -> c_int {
+    ffi::lua_pushstring(l, name.as_ptr());
+    ffi::lua_rawget(l, -2);
+    ffi::lua_type(l, -1)
+}
+
+/// The table on top of the stack (left there): `{err=}`, `{ok=}`, `{double=}`,
+/// `{big_number=}`, `{map=}`, `{set=}`, else an array up to the first nil.
+unsafe fn table_to_reply(l: *mut ffi::lua_State) -> Reply {
+    let string_field = |name: &std::ffi::CStr| {
+        let r = (push_field(l, name) == ffi::LUA_TSTRING).then(|| top_str(l, -1).to_vec());
+        ffi::lua_pop(l, 1);
+        r
+    };
+    if let Some(e) = string_field(c"err") {
+        return Reply::Error(String::from_utf8_lossy(&e).into_owned().into());
     }
-    match field("double") {
-        Value::Number(d) => return Reply::Double(d),
-        Value::Integer(i) => return Reply::Double(i as f64),
-        _ => {}
+    if let Some(s) = string_field(c"ok") {
+        return Reply::Simple(String::from_utf8_lossy(&s).into_owned().into());
     }
-    if let Value::String(s) = field("big_number") {
-        return Reply::BigNumber(Bytes::copy_from_slice(&s.as_bytes()));
+    if push_field(l, c"double") == ffi::LUA_TNUMBER {
+        let d = ffi::lua_tonumber(l, -1);
+        ffi::lua_pop(l, 1);
+        return Reply::Double(d);
     }
-    if let Value::Table(m) = field("map") {
+    ffi::lua_pop(l, 1);
+    if let Some(b) = string_field(c"big_number") {
+        return Reply::BigNumber(Bytes::from(b));
+    }
+    if push_field(l, c"map") == ffi::LUA_TTABLE {
         let mut pairs = Vec::new();
-        for (k, v) in m.pairs::<Value, Value>().flatten() {
-            pairs.push((lua_to_reply(&k, depth + 1), lua_to_reply(&v, depth + 1)));
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, -2) != 0 {
+            // table, map, key, value: convert a copy of the key, then the value.
+            ffi::lua_pushvalue(l, -2);
+            let k = top_to_reply(l);
+            let v = top_to_reply(l);
+            pairs.push((k, v));
         }
+        ffi::lua_pop(l, 1);
         return Reply::Map(pairs);
     }
-    if let Value::Table(s) = field("set") {
+    ffi::lua_pop(l, 1);
+    if push_field(l, c"set") == ffi::LUA_TTABLE {
         let mut items = Vec::new();
-        for (k, _) in s.pairs::<Value, Value>().flatten() {
-            items.push(lua_to_reply(&k, depth + 1));
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, -2) != 0 {
+            ffi::lua_pop(l, 1);
+            ffi::lua_pushvalue(l, -1);
+            items.push(top_to_reply(l));
         }
+        ffi::lua_pop(l, 1);
         return Reply::Set(items);
     }
+    ffi::lua_pop(l, 1);
     let mut items = Vec::new();
-    let mut i = 1;
-    loop {
-        match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(lua_to_reply(&v, depth + 1)),
+    for i in 1.. {
+        ffi::lua_rawgeti(l, -1, i);
+        if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+            ffi::lua_pop(l, 1);
+            break;
         }
-        i += 1;
+        items.push(top_to_reply(l));
     }
     Reply::Array(items)
 }
@@ -577,12 +737,43 @@ unsafe fn raw_call_inner(l: *mut ffi::lua_State) -> Result<(), String> {
         match r? {
             Reply::Error(e) => Err(e.into_owned()),
             reply => {
+                // Every nesting level holds a table and a key on the stack while its children
+                // are pushed. Command replies are shallow, but the room for an aggregate is
+                // checked up front rather than assumed (Redis panics here instead). A scalar
+                // fits the slots every C call gets, even after 8000 arguments.
+                let depth = reply_depth(&reply);
+                if depth > 0 && ffi::lua_checkstack(l, (2 * depth + 4) as c_int) == 0 {
+                    return Err("ERR reached lua stack limit".into());
+                }
                 push_reply(l, reply, ctx.resp3, 0);
                 Ok(())
             }
         }
     });
     r.unwrap_or_else(|| Err("ERR redis.call() can only be used inside a script".into()))
+}
+
+/// How deeply `r` nests aggregates (0 for a scalar), without recursion.
+fn reply_depth(r: &Reply) -> usize {
+    if !matches!(
+        r,
+        Reply::Array(_) | Reply::Set(_) | Reply::Push(_) | Reply::Map(_)
+    ) {
+        return 0;
+    }
+    let mut max = 0;
+    let mut todo = vec![(r, 0usize)];
+    while let Some((r, d)) = todo.pop() {
+        max = max.max(d);
+        match r {
+            Reply::Array(v) | Reply::Set(v) | Reply::Push(v) => {
+                todo.extend(v.iter().map(|x| (x, d + 1)))
+            }
+            Reply::Map(p) => todo.extend(p.iter().flat_map(|(k, v)| [(k, d + 1), (v, d + 1)])),
+            _ => {}
+        }
+    }
+    max
 }
 
 unsafe fn push_err_table(l: *mut ffi::lua_State, msg: &str) {
@@ -616,6 +807,25 @@ unsafe fn fill_table(l: *mut ffi::lua_State, idx: c_int, vals: &[Bytes]) {
     for i in vals.len()..prev {
         ffi::lua_pushnil(l);
         ffi::lua_rawseti(l, idx, (i + 1) as _);
+    }
+    // Redis gives each run fresh tables: whatever an earlier script stored in them beyond
+    // this run's sequence (`KEYS[9] = x`, `ARGV.k = y`) or a metatable it set must not be
+    // seen now. Clearing existing fields during a traversal is allowed.
+    ffi::lua_pushnil(l);
+    ffi::lua_setmetatable(l, idx);
+    let n = vals.len() as f64;
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, idx) != 0 {
+        ffi::lua_pop(l, 1);
+        let in_seq = ffi::lua_type(l, -1) == ffi::LUA_TNUMBER && {
+            let k = ffi::lua_tonumber(l, -1);
+            k >= 1.0 && k <= n && k.fract() == 0.0
+        };
+        if !in_seq {
+            ffi::lua_pushvalue(l, -1);
+            ffi::lua_pushnil(l);
+            ffi::lua_rawset(l, idx);
+        }
     }
 }
 
@@ -711,6 +921,14 @@ unsafe fn push_reply(l: *mut ffi::lua_State, r: Reply, resp3: bool, depth: usize
                 single(l, c"double");
             } else {
                 push_str(l, Reply::fmt_double(d).as_bytes())
+            }
+        }
+        Reply::HumanDouble(d) => {
+            if resp3 {
+                ffi::lua_pushnumber(l, d);
+                single(l, c"double");
+            } else {
+                push_str(l, lockcore::num::fmt_human(d).as_bytes())
             }
         }
         Reply::Bool(b) => {

@@ -1,9 +1,10 @@
 //! `cmsgpack.pack(...)` / `cmsgpack.unpack(s)` with lua-cmsgpack's encoding choices
 //! (smallest integer format, float when exact, arrays for 1..n tables, nesting limit 16).
 
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::{ffi, Lua, MultiValue, Table, Value};
+use std::os::raw::c_int;
 
-use super::lua_struct::{argerr, check_string, lib_fn};
+use super::lua_struct::{argerr, lib_fn};
 
 const MAX_NESTING: usize = 16;
 
@@ -23,52 +24,16 @@ pub fn install(lua: &Lua, g: &Table) -> mlua::Result<()> {
             lua.create_string(&out)
         })?,
     )?;
-    t.set(
-        "unpack",
-        lib_fn(lua, |lua, a: MultiValue| {
-            let b = check_string(lua, &a, 1)?;
-            let mut i = 0;
-            let mut out = MultiValue::new();
-            while i < b.len() {
-                out.push_back(decode(lua, &b, &mut i)?);
-            }
-            Ok(out)
-        })?,
-    )?;
-    // unpack_limit(s, limit, offset) -> next offset (-1 at the end), then up to `limit`
-    // values; unpack_one(s, offset) is unpack_limit(s, 1, offset).
-    let limit = lib_fn(
-        lua,
-        |lua, (s, limit, offset): (mlua::LuaString, i64, Option<i64>)| {
-            unpack_limit(lua, &s.as_bytes(), limit, offset.unwrap_or(0))
-        },
-    )?;
-    t.set("unpack_limit", limit)?;
-    t.set(
-        "unpack_one",
-        lib_fn(lua, |lua, (s, offset): (mlua::LuaString, Option<i64>)| {
-            unpack_limit(lua, &s.as_bytes(), 1, offset.unwrap_or(0))
-        })?,
-    )?;
+    // The decoders are plain C functions: they build the values on the Lua stack, as
+    // lua-cmsgpack does, so Lua's own stack limit bounds nesting and result counts with
+    // Redis' errors, and no value passes through an mlua reference.
+    // SAFETY: each follows the C API contract (see `unpack_full`).
+    unsafe {
+        t.set("unpack", lua.create_c_function(unpack)?)?;
+        t.set("unpack_one", lua.create_c_function(unpack_one)?)?;
+        t.set("unpack_limit", lua.create_c_function(unpack_limit)?)?;
+    }
     g.raw_set("cmsgpack", t)
-}
-
-fn unpack_limit(lua: &Lua, b: &[u8], limit: i64, offset: i64) -> mlua::Result<MultiValue> {
-    if offset < 0 || offset as usize > b.len() {
-        return Err(mlua::Error::runtime(
-            "Start offset greater than input length.",
-        ));
-    }
-    let mut i = offset as usize;
-    let mut vals = MultiValue::new();
-    let mut n = 0;
-    while i < b.len() && (limit <= 0 || n < limit) {
-        vals.push_back(decode(lua, b, &mut i)?);
-        n += 1;
-    }
-    let next = if i >= b.len() { -1.0 } else { i as f64 };
-    vals.push_front(Value::Number(next));
-    Ok(vals)
 }
 
 fn encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
@@ -179,10 +144,16 @@ fn int(i: i64, out: &mut Vec<u8>) {
     }
 }
 
-fn take<'a>(b: &'a [u8], i: &mut usize, n: usize) -> mlua::Result<&'a [u8]> {
-    let s = b
-        .get(*i..*i + n)
-        .ok_or_else(|| mlua::Error::runtime("Missing bytes in input."))?;
+/// Why decoding stopped: lua-cmsgpack's MP_CUR_ERROR_EOF / MP_CUR_ERROR_BADFMT, or a
+/// failed `luaL_checkstack` with its message.
+enum MpErr {
+    Eof,
+    BadFormat,
+    Stack(&'static str),
+}
+
+fn take<'a>(b: &'a [u8], i: &mut usize, n: usize) -> Result<&'a [u8], MpErr> {
+    let s = b.get(*i..*i + n).ok_or(MpErr::Eof)?;
     *i += n;
     Ok(s)
 }
@@ -191,15 +162,33 @@ fn be(b: &[u8]) -> u64 {
     b.iter().fold(0u64, |a, &x| (a << 8) | x as u64)
 }
 
-fn decode(lua: &Lua, b: &[u8], i: &mut usize) -> mlua::Result<Value> {
-    let c = take(b, i, 1)?[0];
-    let num = |n: f64| Ok(Value::Number(n));
+/// lua-cmsgpack's mp_decode_to_lua_type: decodes one value at `b[*i..]` and pushes it. The
+/// `luaL_checkstack` calls sit where lua-cmsgpack has them, so a deep or long input ends
+/// with Redis' "stack overflow (...)" error once Lua's stack limit (LUAI_MAXCSTACK, 8000
+/// slots) is reached, instead of growing without bound.
+unsafe fn decode(l: *mut ffi::lua_State, b: &[u8], i: &mut usize) -> Result<(), MpErr> {
+    let c = *b.get(*i).ok_or(MpErr::Eof)?;
+    if ffi::lua_checkstack(l, 1) == 0 {
+        return Err(MpErr::Stack(
+            "too many return values at once; use unpack_one or unpack_limit instead.",
+        ));
+    }
+    *i += 1;
+    let num = |n: f64| {
+        ffi::lua_pushnumber(l, n);
+        Ok(())
+    };
     match c {
         0x00..=0x7f => num(c as f64),
         0xe0..=0xff => num(c as i8 as f64),
-        0xc0 => Ok(Value::Nil),
-        0xc2 => Ok(Value::Boolean(false)),
-        0xc3 => Ok(Value::Boolean(true)),
+        0xc0 => {
+            ffi::lua_pushnil(l);
+            Ok(())
+        }
+        0xc2 | 0xc3 => {
+            ffi::lua_pushboolean(l, (c == 0xc3) as c_int);
+            Ok(())
+        }
         0xcc => num(be(take(b, i, 1)?) as f64),
         0xcd => num(be(take(b, i, 2)?) as f64),
         0xce => num(be(take(b, i, 4)?) as f64),
@@ -210,43 +199,140 @@ fn decode(lua: &Lua, b: &[u8], i: &mut usize) -> mlua::Result<Value> {
         0xd3 => num(be(take(b, i, 8)?) as i64 as f64),
         0xca => num(f32::from_bits(be(take(b, i, 4)?) as u32) as f64),
         0xcb => num(f64::from_bits(be(take(b, i, 8)?))),
-        0xa0..=0xbf | 0xd9 | 0xda | 0xdb | 0xc4 | 0xc5 | 0xc6 => {
+        0xa0..=0xbf | 0xd9 | 0xda | 0xdb => {
             let n = match c {
                 0xa0..=0xbf => (c & 0x1f) as usize,
-                0xd9 | 0xc4 => be(take(b, i, 1)?) as usize,
-                0xda | 0xc5 => be(take(b, i, 2)?) as usize,
+                0xd9 => be(take(b, i, 1)?) as usize,
+                0xda => be(take(b, i, 2)?) as usize,
                 _ => be(take(b, i, 4)?) as usize,
             };
-            Ok(Value::String(lua.create_string(take(b, i, n)?)?))
+            let s = take(b, i, n)?;
+            ffi::lua_pushlstring(l, s.as_ptr() as *const _, s.len());
+            Ok(())
         }
         0x90..=0x9f | 0xdc | 0xdd => {
             let n = match c {
-                0x90..=0x9f => (c & 0x0f) as usize,
-                0xdc => be(take(b, i, 2)?) as usize,
-                _ => be(take(b, i, 4)?) as usize,
+                0x90..=0x9f => (c & 0x0f) as u64,
+                0xdc => be(take(b, i, 2)?),
+                _ => be(take(b, i, 4)?),
             };
-            let t = lua.create_table()?;
-            for k in 1..=n {
-                t.raw_set(k, decode(lua, b, i)?)?;
+            ffi::lua_createtable(l, 0, 0);
+            if ffi::lua_checkstack(l, 1) == 0 {
+                return Err(MpErr::Stack("in function mp_decode_to_lua_array"));
             }
-            Ok(Value::Table(t))
+            for k in 1..=n {
+                ffi::lua_pushnumber(l, k as f64);
+                decode(l, b, i)?;
+                ffi::lua_rawset(l, -3);
+            }
+            Ok(())
         }
         0x80..=0x8f | 0xde | 0xdf => {
             let n = match c {
-                0x80..=0x8f => (c & 0x0f) as usize,
-                0xde => be(take(b, i, 2)?) as usize,
-                _ => be(take(b, i, 4)?) as usize,
+                0x80..=0x8f => (c & 0x0f) as u64,
+                0xde => be(take(b, i, 2)?),
+                _ => be(take(b, i, 4)?),
             };
-            let t = lua.create_table()?;
+            ffi::lua_createtable(l, 0, 0);
             for _ in 0..n {
-                let k = decode(lua, b, i)?;
-                let v = decode(lua, b, i)?;
-                if !k.is_nil() {
-                    t.raw_set(k, v)?;
+                decode(l, b, i)?;
+                decode(l, b, i)?;
+                // A nil or NaN key cannot index a table: the pair is dropped.
+                let t = ffi::lua_type(l, -2);
+                let k = ffi::lua_tonumber(l, -2);
+                if t == ffi::LUA_TNIL || (t == ffi::LUA_TNUMBER && k.is_nan()) {
+                    ffi::lua_pop(l, 2);
+                } else {
+                    ffi::lua_rawset(l, -3);
                 }
             }
-            Ok(Value::Table(t))
+            Ok(())
         }
-        _ => Err(mlua::Error::runtime("Bad data format in input.")),
+        _ => Err(MpErr::BadFormat),
     }
+}
+
+/// Raises `msg` as `luaL_error` does: a string with the calling line's position. Called as
+/// the last step of a C function, when no Rust value with a destructor is alive.
+unsafe fn raise(l: *mut ffi::lua_State, msg: &str) -> c_int {
+    ffi::luaL_where(l, 1);
+    ffi::lua_pushlstring(l, msg.as_ptr() as *const _, msg.len());
+    ffi::lua_concat(l, 2);
+    ffi::lua_error(l)
+}
+
+/// lua-cmsgpack's mp_unpack_full: decodes up to `limit` values from `offset` of the string
+/// argument; unless it decodes everything (limit and offset 0), the next offset (-1 at the
+/// end) comes first.
+unsafe fn unpack_full(l: *mut ffi::lua_State, mut limit: i64, offset: i64) -> c_int {
+    let mut len = 0usize;
+    // Raises (before any Rust value exists) if the argument is not a string.
+    let p = ffi::luaL_checklstring(l, 1, &mut len);
+    let b = std::slice::from_raw_parts(p as *const u8, len);
+    let msg = if offset < 0 || limit < 0 {
+        format!(
+            "Invalid request to unpack with offset of {} and limit of {}.",
+            offset as i32, len as i32
+        )
+    } else if offset as u64 > len as u64 {
+        format!(
+            "Start offset {} greater than input length {}.",
+            offset as i32, len as i32
+        )
+    } else {
+        let decode_all = limit == 0 && offset == 0;
+        if decode_all {
+            limit = i32::MAX as i64;
+        }
+        let mut i = offset as usize;
+        let mut cnt: c_int = 0;
+        let mut err = None;
+        while i < len && (cnt as i64) < limit {
+            if let Err(e) = decode(l, b, &mut i) {
+                err = Some(e);
+                break;
+            }
+            cnt += 1;
+        }
+        match err {
+            None if decode_all => return cnt,
+            None => {
+                if ffi::lua_checkstack(l, 1) == 0 {
+                    ffi::lua_settop(l, 1);
+                    return raise(l, "stack overflow (in function mp_unpack_full)");
+                }
+                ffi::lua_pushnumber(l, if i >= len { -1.0 } else { i as f64 });
+                ffi::lua_insert(l, 2);
+                return cnt + 1;
+            }
+            Some(MpErr::Eof) => "Missing bytes in input.".to_string(),
+            Some(MpErr::BadFormat) => "Bad data format in input.".to_string(),
+            Some(MpErr::Stack(m)) => format!("stack overflow ({m})"),
+        }
+    };
+    // Drop what was decoded: the stack may be full, and the message needs room.
+    ffi::lua_settop(l, 1);
+    ffi::lua_pushlstring(l, msg.as_ptr() as *const _, msg.len());
+    drop(msg);
+    ffi::luaL_where(l, 1);
+    ffi::lua_insert(l, -2);
+    ffi::lua_concat(l, 2);
+    ffi::lua_error(l)
+}
+
+unsafe extern "C-unwind" fn unpack(l: *mut ffi::lua_State) -> c_int {
+    unpack_full(l, 0, 0)
+}
+
+unsafe extern "C-unwind" fn unpack_one(l: *mut ffi::lua_State) -> c_int {
+    let offset = ffi::luaL_optinteger(l, 2, 0) as i64;
+    ffi::lua_settop(l, 1);
+    unpack_full(l, 1, offset)
+}
+
+unsafe extern "C-unwind" fn unpack_limit(l: *mut ffi::lua_State) -> c_int {
+    let limit = ffi::luaL_checkinteger(l, 2) as i64;
+    let offset = ffi::luaL_optinteger(l, 3, 0) as i64;
+    ffi::lua_settop(l, 1);
+    unpack_full(l, limit, offset)
 }

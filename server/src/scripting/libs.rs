@@ -2,7 +2,8 @@
 //! and `cjson` (lua-cjson's encode/decode behaviour and messages); `cmsgpack` is in
 //! cmsgpack.rs.
 
-use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
+use mlua::{ffi, LightUserData, Lua, MultiValue, Table, Value, Variadic};
+use std::os::raw::c_int;
 
 use super::lua_struct::{argerr, check_string, lib_fn, typename};
 
@@ -176,7 +177,10 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
         lib_fn(lua, |lua, n: Option<i64>| {
             let mut d = lua.app_data_mut::<CjsonDepth>().unwrap();
             if let Some(n) = n {
-                d.encode = n.clamp(1, i32::MAX as i64) as usize;
+                if !(1..=i32::MAX as i64).contains(&n) {
+                    return Err(argerr(lua, 1, "expected integer between 1 and 2147483647"));
+                }
+                d.encode = n as usize;
             }
             Ok(d.encode as i64)
         })?,
@@ -186,7 +190,10 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
         lib_fn(lua, |lua, n: Option<i64>| {
             let mut d = lua.app_data_mut::<CjsonDepth>().unwrap();
             if let Some(n) = n {
-                d.decode = n.clamp(1, i32::MAX as i64) as usize;
+                if !(1..=i32::MAX as i64).contains(&n) {
+                    return Err(argerr(lua, 1, "expected integer between 1 and 2147483647"));
+                }
+                d.decode = n as usize;
             }
             Ok(d.decode as i64)
         })?,
@@ -210,7 +217,16 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
             let cfg = lua
                 .app_data_ref::<CjsonDepth>()
                 .map_or((1000, 0), |d| (d.encode, d.invalid));
-            encode(&a[0], &mut out, 0, cfg).map_err(mlua::Error::runtime)?;
+            let mut res = Ok(());
+            // SAFETY: `encode` reads the value (the only argument, on top of the stack) with
+            // the C API and leaves the stack as it found it; it raises no Lua error itself.
+            unsafe {
+                lua.exec_raw::<()>(a[0].clone(), |l| {
+                    res = encode(l, &mut out, 0, cfg);
+                    ffi::lua_settop(l, 0);
+                })?;
+            }
+            res.map_err(mlua::Error::runtime)?;
             lua.create_string(&out)
         })?,
     )?;
@@ -223,18 +239,36 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
                 _ => check_string(lua, &a.iter().cloned().collect(), 1)?,
             };
             let max = lua.app_data_ref::<CjsonDepth>().map_or(1000, |d| d.decode);
-            let mut p = Parser {
-                s: &s,
-                i: 0,
-                lua,
-                max,
+            let mut res = Ok(());
+            // SAFETY: the parser pushes exactly one value, or fails with the stack cut back
+            // to nothing; it raises no Lua error itself. The input string is the one
+            // argument, so the stack starts as lua-cjson's does.
+            let v = unsafe {
+                lua.exec_raw::<Value>(Value::Nil, |l| {
+                    ffi::lua_settop(l, 1);
+                    let mut p = Parser {
+                        s: &s,
+                        i: 0,
+                        l,
+                        max,
+                        depth: 0,
+                    };
+                    p.ws();
+                    res = p.value().and_then(|()| {
+                        p.ws();
+                        if p.i < s.len() {
+                            return Err(p.bad_tok("the end"));
+                        }
+                        Ok(())
+                    });
+                    if res.is_err() {
+                        ffi::lua_settop(l, 0);
+                    } else {
+                        ffi::lua_replace(l, 1);
+                    }
+                })?
             };
-            p.ws();
-            let v = p.value(0).map_err(mlua::Error::runtime)?;
-            p.ws();
-            if p.i < s.len() {
-                return Err(mlua::Error::runtime(p.bad_tok("the end")));
-            }
+            res.map_err(mlua::Error::runtime)?;
             Ok(v)
         })?,
     )?;
@@ -277,94 +311,143 @@ fn encode_str(s: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-fn encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: (usize, u8)) -> Result<(), String> {
+/// lua-cjson's json_append_data for the value on top of `l`'s stack. Nesting is bounded as in
+/// lua-cjson: past `encode_max_depth`, or when `lua_checkstack` cannot find 3 more slots
+/// (Lua's LUAI_MAXCSTACK of 8000 counts the tables and keys held by the outer levels), the
+/// error is "Cannot serialise, excessive nesting (N)", with N the same as in Redis.
+unsafe fn encode(
+    l: *mut ffi::lua_State,
+    out: &mut Vec<u8>,
+    depth: usize,
+    cfg: (usize, u8),
+) -> Result<(), String> {
     let (limit, invalid) = cfg;
-    match v {
-        Value::Nil => out.extend_from_slice(b"null"),
-        Value::LightUserData(u) if u.0.is_null() => out.extend_from_slice(b"null"),
-        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Integer(i) => out.extend_from_slice(i.to_string().as_bytes()),
-        Value::Number(n) => fmt_num(*n, out, invalid)?,
-        Value::String(s) => encode_str(&s.as_bytes(), out),
-        Value::Table(t) => {
-            if depth >= limit {
-                return Err(format!(
-                    "Cannot serialise, excessive nesting ({})",
-                    depth + 1
-                ));
+    match ffi::lua_type(l, -1) {
+        ffi::LUA_TNIL => out.extend_from_slice(b"null"),
+        ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, -1).is_null() => {
+            out.extend_from_slice(b"null")
+        }
+        ffi::LUA_TBOOLEAN => out.extend_from_slice(if ffi::lua_toboolean(l, -1) != 0 {
+            b"true"
+        } else {
+            b"false"
+        }),
+        ffi::LUA_TNUMBER => fmt_num(ffi::lua_tonumber(l, -1), out, invalid)?,
+        ffi::LUA_TSTRING => encode_str(raw_str(l, -1), out),
+        ffi::LUA_TTABLE => {
+            let depth = depth + 1;
+            if depth > limit || ffi::lua_checkstack(l, 3) == 0 {
+                return Err(format!("Cannot serialise, excessive nesting ({depth})"));
             }
-            // Array if every key is a positive integer (and not too sparse).
-            let mut max = 0usize;
-            let mut count = 0usize;
-            let mut is_array = true;
-            for (k, _) in t.pairs::<Value, Value>().flatten() {
-                count += 1;
-                match k {
-                    Value::Number(n) if n >= 1.0 && n.fract() == 0.0 => max = max.max(n as usize),
-                    Value::Integer(i) if i >= 1 => max = max.max(i as usize),
-                    _ => {
-                        is_array = false;
-                        break;
-                    }
+            // lua-cjson's lua_array_length: an array if every key is an integer >= 1.
+            let (mut max, mut items, mut is_array) = (0f64, 0f64, true);
+            ffi::lua_pushnil(l);
+            while ffi::lua_next(l, -2) != 0 {
+                let k = ffi::lua_tonumber(l, -2);
+                if ffi::lua_type(l, -2) == ffi::LUA_TNUMBER && k >= 1.0 && k.floor() == k {
+                    max = k.max(max);
+                    items += 1.0;
+                    ffi::lua_pop(l, 1);
+                } else {
+                    ffi::lua_pop(l, 2);
+                    is_array = false;
+                    break;
                 }
             }
-            if is_array && count > 0 {
-                if max > count * 2 && max > 10 {
-                    return Err("Cannot serialise table: excessively sparse array".into());
-                }
+            if is_array && max > items * 2.0 && max > 10.0 {
+                return Err("Cannot serialise table: excessively sparse array".into());
+            }
+            if is_array && max > 0.0 {
                 out.push(b'[');
-                for i in 1..=max {
+                for i in 1..=max as i64 {
                     if i > 1 {
                         out.push(b',');
                     }
-                    let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                    encode(&v, out, depth + 1, cfg)?;
+                    ffi::lua_rawgeti(l, -1, i as _);
+                    let r = encode(l, out, depth, cfg);
+                    ffi::lua_pop(l, 1);
+                    r?;
                 }
                 out.push(b']');
             } else {
                 out.push(b'{');
                 let mut first = true;
-                for (k, v) in t.pairs::<Value, Value>().flatten() {
+                ffi::lua_pushnil(l);
+                while ffi::lua_next(l, -2) != 0 {
                     if !first {
                         out.push(b',');
                     }
                     first = false;
-                    match &k {
-                        Value::String(s) => encode_str(&s.as_bytes(), out),
-                        Value::Number(n) => {
+                    match ffi::lua_type(l, -2) {
+                        ffi::LUA_TSTRING => encode_str(raw_str(l, -2), out),
+                        ffi::LUA_TNUMBER => {
                             out.push(b'"');
-                            fmt_num(*n, out, invalid)?;
+                            let r = fmt_num(ffi::lua_tonumber(l, -2), out, invalid);
+                            if r.is_err() {
+                                ffi::lua_pop(l, 2);
+                                return r;
+                            }
                             out.push(b'"');
                         }
-                        Value::Integer(i) => out.extend_from_slice(format!("\"{i}\"").as_bytes()),
-                        _ => {
-                            return Err(
-                                "Cannot serialise table: table key must be a number or string"
-                                    .into(),
-                            )
+                        t => {
+                            ffi::lua_pop(l, 2);
+                            return Err(format!(
+                                "Cannot serialise {}: table key must be a number or string",
+                                type_name(t)
+                            ));
                         }
                     }
                     out.push(b':');
-                    encode(&v, out, depth + 1, cfg)?;
+                    let r = encode(l, out, depth, cfg);
+                    ffi::lua_pop(l, 1);
+                    if r.is_err() {
+                        ffi::lua_pop(l, 1);
+                        return r;
+                    }
                 }
                 out.push(b'}');
             }
         }
-        other => {
+        t => {
             return Err(format!(
                 "Cannot serialise {}: type not supported",
-                other.type_name()
+                type_name(t)
             ))
         }
     }
     Ok(())
 }
 
+/// The string at `idx` (which must be a string, so that lua_next is not disturbed).
+unsafe fn raw_str<'a>(l: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    let p = ffi::lua_tolstring(l, idx, &mut len);
+    std::slice::from_raw_parts(p as *const u8, len)
+}
+
+/// Lua's `lua_typename`.
+fn type_name(t: c_int) -> &'static str {
+    match t {
+        ffi::LUA_TNIL => "nil",
+        ffi::LUA_TBOOLEAN => "boolean",
+        ffi::LUA_TLIGHTUSERDATA | ffi::LUA_TUSERDATA => "userdata",
+        ffi::LUA_TNUMBER => "number",
+        ffi::LUA_TSTRING => "string",
+        ffi::LUA_TTABLE => "table",
+        ffi::LUA_TFUNCTION => "function",
+        ffi::LUA_TTHREAD => "thread",
+        _ => "no value",
+    }
+}
+
+/// lua-cjson's decoder, building the value on the Lua stack as lua-cjson does.
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
-    lua: &'a Lua,
+    l: *mut ffi::lua_State,
+    /// decode_max_depth.
     max: usize,
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -396,22 +479,38 @@ impl Parser<'_> {
             self.i + 1
         )
     }
-    fn value(&mut self, depth: usize) -> Result<Value, String> {
-        let lua = self.lua;
-        let e = |e: mlua::Error| e.to_string();
+    /// lua-cjson's json_decode_descend: one more nesting level, within decode_max_depth and
+    /// with `slots` free Lua stack slots (2 for an array, 3 for an object), else lua-cjson's
+    /// error. Lua's stack limit (LUAI_MAXCSTACK, 8000 slots) bounds the nesting even when
+    /// decode_max_depth is raised to its maximum, as in Redis.
+    fn descend(&mut self, slots: c_int) -> Result<(), String> {
+        self.depth += 1;
+        // SAFETY: `l` is the running Lua state.
+        if self.depth <= self.max && unsafe { ffi::lua_checkstack(self.l, slots) } != 0 {
+            return Ok(());
+        }
+        Err(format!(
+            "Found too many nested data structures ({}) at character {}",
+            self.depth,
+            self.i + 1
+        ))
+    }
+
+    /// Parses one value and pushes it.
+    fn value(&mut self) -> Result<(), String> {
+        let l = self.l;
+        // SAFETY (every ffi call below): `l` is the running state; each push is covered by
+        // the slots `descend` reserved or by the LUA_MINSTACK a C call starts with.
         match self.s.get(self.i) {
-            Some(b'{' | b'[') if depth >= self.max => Err(format!(
-                "Found too many nested data structures ({}) at character {}",
-                depth + 1,
-                self.i + 1
-            )),
             Some(b'{') => {
+                self.descend(3)?;
                 self.i += 1;
-                let t = lua.create_table().map_err(e)?;
+                unsafe { ffi::lua_createtable(l, 0, 0) };
                 self.ws();
                 if self.s.get(self.i) == Some(&b'}') {
                     self.i += 1;
-                    return Ok(Value::Table(t));
+                    self.depth -= 1;
+                    return Ok(());
                 }
                 loop {
                     self.ws();
@@ -425,39 +524,45 @@ impl Parser<'_> {
                     }
                     self.i += 1;
                     self.ws();
-                    let v = self.value(depth + 1)?;
-                    t.raw_set(lua.create_string(&k).map_err(e)?, v).map_err(e)?;
+                    unsafe { ffi::lua_pushlstring(l, k.as_ptr() as *const _, k.len()) };
+                    drop(k);
+                    self.value()?;
+                    unsafe { ffi::lua_rawset(l, -3) };
                     self.ws();
                     match self.s.get(self.i) {
                         Some(b',') => self.i += 1,
                         Some(b'}') => {
                             self.i += 1;
-                            return Ok(Value::Table(t));
+                            self.depth -= 1;
+                            return Ok(());
                         }
                         _ => return Err(self.bad_tok("comma or object end")),
                     }
                 }
             }
             Some(b'[') => {
+                self.descend(2)?;
                 self.i += 1;
-                let t = lua.create_table().map_err(e)?;
+                unsafe { ffi::lua_createtable(l, 0, 0) };
                 self.ws();
                 if self.s.get(self.i) == Some(&b']') {
                     self.i += 1;
-                    return Ok(Value::Table(t));
+                    self.depth -= 1;
+                    return Ok(());
                 }
                 let mut n = 1;
                 loop {
                     self.ws();
-                    let v = self.value(depth + 1)?;
-                    t.raw_set(n, v).map_err(e)?;
+                    self.value()?;
+                    unsafe { ffi::lua_rawseti(l, -2, n) };
                     n += 1;
                     self.ws();
                     match self.s.get(self.i) {
                         Some(b',') => self.i += 1,
                         Some(b']') => {
                             self.i += 1;
-                            return Ok(Value::Table(t));
+                            self.depth -= 1;
+                            return Ok(());
                         }
                         _ => return Err(self.bad_tok("comma or array end")),
                     }
@@ -465,19 +570,23 @@ impl Parser<'_> {
             }
             Some(b'"') => {
                 let s = self.string()?;
-                Ok(Value::String(lua.create_string(&s).map_err(e)?))
+                unsafe { ffi::lua_pushlstring(l, s.as_ptr() as *const _, s.len()) };
+                Ok(())
             }
             Some(b't') if self.s[self.i..].starts_with(b"true") => {
                 self.i += 4;
-                Ok(Value::Boolean(true))
+                unsafe { ffi::lua_pushboolean(l, 1) };
+                Ok(())
             }
             Some(b'f') if self.s[self.i..].starts_with(b"false") => {
                 self.i += 5;
-                Ok(Value::Boolean(false))
+                unsafe { ffi::lua_pushboolean(l, 0) };
+                Ok(())
             }
             Some(b'n') if self.s[self.i..].starts_with(b"null") => {
                 self.i += 4;
-                Ok(Value::LightUserData(LightUserData(std::ptr::null_mut())))
+                unsafe { ffi::lua_pushlightuserdata(l, std::ptr::null_mut()) };
+                Ok(())
             }
             Some(c) if *c == b'-' || c.is_ascii_digit() => {
                 let start = self.i;
@@ -489,16 +598,17 @@ impl Parser<'_> {
                 {
                     self.i += 1;
                 }
-                std::str::from_utf8(&self.s[start..self.i])
+                let n = std::str::from_utf8(&self.s[start..self.i])
                     .ok()
                     .and_then(|s| s.parse::<f64>().ok())
-                    .map(Value::Number)
                     .ok_or_else(|| {
                         format!(
                             "Expected value but found invalid number at character {}",
                             start + 1
                         )
-                    })
+                    })?;
+                unsafe { ffi::lua_pushnumber(l, n) };
+                Ok(())
             }
             _ => Err(self.bad_tok("value")),
         }

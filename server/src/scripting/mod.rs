@@ -22,6 +22,8 @@ mod bridge;
 mod cmsgpack;
 mod libs;
 mod lua_struct;
+mod patterns;
+mod plan;
 mod sandbox;
 
 use bytes::Bytes;
@@ -51,6 +53,10 @@ pub const LUA_MEMORY_LIMIT: usize = 512 << 20;
 #[derive(Default)]
 pub struct Scripts {
     vm: Option<Vm>,
+    /// `lua-native-plans no` (or SCRIPT PLANS NO): every script runs on Lua.
+    pub plans_off: bool,
+    /// Script runs that took their native plan (INFO `native_plan_runs`).
+    pub plan_runs: u64,
 }
 
 /// A compiled script.
@@ -63,6 +69,8 @@ struct Cached {
     /// How maxmemory applies (shebang flags).
     oom: Oom,
     last_used: u64,
+    /// The native plan, or why the script runs on Lua (plan/mod.rs).
+    plan: Result<std::sync::Arc<plan::Plan>, String>,
 }
 
 pub(crate) struct Vm {
@@ -97,6 +105,13 @@ impl Scripts {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Cached scripts that have a native plan (INFO `number_of_native_plans`).
+    pub fn plans(&self) -> usize {
+        self.vm
+            .as_ref()
+            .map_or(0, |v| v.cache.values().filter(|c| c.plan.is_ok()).count())
     }
 
     /// Bytes used by the Lua heap (INFO `used_memory_lua`).
@@ -139,6 +154,7 @@ impl Vm {
                 };
                 Reply::err(format!("ERR Error compiling script (new function): {msg}"))
             })?;
+        let plan = plan::compile(&code).map(std::sync::Arc::new);
         self.tick += 1;
         if !loaded {
             self.eval_only += 1;
@@ -151,6 +167,7 @@ impl Vm {
                 no_writes,
                 oom,
                 last_used: self.tick,
+                plan,
             },
         );
         if self.eval_only > MAX_EVAL_SCRIPTS {
@@ -272,6 +289,10 @@ pub fn command(
     match (top_name(spec), spec.name) {
         ("script", "kill") => script_kill(&c.shared),
         ("script", "help") => script_help(),
+        ("script", "plans") => {
+            let core = crate::dispatch::core(guard);
+            plans_switch(&c.shared, core, a)
+        }
         ("script", sub) => {
             let core = crate::dispatch::core(guard);
             script_sub(core, sub, a)
@@ -327,6 +348,7 @@ fn eval(
     }
     let nk = numkeys as usize;
     let Core { engine, scripts } = core;
+    let plans = !scripts.plans_off;
     let vm = scripts.vm();
     let sha = if by_sha {
         let s = &a[1];
@@ -342,10 +364,10 @@ fn eval(
     };
     vm.tick += 1;
     let tick = vm.tick;
-    let (func, no_writes, oom) = match vm.cache.get_mut(&sha) {
+    let (path, no_writes, oom) = match vm.cache.get_mut(&sha) {
         Some(c) => {
             c.last_used = tick;
-            (c.func.clone(), c.no_writes, c.oom)
+            (c.path(plans), c.no_writes, c.oom)
         }
         None if by_sha => return Reply::err(error_noscript()),
         None => {
@@ -353,7 +375,7 @@ fn eval(
                 return e;
             }
             let c = &vm.cache[&sha];
-            (c.func.clone(), c.no_writes, c.oom)
+            (c.path(plans), c.no_writes, c.oom)
         }
     };
     let over = shared.over_maxmemory();
@@ -361,19 +383,56 @@ fn eval(
         return Reply::err(crate::conn::OOM_ERR);
     }
     let sha = std::str::from_utf8(&sha).unwrap_or("");
-    bridge::run(
-        vm,
-        func,
-        engine,
-        shared,
-        caller,
-        sha,
-        false,
-        &a[3..3 + nk],
-        &a[3 + nk..],
-        ro || no_writes,
-        over && oom == Oom::Legacy,
-    )
+    let (keys, args) = (&a[3..3 + nk], &a[3 + nk..]);
+    let read_only = ro || no_writes;
+    let oom_at_start = over && oom == Oom::Legacy;
+    match path {
+        Path::Plan(plan) => {
+            scripts.plan_runs += 1;
+            let vm = scripts.vm();
+            bridge::run_plan(
+                vm,
+                &plan,
+                engine,
+                shared,
+                caller,
+                sha,
+                keys,
+                args,
+                read_only,
+                oom_at_start,
+            )
+        }
+        Path::Lua(func) => bridge::run(
+            scripts.vm(),
+            func,
+            engine,
+            shared,
+            caller,
+            sha,
+            false,
+            keys,
+            args,
+            read_only,
+            oom_at_start,
+        ),
+    }
+}
+
+/// How a cached script runs this time.
+enum Path {
+    Plan(std::sync::Arc<plan::Plan>),
+    Lua(Function),
+}
+
+impl Cached {
+    /// The native plan when there is one and plans are on, else the Lua function.
+    fn path(&self, plans: bool) -> Path {
+        match &self.plan {
+            Ok(p) if plans => Path::Plan(p.clone()),
+            _ => Path::Lua(self.func.clone()),
+        }
+    }
 }
 
 /// Checks EVAL-style numkeys: Ok(number of keys) or Redis' error.
@@ -621,9 +680,47 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
             }
             Reply::ok()
         }
+        "plan" => {
+            let mut k = [0u8; 40];
+            let cached = a[2].len() == 40 && {
+                k.copy_from_slice(&a[2]);
+                k.make_ascii_lowercase();
+                true
+            };
+            match core
+                .scripts
+                .vm
+                .as_ref()
+                .and_then(|v| cached.then(|| v.cache.get(&k)).flatten())
+            {
+                None => Reply::err(error_noscript()),
+                Some(c) => match &c.plan {
+                    Ok(_) => Reply::Bulk(Bytes::from_static(b"native")),
+                    Err(why) => Reply::Bulk(Bytes::from(format!("lua: {why}"))),
+                },
+            }
+        }
         "debug" => Reply::err("ERR SCRIPT DEBUG is not supported by tumbler"),
         _ => Reply::err(format!("ERR unknown subcommand '{sub}'. Try SCRIPT HELP.")),
     }
+}
+
+/// `SCRIPT PLANS [YES|NO]`: reads or sets `lua-native-plans` (the same switch as CONFIG).
+fn plans_switch(shared: &Shared, core: &mut Core, a: &[Bytes]) -> Reply {
+    let on = match a.get(2).map(|v| v.to_ascii_lowercase()) {
+        None if a.len() == 2 => {
+            let on = !core.scripts.plans_off;
+            return Reply::Bulk(Bytes::from_static(if on { b"yes" } else { b"no" }));
+        }
+        Some(v) if a.len() == 3 && v == b"yes" => "yes",
+        Some(v) if a.len() == 3 && v == b"no" => "no",
+        _ => return Reply::err("ERR SCRIPT PLANS takes YES or NO"),
+    };
+    if let Err(e) = shared.config.write().set("lua-native-plans", on) {
+        return Reply::err(format!("ERR {e}"));
+    }
+    shared.apply_config_to(core);
+    Reply::ok()
 }
 
 /// SCRIPT KILL (and FUNCTION KILL), run without the keyspace lock.

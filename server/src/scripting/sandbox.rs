@@ -61,25 +61,8 @@ G.load = function(f, name)
   local s = table.concat(parts)
   return G.loadstring(s, name)
 end
--- Lua 5.1.5's unpack overflows its count for huge ranges and corrupts the heap; Redis
--- patches it to refuse them. Same check, before the original runs.
-local unpack = unpack
-local getn = table.getn
-G.unpack = function(t, i, j)
-  if type(t) == 'table' then
-    local a = tonumber(i) or 1
-    local b = tonumber(j) or getn(t)
-    if b - a >= 1e7 then
-      error("too many results to unpack", 2)
-    end
-  end
-  -- Pass on only the arguments given: each one counts against the 8000-slot C stack.
-  if j == nil then
-    if i == nil then return unpack(t) end
-    return unpack(t, i)
-  end
-  return unpack(t, i, j)
-end
+-- unpack: Lua 5.1.5 overflows its count for huge ranges; the C guard in patterns.rs
+-- refuses them first, as Redis' patched unpack does.
 G.setmetatable = function(t, mt)
   if protected[t] then error("Attempt to modify a readonly table", 0) end
   return setmetatable(t, mt)
@@ -239,6 +222,7 @@ pub fn new_state() -> mlua::Result<Lua> {
     };
     let g = lua.globals();
     libs::install(&lua, &g)?;
+    super::patterns::install(&lua)?;
     let (rawcall, rawpcall, sha1hex, setresp, acl_check, errconv) = bridge::functions(&lua)?;
     let log = bridge::log_function(&lua)?;
     let (proxy, runner, keys, argv, fn_runner): (

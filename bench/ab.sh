@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# A/B benchmark: tumbler (release binary) against redis-server 7.0.15, side by side in one
+# run, interleaved over ROUNDS rounds (the order of the two servers alternates per round).
+#
+# Per round and server:
+#   - plain commands SET GET HSET INCR LPUSH ZADD PING, 50 clients, keys drawn from a 1M
+#     keyspace (-r 1000000), at -P 1 and -P 16;
+#   - Redisson's RLock scripts as EVALSHA (same text as bench/scripts.sh): acquire on fresh
+#     keys (lock:<rand>), reentry (one held key), contended (another owner: returns the
+#     PTTL), unlock (run right after acquire on the same lock:<rand> keyspace, so part of
+#     the calls release a held lock: HINCRBY -1, DEL, PUBLISH; the rest find no holder);
+#   - one-client latency (p50/p99, -P 1) for GET, SET and the acquire script;
+#   - server CPU per request: utime+stime delta of the server process from /proc/PID/stat
+#     over the run, divided by the requests.
+# Then, on fresh servers, bytes per held Redisson lock: 10,000 x (HSET lock:N <uuid>:1 1 +
+# PEXPIRE lock:N 3600000), RSS growth (and redis' INFO used_memory growth).
+# Prints medians over the rounds of throughput and CPU per request, and the ratios
+# tumbler/redis with their median and min-max over rounds.
+#
+# Usage: bench/ab.sh [ROUNDS]        (default 3; needs `cargo build --release`)
+# Environment: N1 (requests per -P 1 run, default 100000), N16 (per -P 16 run, 400000),
+#   NLAT (one-client latency requests, 10000), CASES (regex over case names, default all),
+#   TBIN (tumbler binary, default target/release/tumbler), TARGS (extra tumbler flags),
+#   OUT (raw results file), SKIP_MEM=1 to skip the memory measurement.
+# A quick run (the defaults, 3 rounds) takes about 5 minutes on the 2-core build machine.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-3}
+N1=${N1:-100000}
+N16=${N16:-400000}
+NLAT=${NLAT:-10000}
+CASES=${CASES:-.}
+TBIN=${TBIN:-target/release/tumbler}
+TARGS=${TARGS:-}
+OUT=${OUT:-$(mktemp /tmp/ab.XXXXXX)}
+HZ=$(getconf CLK_TCK)
+
+[ -x "$TBIN" ] || { echo "no $TBIN: run cargo build --release" >&2; exit 1; }
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+TP=$(free_port)
+RP=$(free_port)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+# shellcheck disable=SC2086
+"$TBIN" --port "$TP" $TARGS >/dev/null 2>&1 &
+TPID=$!
+PIDS+=("$TPID")
+redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
+RPID=$!
+PIDS+=("$RPID")
+for p in "$TP" "$RP"; do
+  for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+done
+
+LOCK="if (redis.call('exists', KEYS[1]) == 0) then redis.call('hset', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);"
+UNLOCK="if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil end local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1) if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]) return 0 else redis.call('del', KEYS[1]) redis.call('publish', KEYS[2], ARGV[1]) return 1 end"
+LOCK_SHA=$(redis-cli -p "$RP" script load "$LOCK")
+UNLOCK_SHA=$(redis-cli -p "$RP" script load "$UNLOCK")
+
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+
+# One redis-benchmark run against one server; appends a result line to $OUT:
+#   round case server rps cpu_us_per_request p50_ms p99_ms
+bench_one() { # round case server port pid clients pipeline requests args...
+  local round=$1 case=$2 who=$3 port=$4 pid=$5 c=$6 pl=$7 n=$8
+  shift 8
+  local t0 t1 line
+  t0=$(ticks "$pid")
+  line=$(redis-benchmark -p "$port" -n "$n" -c "$c" -P "$pl" -r 1000000 --csv "$@" 2>/dev/null | tail -1)
+  t1=$(ticks "$pid")
+  echo "$line" | awk -F, -v r="$round" -v cs="$case" -v w="$who" -v d=$((t1 - t0)) -v hz="$HZ" -v n="$n" \
+    '{for (i = 1; i <= NF; i++) gsub(/"/, "", $i);
+      printf "%s %s %s %s %.3f %s %s\n", r, cs, w, $2, d / hz * 1e6 / n, $5, $7}' >>"$OUT"
+}
+
+prep() { # port: script cache and the held keys the scripts expect
+  redis-cli -p "$1" script load "$LOCK" >/dev/null
+  redis-cli -p "$1" script load "$UNLOCK" >/dev/null
+  redis-cli -p "$1" evalsha "$LOCK_SHA" 1 held 3600000 uuid:holder >/dev/null
+  redis-cli -p "$1" evalsha "$LOCK_SHA" 1 mine 3600000 uuid:1 >/dev/null
+}
+
+# name pipeline clients requests args   (one line per case; __N__ is replaced by N1/N16)
+cases() {
+  for pl in 1 16; do
+    local n=$N1
+    [ "$pl" = 16 ] && n=$N16
+    echo "SET_P$pl $pl 50 $n -t set"
+    echo "GET_P$pl $pl 50 $n -t get"
+    echo "HSET_P$pl $pl 50 $n -t hset"
+    echo "INCR_P$pl $pl 50 $n -t incr"
+    echo "LPUSH_P$pl $pl 50 $n -t lpush"
+    echo "ZADD_P$pl $pl 50 $n -t zadd"
+    echo "PING_P$pl $pl 50 $n -t ping_mbulk"
+    echo "acquire_P$pl $pl 50 $n evalsha $LOCK_SHA 1 lock:__rand_int__ 30000 uuid:1"
+    echo "unlock_P$pl $pl 50 $n evalsha $UNLOCK_SHA 2 lock:__rand_int__ chan 0 30000 uuid:1"
+    echo "reentry_P$pl $pl 50 $n evalsha $LOCK_SHA 1 mine 3600000 uuid:1"
+    echo "contended_P$pl $pl 50 $n evalsha $LOCK_SHA 1 held 30000 uuid:2"
+  done
+  echo "lat_GET 1 1 $NLAT -t get"
+  echo "lat_SET 1 1 $NLAT -t set"
+  echo "lat_acquire 1 1 $NLAT evalsha $LOCK_SHA 1 lock:__rand_int__ 30000 uuid:1"
+}
+
+echo "tumbler: $TBIN $TARGS (port $TP)   redis-server $(redis-server --version | awk '{print $3}') (port $RP)"
+echo "rounds=$ROUNDS N1=$N1 N16=$N16 NLAT=$NLAT clients=50 keyspace=1000000 raw=$OUT"
+start=$(date +%s)
+for round in $(seq "$ROUNDS"); do
+  for s in "$TP" "$RP"; do redis-cli -p "$s" flushall >/dev/null; prep "$s"; done
+  while read -r name pl c n args; do
+    [[ $name =~ $CASES ]] || continue
+    # shellcheck disable=SC2086
+    if [ $((round % 2)) = 1 ]; then
+      bench_one "$round" "$name" tumbler "$TP" "$TPID" "$c" "$pl" "$n" $args
+      bench_one "$round" "$name" redis "$RP" "$RPID" "$c" "$pl" "$n" $args
+    else
+      bench_one "$round" "$name" redis "$RP" "$RPID" "$c" "$pl" "$n" $args
+      bench_one "$round" "$name" tumbler "$TP" "$TPID" "$c" "$pl" "$n" $args
+    fi
+  done < <(cases)
+  echo "round $round done ($(($(date +%s) - start)) s)" >&2
+done
+
+MEM=""
+if [ "${SKIP_MEM:-0}" != 1 ]; then
+  MEM=$(python3 - "$TBIN" <<'PY'
+import os, socket, subprocess, sys, time
+def free_port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+def cmd(*a):
+    out = b"*%d\r\n" % len(a)
+    for x in a:
+        x = str(x).encode()
+        out += b"$%d\r\n%s\r\n" % (len(x), x)
+    return out
+def rss_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+def roundtrip(port, payload, replies):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(payload)
+    buf = b""
+    while buf.count(b"\r\n") < replies:
+        buf += s.recv(1 << 16)
+    s.close()
+    return buf
+def used_memory(port):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(cmd("INFO", "memory"))
+    buf = b""
+    while b"\r\n" not in buf:
+        buf += s.recv(1 << 16)
+    head, _, body = buf.partition(b"\r\n")
+    n = int(head[1:])
+    while len(body) < n:
+        body += s.recv(1 << 16)
+    s.close()
+    for line in body.split(b"\r\n"):
+        if line.startswith(b"used_memory:"):
+            return int(line.split(b":")[1])
+    return 0
+N = 10_000
+payload = b"".join(cmd("HSET", f"lock:{i}", f"6b6e3a0c-5f7e-4a6f-9a55-7d1c2e9b{i:04x}:1", 1)
+                   + cmd("PEXPIRE", f"lock:{i}", 3600000) for i in range(N))
+res = {}
+for name, argv in (("tumbler", [sys.argv[1]]), ("redis", ["redis-server", "--save", "", "--appendonly", "no"])):
+    port = free_port()
+    p = subprocess.Popen(argv + ["--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                roundtrip(port, cmd("PING"), 1); break
+            except OSError:
+                time.sleep(0.05)
+        time.sleep(0.3)
+        r0, u0 = rss_kib(p.pid), used_memory(port)
+        roundtrip(port, payload, 2 * N)
+        time.sleep(0.3)
+        r1, u1 = rss_kib(p.pid), used_memory(port)
+        res[name] = ((r1 - r0) * 1024 / N, (u1 - u0) / N)
+    finally:
+        p.kill(); p.wait()
+t, r = res["tumbler"], res["redis"]
+print(f"bytes per held Redisson lock (10,000 x HSET+PEXPIRE), RSS growth: tumbler {t[0]:.0f}  redis {r[0]:.0f}  ratio {t[0]/r[0]:.2f}")
+print(f"  INFO used_memory growth: tumbler {t[1]:.0f}  redis {r[1]:.0f}")
+PY
+)
+fi
+
+echo "total $(($(date +%s) - start)) s"
+python3 - "$OUT" "$ROUNDS" <<'PY'
+import statistics, sys
+from collections import defaultdict
+rows = defaultdict(dict)   # (case) -> {(round, server): (rps, cpu, p50, p99)}
+order = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 7:
+        continue
+    rnd, case, who = f[0], f[1], f[2]
+    try:
+        vals = tuple(float(x) for x in f[3:7])
+    except ValueError:
+        continue
+    if case not in order:
+        order.append(case)
+    rows[case][(rnd, who)] = vals
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+def band(xs):
+    return f"{med(xs):5.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "n/a"
+print(f"{'case':13} {'tumbler rps':>11} {'redis rps':>10} {'rps ratio med (min-max)':>24} "
+      f"{'tumbler us/req':>14} {'redis us/req':>12} {'CPU ratio med (min-max)':>24}")
+lat = []
+for case in order:
+    d = rows[case]
+    rounds = sorted({r for r, _ in d})
+    both = [r for r in rounds if (r, "tumbler") in d and (r, "redis") in d]
+    if case.startswith("lat_"):
+        lat.append((case, d, both))
+        continue
+    t = [d[(r, "tumbler")] for r in both]
+    rd = [d[(r, "redis")] for r in both]
+    rr = [a[0] / b[0] for a, b in zip(t, rd) if b[0] > 0]
+    cr = [a[1] / b[1] for a, b in zip(t, rd) if b[1] > 0]
+    print(f"{case:13} {med([x[0] for x in t]):11.0f} {med([x[0] for x in rd]):10.0f} {band(rr):>24} "
+          f"{med([x[1] for x in t]):14.3f} {med([x[1] for x in rd]):12.3f} {band(cr):>24}")
+for case, d, both in lat:
+    t = [d[(r, "tumbler")] for r in both]
+    rd = [d[(r, "redis")] for r in both]
+    print(f"{case:13} one client p50/p99 ms: tumbler {med([x[2] for x in t]):.3f}/{med([x[3] for x in t]):.3f}"
+          f"   redis {med([x[2] for x in rd]):.3f}/{med([x[3] for x in rd]):.3f}"
+          f"   rps ratio {band([a[0]/b[0] for a, b in zip(t, rd)])}")
+PY
+[ -n "$MEM" ] && echo "$MEM"

@@ -1,0 +1,249 @@
+//! A flat encoding for small collections, after Redis' listpack: every string is stored in
+//! one contiguous buffer as a length (LEB128: one byte up to 127) followed by its bytes, in
+//! insertion order. A small hash is its field/value pairs in a row.
+//!
+//! Why: a Redisson lock is a hash with one field, and thousands of them are held at once.
+//! As an `IndexMap` each one cost a table, an entries vector and two refcounted strings,
+//! about 0.75 KiB; packed, the whole hash is one allocation of a few dozen bytes, as in
+//! Redis. Lookups scan linearly, which for the few entries a listpack may hold (the
+//! `*-max-listpack-entries` limits) is as fast as hashing.
+
+/// Pairs of byte strings (field, value) in insertion order, in one buffer.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct PairPack {
+    buf: Vec<u8>,
+    /// Number of pairs.
+    len: u32,
+}
+
+impl std::fmt::Debug for PairPack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(
+                self.iter()
+                    .map(|(k, v)| (String::from_utf8_lossy(k), String::from_utf8_lossy(v))),
+            )
+            .finish()
+    }
+}
+
+fn put_len(out: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn len_size(mut n: usize) -> usize {
+    let mut s = 1;
+    while n >= 0x80 {
+        n >>= 7;
+        s += 1;
+    }
+    s
+}
+
+/// Reads the string that starts at `at`: (its bytes' range, the position after it).
+#[inline]
+fn read_str(buf: &[u8], at: usize) -> (usize, usize, usize) {
+    let (mut n, mut shift, mut i) = (0usize, 0, at);
+    loop {
+        let b = buf[i];
+        i += 1;
+        n |= ((b & 0x7f) as usize) << shift;
+        if b < 0x80 {
+            break;
+        }
+        shift += 7;
+    }
+    (i, i + n, i + n)
+}
+
+/// Where one pair sits in the buffer.
+struct Slot {
+    /// Start of the field's length prefix.
+    start: usize,
+    /// Start of the value's length prefix.
+    value_at: usize,
+    /// End of the pair.
+    end: usize,
+}
+
+impl PairPack {
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pairs in insertion order.
+    pub fn iter(&self) -> PairIter<'_> {
+        PairIter {
+            buf: &self.buf,
+            at: 0,
+        }
+    }
+
+    fn find(&self, field: &[u8]) -> Option<Slot> {
+        let buf = &self.buf;
+        let mut at = 0;
+        while at < buf.len() {
+            let (fs, fe, next) = read_str(buf, at);
+            let (_, _, end) = read_str(buf, next);
+            if &buf[fs..fe] == field {
+                return Some(Slot {
+                    start: at,
+                    value_at: next,
+                    end,
+                });
+            }
+            at = end;
+        }
+        None
+    }
+
+    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        let s = self.find(field)?;
+        let (vs, ve, _) = read_str(&self.buf, s.value_at);
+        Some(&self.buf[vs..ve])
+    }
+
+    pub fn contains(&self, field: &[u8]) -> bool {
+        self.find(field).is_some()
+    }
+
+    /// The `i`-th pair in insertion order.
+    pub fn get_index(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        self.iter().nth(i)
+    }
+
+    /// Sets `field` to `value`: replaced in place if present (the pair keeps its position,
+    /// as in Redis), else appended. Returns true if the field is new. The buffer grows to
+    /// exactly what it holds, as a listpack's reallocation does.
+    pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
+        match self.find(field) {
+            Some(s) => {
+                let new_size = len_size(value.len()) + value.len();
+                let old_size = s.end - s.value_at;
+                if new_size == old_size {
+                    let (vs, ve, _) = read_str(&self.buf, s.value_at);
+                    self.buf[vs..ve].copy_from_slice(value);
+                } else {
+                    let mut enc = Vec::with_capacity(new_size);
+                    put_len(&mut enc, value.len());
+                    enc.extend_from_slice(value);
+                    if new_size > old_size {
+                        self.buf.reserve_exact(new_size - old_size);
+                    }
+                    self.buf.splice(s.value_at..s.end, enc);
+                }
+                false
+            }
+            None => {
+                let add = len_size(field.len()) + field.len() + len_size(value.len()) + value.len();
+                self.buf.reserve_exact(add);
+                put_len(&mut self.buf, field.len());
+                self.buf.extend_from_slice(field);
+                put_len(&mut self.buf, value.len());
+                self.buf.extend_from_slice(value);
+                self.len += 1;
+                true
+            }
+        }
+    }
+
+    /// Removes `field`, keeping the order of the rest. Returns true if it was there.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        match self.find(field) {
+            Some(s) => {
+                self.buf.drain(s.start..s.end);
+                self.len -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Bytes allocated for the pairs.
+    pub fn allocated(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    pub fn shrink_to_fit(&mut self) {
+        self.buf.shrink_to_fit();
+    }
+}
+
+pub struct PairIter<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Iterator for PairIter<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at >= self.buf.len() {
+            return None;
+        }
+        let (fs, fe, next) = read_str(self.buf, self.at);
+        let (vs, ve, end) = read_str(self.buf, next);
+        self.at = end;
+        Some((&self.buf[fs..fe], &self.buf[vs..ve]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_insertion_order_and_replaces_in_place() {
+        let mut p = PairPack::default();
+        assert!(p.insert(b"a", b"1"));
+        assert!(p.insert(b"b", b"2"));
+        assert!(p.insert(b"c", b"3"));
+        assert!(!p.insert(b"a", b"100"));
+        assert!(!p.insert(b"b", b""));
+        let v: Vec<_> = p.iter().collect();
+        assert_eq!(
+            v,
+            vec![
+                (&b"a"[..], &b"100"[..]),
+                (&b"b"[..], &b""[..]),
+                (&b"c"[..], &b"3"[..])
+            ]
+        );
+        assert!(p.remove(b"b"));
+        assert!(!p.remove(b"b"));
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.get(b"c"), Some(&b"3"[..]));
+        assert_eq!(p.get_index(1), Some((&b"c"[..], &b"3"[..])));
+        assert_eq!(p.get(b"zz"), None);
+    }
+
+    #[test]
+    fn long_strings_take_multi_byte_lengths() {
+        let mut p = PairPack::default();
+        let big = vec![b'x'; 20_000];
+        p.insert(&big, b"v");
+        p.insert(b"k", &big);
+        p.insert(&big, &big[..300]);
+        assert_eq!(p.get(&big), Some(&big[..300]));
+        assert_eq!(p.get(b"k"), Some(&big[..]));
+        assert!(p.remove(&big));
+        assert_eq!(p.iter().count(), 1);
+    }
+
+    #[test]
+    fn a_lock_hash_is_one_small_allocation() {
+        let mut p = PairPack::default();
+        p.insert(b"6b6e3a0c-5f7e-4a6f-9a55-7d1c2e9b0001:1", b"1");
+        assert_eq!(p.allocated(), 41);
+        p.insert(b"6b6e3a0c-5f7e-4a6f-9a55-7d1c2e9b0001:1", b"2");
+        assert_eq!(p.allocated(), 41);
+    }
+}
