@@ -591,9 +591,23 @@ pub fn apply_directive(
             .push(value.split_whitespace().map(str::to_string).collect());
         return Ok(());
     }
-    if find(name).is_none() {
+    let Some(param) = find(name) else {
         warnings.push(format!("ignoring unsupported directive '{name}'"));
         return Ok(());
+    };
+    // Asking an ignored directive for something (`appendonly yes`, `save 900 1`) deserves
+    // a word; its default value does not.
+    let given = if value == "\"\"" { "" } else { value };
+    if IGNORED.contains(&param.name)
+        && normalize(param, given).ok().as_deref() != Some(param.default)
+    {
+        let w = format!(
+            "'{}' is accepted but has no effect: Tumbler keeps no files and has no replicas",
+            param.name
+        );
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
     }
     // redis.conf may repeat `save` lines; keep them all.
     if name == "save" && !cfg.get("save").is_empty() && !value.is_empty() && value != "\"\"" {
@@ -689,6 +703,16 @@ mod tests {
         assert_eq!(c.get("port"), "7777");
         assert_eq!(c.get("save"), "900 1 300 10");
         assert_eq!(c.get("requirepass"), "s e");
-        assert_eq!(w.len(), 1);
+        assert_eq!(
+            w,
+            [
+                "'save' is accepted but has no effect: Tumbler keeps no files and has no replicas",
+                "ignoring unsupported directive 'some-future-thing'"
+            ]
+        );
+        let mut w = Vec::new();
+        apply_directive(&mut c, "appendonly", "no", &mut w).unwrap();
+        apply_directive(&mut c, "save", "", &mut w).unwrap();
+        assert!(w.is_empty(), "{w:?}");
     }
 }

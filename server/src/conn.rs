@@ -160,7 +160,12 @@ pub async fn serve_node<S: Stream>(
         let cfg = shared.config.read();
         (
             cfg.get_i64("maxclients") as usize,
-            crate::net::protected_mode_denies(&cfg, addr, transport),
+            crate::net::protected_mode_denies(
+                cfg.get_bool("protected-mode"),
+                shared.acl.default_user().nopass,
+                addr,
+                transport,
+            ),
         )
     };
     let refusal = if shared.clients.len() > maxclients {
@@ -260,7 +265,10 @@ impl Conn {
     /// Writes `out` to the socket. A subscriber that stopped reading leaves this write
     /// pending forever, so it also watches for the kill that the output buffer limit (or
     /// CLIENT KILL) decides; returns false when the connection must end.
-    async fn write_out<W: AsyncWrite + Unpin>(&mut self, wr: &mut W) -> bool {
+    async fn write_out<W: AsyncWrite + crate::net::TryWrite + Unpin>(
+        &mut self,
+        wr: &mut W,
+    ) -> bool {
         let mut off = 0;
         // The socket almost always takes the whole batch of replies at once: write it
         // without arming the kill-check timer, which cost a timer-wheel insert and removal
@@ -288,6 +296,7 @@ impl Conn {
                     // buffer limit (its soft seconds run out here too).
                     if self.handle.killed.load(Ordering::Relaxed)
                         || self.check_output_limit(self.out.len() - off)
+                        || self.unauthenticated_stall()
                     {
                         return false;
                     }
@@ -308,20 +317,20 @@ impl Conn {
             tokio::select! {
                 r = wr.flush() => return r.is_ok(),
                 _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
-                    if self.handle.killed.load(Ordering::Relaxed) {
-                        return false;
-                    }
-                    // A client that has not authenticated may not pile up replies it does
-                    // not read: Redis closes it past 1024 bytes of output. Here the kernel's
-                    // buffers are already full (the write stalls), so it is closed now;
-                    // waiting for more bytes could deadlock, as the input is not read
-                    // while a write is pending.
-                    if !self.authenticated {
+                    if self.handle.killed.load(Ordering::Relaxed) || self.unauthenticated_stall() {
                         return false;
                     }
                 }
             }
         }
+    }
+
+    /// A client that has not authenticated may not pile up replies it does not read: Redis
+    /// closes it past 1024 bytes of output. Called when a write stalls (the kernel's buffers
+    /// are already full), so it is closed now; waiting for more bytes could deadlock, as the
+    /// input is not read while a write is pending.
+    fn unauthenticated_stall(&self) -> bool {
+        !self.authenticated
     }
 
     /// Encodes an out-of-band message (pub/sub delivery, MONITOR line); its output-limit

@@ -362,10 +362,10 @@ fn main() {
         if !a.tls.is_empty() {
             tracing::info!("Ready to accept connections tls");
         }
-        if a.unix.is_some() {
+        if let Some(u) = &a.unix {
             tracing::info!(
                 "The server is now ready to accept connections at {}",
-                a.unix.as_ref().unwrap().display()
+                u.display()
             );
             tracing::info!("Ready to accept connections unix");
         }

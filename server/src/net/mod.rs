@@ -37,8 +37,34 @@ pub enum Transport {
 /// A connected byte stream the connection task can split into a reader and a writer.
 pub trait Stream: Send + 'static {
     type Read: AsyncRead + Unpin + Send;
-    type Write: AsyncWrite + Unpin + Send;
+    type Write: AsyncWrite + TryWrite + Unpin + Send;
     fn split(self) -> (Self::Read, Self::Write);
+}
+
+/// A write that does not wait: the connection writes a batch of replies this way first and
+/// arms its kill-check timer only if the socket is full (server/src/conn.rs).
+pub trait TryWrite {
+    /// Writes what fits now; `WouldBlock` when nothing does (or, for TLS, always: its
+    /// records go through the async path).
+    fn try_write(&mut self, buf: &[u8]) -> io::Result<usize>;
+}
+
+impl TryWrite for tokio::net::tcp::OwnedWriteHalf {
+    fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        tokio::net::tcp::OwnedWriteHalf::try_write(self, buf)
+    }
+}
+
+impl TryWrite for tokio::net::unix::OwnedWriteHalf {
+    fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        tokio::net::unix::OwnedWriteHalf::try_write(self, buf)
+    }
+}
+
+impl<S> TryWrite for tokio::io::WriteHalf<S> {
+    fn try_write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::WouldBlock.into())
+    }
 }
 
 impl Stream for tokio::net::TcpStream {
@@ -334,13 +360,15 @@ async fn backoff(e: io::Error) {
 }
 
 /// Redis 7's protected mode: with `protected-mode yes` and no password for the default
-/// user, only loopback and Unix-socket clients may connect (whatever `bind` says); others
-/// get [`DENIED`] and are disconnected.
-pub fn protected_mode_denies(cfg: &Config, peer: SocketAddr, t: Transport) -> bool {
-    cfg.get_bool("protected-mode")
-        && cfg.get("requirepass").is_empty()
-        && t != Transport::Unix
-        && !is_local(peer.ip())
+/// user (`nopass`), only loopback and Unix-socket clients may connect (whatever `bind`
+/// says); others get [`DENIED`] and are disconnected.
+pub fn protected_mode_denies(
+    protected_mode: bool,
+    default_user_nopass: bool,
+    peer: SocketAddr,
+    t: Transport,
+) -> bool {
+    protected_mode && default_user_nopass && t != Transport::Unix && !is_local(peer.ip())
 }
 
 fn is_local(ip: IpAddr) -> bool {
@@ -376,25 +404,20 @@ mod tests {
 
     #[test]
     fn protected_mode_lets_only_local_clients_in_without_a_password() {
-        let mut cfg = Config::default();
         let remote: SocketAddr = "192.0.2.7:5000".parse().unwrap();
         let local: SocketAddr = "127.0.0.1:5000".parse().unwrap();
         let local6: SocketAddr = "[::1]:5000".parse().unwrap();
         let mapped: SocketAddr = "[::ffff:127.0.0.1]:5000".parse().unwrap();
-        assert!(protected_mode_denies(&cfg, remote, Transport::Tcp));
-        assert!(protected_mode_denies(&cfg, remote, Transport::Tls));
+        let denies = |on, nopass, peer, t| protected_mode_denies(on, nopass, peer, t);
+        assert!(denies(true, true, remote, Transport::Tcp));
+        assert!(denies(true, true, remote, Transport::Tls));
         for ok in [local, local6, mapped] {
-            assert!(!protected_mode_denies(&cfg, ok, Transport::Tcp));
+            assert!(!denies(true, true, ok, Transport::Tcp));
         }
-        assert!(!protected_mode_denies(&cfg, UNIX_PEER, Transport::Unix));
-        // Redis 7: an explicit bind does not lift it; a password or protected-mode no does.
-        cfg.set("bind", "0.0.0.0").unwrap();
-        assert!(protected_mode_denies(&cfg, remote, Transport::Tcp));
-        cfg.set("requirepass", "x").unwrap();
-        assert!(!protected_mode_denies(&cfg, remote, Transport::Tcp));
-        cfg.set("requirepass", "").unwrap();
-        cfg.set("protected-mode", "no").unwrap();
-        assert!(!protected_mode_denies(&cfg, remote, Transport::Tcp));
+        assert!(!denies(true, true, UNIX_PEER, Transport::Unix));
+        // A password for the default user, or protected-mode no, lets remote clients in.
+        assert!(!denies(true, false, remote, Transport::Tcp));
+        assert!(!denies(false, true, remote, Transport::Tcp));
     }
 
     #[test]
