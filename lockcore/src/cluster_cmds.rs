@@ -211,6 +211,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         exec: Exec::Container,
         subcommands: CLUSTER_SUBS,
+        // Redis 7.0 puts the container in @slow only (ASKING/READONLY/READWRITE are
+        // @connection).
+        acl: &[],
         ..top("cluster", -2, 0, "A container for Redis Cluster commands.")
     },
     top(
