@@ -127,7 +127,7 @@ fn lookup_by_pattern(ctx: &mut Ctx, pattern: &[u8], elem: &Bytes, write: bool) -
     }?;
     match (&e.value, field) {
         (Value::Str(s), None) => Some(s.clone()),
-        (Value::Hash(h), Some(f)) => h.map.get(&pattern[f + 2..]).cloned(),
+        (Value::Hash(h), Some(f)) => h.get_bytes(&pattern[f + 2..]),
         _ => None,
     }
 }

@@ -245,7 +245,17 @@ impl Conn {
         // without arming the kill-check timer, which cost a timer-wheel insert and removal
         // per batch (docs/architecture.md).
         while off < self.out.len() {
-            match wr.try_write(&self.out[off..]) {
+            let buf = &self.out[off..];
+            let r = std::future::poll_fn(|cx| {
+                match std::pin::Pin::new(&mut *wr).poll_write(cx, buf) {
+                    std::task::Poll::Pending => std::task::Poll::Ready(Err(
+                        std::io::Error::from(std::io::ErrorKind::WouldBlock),
+                    )),
+                    other => other,
+                }
+            })
+            .await;
+            match r {
                 Ok(0) => return false,
                 Ok(n) => off += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
