@@ -134,7 +134,7 @@ impl Lexer<'_> {
                     }
                     let w = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
                     return Ok(match KEYWORDS.iter().find(|k| **k == w) {
-                        Some(k) => Tok::Sym(*k),
+                        Some(k) => Tok::Sym(k),
                         None => Tok::Name(w.to_string()),
                     });
                 }
@@ -146,7 +146,7 @@ impl Lexer<'_> {
                         return Err(format!("character {c:#x}"));
                     };
                     self.i += 1;
-                    return Ok(Tok::Sym(*s));
+                    return Ok(Tok::Sym(s));
                 }
             }
         }
