@@ -340,7 +340,11 @@ fn main() {
             let _ = writeln!(out, "tumbler listening on {t} tls-port={}", t.port());
         }
         if let Some(m) = server.metrics_addr {
-            let _ = writeln!(out, "tumbler metrics on http://{m}/metrics metrics-port={}", m.port());
+            let _ = writeln!(
+                out,
+                "tumbler metrics on http://{m}/metrics metrics-port={}",
+                m.port()
+            );
         }
         if let Some(u) = &a.unix {
             let u = u.display();

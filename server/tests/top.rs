@@ -105,7 +105,7 @@ fn shows_a_held_lock_with_its_waiters_resizes_and_quits() {
     assert!(token.starts_with(':'), "{token}");
     // Two clients wait for it; one more waits on a lock nobody contends.
     let mut waiters = Vec::new();
-    for owner in ["worker-b", "worker-c"] {
+    for (n, owner) in ["worker-b", "worker-c"].into_iter().enumerate() {
         let mut w = TcpStream::connect(addr).unwrap();
         send(
             &mut w,
@@ -113,6 +113,14 @@ fn shows_a_held_lock_with_its_waiters_resizes_and_quits() {
             false,
         );
         waiters.push(w);
+        // Queue order is arrival order: let worker-b's request be queued before worker-c's
+        // (they come on two connections).
+        let queued = format!("blocked_clients:{}", n + 1);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !send(&mut holder, &["INFO", "clients"], true).contains(&queued) {
+            assert!(Instant::now() < deadline, "{owner} was never queued");
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
     send(
         &mut holder,

@@ -10,8 +10,8 @@ use bytes::Bytes;
 
 pub mod certs;
 pub mod clients;
-pub mod fuzz;
 pub mod cluster;
+pub mod fuzz;
 
 /// A tumbler server running in this process on its own runtime thread
 /// (a thin wrapper over [`tumbler::embed::TestServer`]).

@@ -220,12 +220,26 @@ fn redisson_multilock_sequence_matches_three_redis_servers() {
     let t = TestServer::builder().nodes(3).spawn().unwrap();
     let mut tc: Vec<Raw> = t.addrs().iter().map(|a| Raw::connect(*a)).collect();
     let mut rc: Vec<Raw> = [&r0, &r1, &r2].iter().map(|r| r.raw()).collect();
-    let lock = |owner: &str| vec!["EVAL", LOCK, "1", "{res}:lock", "30000", owner].into_iter().map(String::from).collect::<Vec<_>>();
-    let unlock = |owner: &str| {
-        vec!["EVAL", UNLOCK, "2", "{res}:lock", "redisson_lock__channel:{res}:lock", "0", "30000", owner]
+    let lock = |owner: &str| {
+        vec!["EVAL", LOCK, "1", "{res}:lock", "30000", owner]
             .into_iter()
             .map(String::from)
             .collect::<Vec<_>>()
+    };
+    let unlock = |owner: &str| {
+        vec![
+            "EVAL",
+            UNLOCK,
+            "2",
+            "{res}:lock",
+            "redisson_lock__channel:{res}:lock",
+            "0",
+            "30000",
+            owner,
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
     };
     let steps = [
         lock("a:1"),

@@ -156,16 +156,30 @@ fn draw(f: &mut Frame, o: &Opts, v: &View) {
         ])
         .height(height)
     });
+    // TYPE and TOKEN are as wide as their widest entry (fencing tokens start from the wall
+    // clock in µs, docs/locking.md: 16 digits), so KEY and HOLDER get the rest.
+    let widest = |it: &mut dyn Iterator<Item = usize>, header: &str| {
+        it.max().unwrap_or(0).max(header.len()) as u16
+    };
+    let type_w = widest(&mut v.rows.iter().map(|r| r.kind.len()), "TYPE");
+    let token_w = widest(
+        &mut v
+            .rows
+            .iter()
+            .flat_map(|r| &r.holders)
+            .map(|h| h.token.map_or(1, |t| t.to_string().len())),
+        "TOKEN",
+    );
     let table = Table::new(
         rows,
         [
             Constraint::Fill(3),
-            Constraint::Length(22),
+            Constraint::Length(type_w),
             Constraint::Length(7),
             Constraint::Length(8),
             Constraint::Fill(3),
             Constraint::Length(5),
-            Constraint::Length(8),
+            Constraint::Length(token_w + 1),
         ],
     )
     .header(header)
