@@ -186,39 +186,33 @@ fn distance(lon1: f64, lat1: f64, lon2: f64, lat2: f64) -> f64 {
     2.0 * EARTH_RADIUS_IN_METERS * a.sqrt().asin()
 }
 
-fn move_x(h: &mut Hash, d: i8) {
-    let x = h.bits & 0xaaaaaaaaaaaaaaaa;
-    let y = h.bits & 0x5555555555555555;
-    let zz = 0x5555555555555555u64 >> (64 - h.step * 2);
-    let x = if d > 0 {
-        x.wrapping_add(zz + 1)
+/// Moves `h` one box along the axis whose bits are `mine` (longitude: the odd bits,
+/// latitude: the even ones), as Redis' geohash_move_x / geohash_move_y.
+fn move_axis(h: &mut Hash, d: i8, mine: u64) {
+    let shift = 64 - h.step * 2;
+    let keep = h.bits & !mine;
+    let zz = !mine >> shift;
+    let v = h.bits & mine;
+    let v = if d > 0 {
+        v.wrapping_add(zz + 1)
     } else {
-        (x | zz).wrapping_sub(zz + 1)
+        (v | zz).wrapping_sub(zz + 1)
     };
-    h.bits = (x & (0xaaaaaaaaaaaaaaaau64 >> (64 - h.step * 2))) | y;
+    h.bits = (v & (mine >> shift)) | keep;
 }
 
-fn move_y(h: &mut Hash, d: i8) {
-    let x = h.bits & 0xaaaaaaaaaaaaaaaa;
-    let y = h.bits & 0x5555555555555555;
-    let zz = 0xaaaaaaaaaaaaaaaau64 >> (64 - h.step * 2);
-    let y = if d > 0 {
-        y.wrapping_add(zz + 1)
-    } else {
-        (y | zz).wrapping_sub(zz + 1)
-    };
-    h.bits = x | (y & (0x5555555555555555u64 >> (64 - h.step * 2)));
-}
+const LON_BITS: u64 = 0xaaaaaaaaaaaaaaaa;
+const LAT_BITS: u64 = 0x5555555555555555;
 
 /// The neighbours in Redis' search order after the center: N, S, E, W, NE, NW, SE, SW.
 fn neighbors(h: Hash) -> [Hash; 8] {
     let mv = |dx: i8, dy: i8| {
         let mut n = h;
         if dx != 0 {
-            move_x(&mut n, dx);
+            move_axis(&mut n, dx, LON_BITS);
         }
         if dy != 0 {
-            move_y(&mut n, dy);
+            move_axis(&mut n, dy, LAT_BITS);
         }
         n
     };
