@@ -265,10 +265,7 @@ impl Conn {
     /// Writes `out` to the socket. A subscriber that stopped reading leaves this write
     /// pending forever, so it also watches for the kill that the output buffer limit (or
     /// CLIENT KILL) decides; returns false when the connection must end.
-    async fn write_out<W: AsyncWrite + crate::net::TryWrite + Unpin>(
-        &mut self,
-        wr: &mut W,
-    ) -> bool {
+    async fn write_out<W: AsyncWrite + Unpin>(&mut self, wr: &mut W) -> bool {
         let mut off = 0;
         // The socket almost always takes the whole batch of replies at once: write it
         // without arming the kill-check timer, which cost a timer-wheel insert and removal

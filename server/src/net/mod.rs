@@ -37,34 +37,8 @@ pub enum Transport {
 /// A connected byte stream the connection task can split into a reader and a writer.
 pub trait Stream: Send + 'static {
     type Read: AsyncRead + Unpin + Send;
-    type Write: AsyncWrite + TryWrite + Unpin + Send;
+    type Write: AsyncWrite + Unpin + Send;
     fn split(self) -> (Self::Read, Self::Write);
-}
-
-/// A write that does not wait: the connection writes a batch of replies this way first and
-/// arms its kill-check timer only if the socket is full (server/src/conn.rs).
-pub trait TryWrite {
-    /// Writes what fits now; `WouldBlock` when nothing does (or, for TLS, always: its
-    /// records go through the async path).
-    fn try_write(&mut self, buf: &[u8]) -> io::Result<usize>;
-}
-
-impl TryWrite for tokio::net::tcp::OwnedWriteHalf {
-    fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        tokio::net::tcp::OwnedWriteHalf::try_write(self, buf)
-    }
-}
-
-impl TryWrite for tokio::net::unix::OwnedWriteHalf {
-    fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        tokio::net::unix::OwnedWriteHalf::try_write(self, buf)
-    }
-}
-
-impl<S> TryWrite for tokio::io::WriteHalf<S> {
-    fn try_write(&mut self, _: &[u8]) -> io::Result<usize> {
-        Err(io::ErrorKind::WouldBlock.into())
-    }
 }
 
 impl Stream for tokio::net::TcpStream {
