@@ -448,7 +448,7 @@ pub fn command(
                 "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
                 "    If no commands are specified then all histograms are replied.",
                 "HELP",
-                "    Print this help.",
+                "    Prints this help.",
             ]
             .iter()
             .map(|s| Reply::simple(s))
