@@ -645,9 +645,9 @@ fn doctor(stats: &CommandStats, slowlog_us: i64) -> String {
     r
 }
 
-/// LATENCY GRAPH: a header line, a rule, then the samples as a 4-row chart of `_`, `-`,
-/// `` ` `` and `|` columns with their age written vertically underneath (the layout of
-/// Redis' sparkline graphs).
+/// LATENCY GRAPH: a header line, an 80-column rule, then the samples as Redis' sparkline
+/// renders them: 4 rows of `_`, `o`, `#` (and `|` below the top of a column), a blank
+/// row, and each sample's age written vertically underneath, 80 samples per block.
 fn graph(event: &str, ts: &Series) -> String {
     let samples: Vec<&Sample> = ts.ordered().collect();
     let min = samples.iter().map(|s| s.latency).min().unwrap_or(0);
@@ -658,11 +658,11 @@ fn graph(event: &str, ts: &Series) -> String {
         "-".repeat(80)
     );
     let now = unix_now();
-    let labels: Vec<String> = samples
+    let labels: Vec<Vec<u8>> = samples
         .iter()
         .map(|s| {
             let e = now - s.time;
-            if e < 60 {
+            let l = if e < 60 {
                 format!("{e}s")
             } else if e < 3600 {
                 format!("{}m", e / 60)
@@ -670,46 +670,50 @@ fn graph(event: &str, ts: &Series) -> String {
                 format!("{}h", e / 3600)
             } else {
                 format!("{}d", e / 86400)
-            }
+            };
+            l.into_bytes()
         })
         .collect();
-    const ROWS: u64 = 4;
-    let steps = ROWS * 2;
-    let rel = |v: u64| -> u64 {
-        if max == min {
-            steps
-        } else {
-            (v - min) * steps / (max - min)
+    const ROWS: i64 = 4;
+    const FILL: &[u8] = b"_o#";
+    let steps = FILL.len() as i64 * ROWS;
+    let relmax = if max == min { 1.0 } else { (max - min) as f64 };
+    let step = |v: u64| (((v - min) as f64 * steps as f64 / relmax) as i64).clamp(0, steps - 1);
+    for (block, start) in (0..samples.len()).step_by(80).enumerate() {
+        if block > 0 {
+            g.push('\n');
         }
-    };
-    for row in 0..ROWS {
-        let mut line = String::new();
-        for s in &samples {
-            let level = rel(s.latency);
-            // Row 0 is the top; each row covers two steps: `_` low half, `-` high half.
-            let top = (ROWS - row) * 2;
-            let c = if level >= top {
-                '|'
-            } else if level + 1 == top {
-                '-'
-            } else if level + 2 == top {
-                '_'
-            } else {
-                ' '
-            };
-            line.push(c);
+        let end = (start + 80).min(samples.len());
+        for row in 0..ROWS {
+            let line: String = samples[start..end]
+                .iter()
+                .map(|s| {
+                    let idx = step(s.latency) - (ROWS - row - 1) * FILL.len() as i64;
+                    match idx {
+                        i if i < 0 => ' ',
+                        i if i < FILL.len() as i64 => FILL[i as usize] as char,
+                        _ => '|',
+                    }
+                })
+                .collect();
+            g.push_str(&line);
+            g.push('\n');
         }
-        g.push_str(line.trim_end());
+        g.push_str(&" ".repeat(end - start));
         g.push('\n');
-    }
-    let depth = labels.iter().map(|l| l.len()).max().unwrap_or(0);
-    for i in 0..depth {
-        let line: String = labels
+        let depth = labels[start..end]
             .iter()
-            .map(|l| l.as_bytes().get(i).map_or(' ', |b| *b as char))
-            .collect();
-        g.push_str(line.trim_end());
-        g.push('\n');
+            .map(|l| l.len())
+            .max()
+            .unwrap_or(0);
+        for i in 0..depth {
+            let line: String = labels[start..end]
+                .iter()
+                .map(|l| l.get(i).map_or(' ', |b| *b as char))
+                .collect();
+            g.push_str(&line);
+            g.push('\n');
+        }
     }
     g
 }
