@@ -63,6 +63,10 @@ pub const MAX_ERROR_TYPES: usize = 128;
 pub struct CommandStats {
     /// Spec addresses, sorted; `slots[i]` belongs to `addrs[i]`.
     addrs: Vec<usize>,
+    /// A direct-mapped index over the addresses (`hash(addr)` -> slot + 1, 0: none or a
+    /// collision), so that the lookup on every command is a shift, a load and a compare;
+    /// the binary search over `addrs` is the fallback.
+    index: Box<[u16; INDEX_LEN]>,
     specs: Vec<&'static CommandSpec>,
     slots: Vec<Slot>,
     errors: Mutex<ErrorTable>,
@@ -84,6 +88,15 @@ impl Default for CommandStats {
 
 fn addr(spec: &'static CommandSpec) -> usize {
     spec as *const CommandSpec as usize
+}
+
+const INDEX_LEN: usize = 4096;
+
+/// Specs lie in static arrays, `size_of::<CommandSpec>()` apart: dividing by that size
+/// makes neighbours consecutive.
+#[inline]
+fn index_of(addr: usize) -> usize {
+    (addr / std::mem::size_of::<CommandSpec>()) % INDEX_LEN
 }
 
 thread_local! {
@@ -119,7 +132,16 @@ impl CommandStats {
             }
         }
         specs.sort_by_key(|s| addr(s));
+        let mut index = Box::new([0u16; INDEX_LEN]);
+        let mut taken = vec![false; INDEX_LEN];
+        for (i, s) in specs.iter().enumerate() {
+            let h = index_of(addr(s));
+            // A second spec on the same entry leaves it to the binary search.
+            index[h] = if taken[h] { 0 } else { i as u16 + 1 };
+            taken[h] = true;
+        }
         CommandStats {
+            index,
             addrs: specs.iter().map(|s| addr(s)).collect(),
             slots: specs.iter().map(|_| Slot::default()).collect(),
             specs,
@@ -131,7 +153,13 @@ impl CommandStats {
         }
     }
 
+    #[inline]
     pub(crate) fn slot(&self, spec: &'static CommandSpec) -> Option<&Slot> {
+        let a = addr(spec);
+        let i = self.index[index_of(a)] as usize;
+        if i != 0 && self.addrs[i - 1] == a {
+            return Some(&self.slots[i - 1]);
+        }
         self.addrs
             .binary_search(&addr(spec))
             .ok()
@@ -367,6 +395,25 @@ fn rejected_spec(argv: &[Bytes]) -> Option<&'static CommandSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_spec_has_its_own_slot_mostly_through_the_direct_index() {
+        let st = CommandStats::new();
+        let mut direct = 0;
+        for (i, spec) in st.specs.iter().enumerate() {
+            let slot = st.slot(spec).unwrap() as *const Slot;
+            assert_eq!(slot, &st.slots[i] as *const Slot);
+            let j = st.index[index_of(addr(spec))] as usize;
+            if j == i + 1 {
+                direct += 1;
+            }
+        }
+        assert!(
+            direct * 10 >= st.specs.len() * 9,
+            "{direct} of {}",
+            st.specs.len()
+        );
+    }
 
     #[test]
     fn records_commands_and_subcommands_by_spec() {
