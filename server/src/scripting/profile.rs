@@ -138,7 +138,11 @@ fn entry(sha: &[u8; 40], path: &str, p: &Profile, source: &[u8]) -> Reply {
         field("path", Reply::bulk_str(path)),
         field("calls", Reply::Int(p.calls as i64)),
         field("usec", us(p.ns)),
-        field("interpreter_usec", us(p.ns.saturating_sub(p.cmd_ns))),
+        // In whole microseconds, so that the two parts add up to `usec` exactly.
+        field(
+            "interpreter_usec",
+            Reply::Int(((p.ns / 1000).saturating_sub(p.cmd_ns / 1000)) as i64),
+        ),
         field("command_usec", us(p.cmd_ns)),
         field("lines", Reply::Array(lines)),
     ])
