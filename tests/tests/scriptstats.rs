@@ -444,6 +444,26 @@ fn profiler_puts_the_slow_line_on_top_and_times_commands() {
     assert!(raw
         .cmd_str(&["TUMBLER.PROFILE", "HELP"])
         .starts_with("*8\r\n+TUMBLER.PROFILE <subcommand>"));
+    // SCRIPT FLUSH makes a new Lua state: it gets the line hook too.
+    assert_eq!(
+        raw.cmd_str(&["CONFIG", "SET", "lua-profiler", "yes"]),
+        "+OK\r\n"
+    );
+    assert_eq!(raw.cmd_str(&["SCRIPT", "FLUSH"]), "+OK\r\n");
+    assert!(
+        profile(&mut con, None).is_empty(),
+        "dropped with the scripts"
+    );
+    let looped = "local n = 0\nfor i = 1, 10 do n = n + i end\nreturn n";
+    assert_eq!(raw.cmd_str(&["EVAL", looped, "0"]), ":55\r\n");
+    let e = &profile(&mut con, Some(&sha1(looped)))[0];
+    assert_eq!(vstr(&e["path"]), "lua");
+    let hits: Vec<(i64, i64)> = lines(e)
+        .iter()
+        .map(|l| (vint(&l["line"]), vint(&l["hits"])))
+        .collect();
+    assert!(hits.contains(&(1, 1)) && hits.contains(&(3, 1)), "{hits:?}");
+    assert!(hits.iter().any(|&(l, h)| l == 2 && h >= 10), "{hits:?}");
     // Not from scripts.
     assert!(raw
         .cmd_str(&["EVAL", "return redis.call('tumbler.profile', 'get')", "0"])
