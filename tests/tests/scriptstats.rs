@@ -605,3 +605,44 @@ fn script_kill_works_while_profiling() {
     assert!(top == 2 || top == 3, "the loop's lines are on top: {ls:?}");
     assert!(vint(&ls[0]["hits"]) > 1000);
 }
+
+/// Runs inside MULTI/EXEC count like any other; FCALL (functions have no SHA1 and are not
+/// in the script cache) adds no line.
+#[test]
+fn transactions_count_and_functions_do_not() {
+    let t = Tumbler::start();
+    let mut con = connect(&t);
+    let sha = load(&mut con, "return redis.call('incr', KEYS[1])");
+    let (a, b): (i64, i64) = redis::pipe()
+        .atomic()
+        .cmd("EVALSHA")
+        .arg(&sha)
+        .arg(1)
+        .arg("n")
+        .cmd("EVALSHA")
+        .arg(&sha)
+        .arg(1)
+        .arg("n")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!((a, b), (1, 2));
+    let lib = "#!lua name=lib\nredis.register_function('f', function(keys) return redis.call('incr', keys[1]) end)";
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg(lib)
+        .query(&mut con)
+        .unwrap();
+    let v: i64 = redis::cmd("FCALL")
+        .arg("f")
+        .arg(1)
+        .arg("n")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(v, 3);
+    let stats = scriptstats(&mut con);
+    assert_eq!(stats.len(), 1, "{stats:?}");
+    assert_eq!(
+        (int(&stats[&sha], "calls"), int(&stats[&sha], "redis_calls")),
+        (2, 2)
+    );
+}
