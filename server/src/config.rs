@@ -175,6 +175,8 @@ pub static PARAMS: &[Param] = &[
     p("lua-replicate-commands", "yes", Kind::Bool),
     // Tumbler's own: run scripts in the plan subset natively (docs/scripting.md).
     p("lua-native-plans", "yes", Kind::Bool),
+    // Tumbler's own: the script profiler (docs/profiling.md).
+    p("lua-profiler", "no", Kind::Bool),
     p("activerehashing", "yes", Kind::Bool),
     p("activedefrag", "no", Kind::Bool),
     p("lfu-log-factor", "10", Kind::Int(0, BIG)),

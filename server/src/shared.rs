@@ -328,6 +328,7 @@ impl Shared {
         );
         core.scripts.plans_off = !cfg.get_bool("lua-native-plans");
         self.cmdstats.apply_config(&cfg);
+        core.scripts.set_profiler(cfg.get_bool("lua-profiler"));
         let ec = &mut core.engine.config;
         ec.notify =
             lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
