@@ -477,6 +477,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::hyperloglog::COMMANDS,
         crate::geo::COMMANDS,
         crate::streams::COMMANDS,
+        crate::stream_groups::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,
         crate::lists::COMMANDS,
