@@ -943,9 +943,29 @@ fn opt_int(v: Option<i64>) -> Reply {
     v.map_or(Reply::Null, Reply::Int)
 }
 
-/// Redis' radix tree over 16-byte big-endian IDs: a rough node count (compressed paths
-/// plus one node per key), reported as `radix-tree-nodes`.
+/// `radix-tree-nodes`: the nodes of Redis' radix tree over the nodes' 16-byte big-endian
+/// master IDs. A rax node is a branching point (one node), a run of single-child bytes (one
+/// compressed node) or a key's end (one empty leaf).
 fn rax_nodes(s: &StreamValue) -> i64 {
+    fn count(keys: &[[u8; 16]], depth: usize) -> i64 {
+        if depth == 16 {
+            return 1;
+        }
+        let (first, last) = (&keys[0], &keys[keys.len() - 1]);
+        let lcp = (depth..16).take_while(|&i| first[i] == last[i]).count() + depth;
+        if lcp > depth {
+            return 1 + count(keys, lcp);
+        }
+        let mut total = 1;
+        let mut start = 0;
+        for i in 1..=keys.len() {
+            if i == keys.len() || keys[i][depth] != keys[start][depth] {
+                total += count(&keys[start..i], depth + 1);
+                start = i;
+            }
+        }
+        total
+    }
     let keys: Vec<[u8; 16]> = s
         .nodes
         .keys()
@@ -959,15 +979,7 @@ fn rax_nodes(s: &StreamValue) -> i64 {
     if keys.is_empty() {
         return 1;
     }
-    // Every distinct branching point is a node, plus the root and one leaf per key.
-    let mut branch = 0;
-    for w in keys.windows(2) {
-        let common = w[0].iter().zip(&w[1]).take_while(|(a, b)| a == b).count();
-        if common < 16 {
-            branch += 1;
-        }
-    }
-    (1 + branch + keys.len()) as i64
+    count(&keys, 0)
 }
 
 fn xinfo_stream(ctx: &mut Ctx, a: &[Bytes]) -> Reply {

@@ -578,3 +578,38 @@ fn keyspace_events() {
         seen
     });
 }
+
+/// Redis' node layout shows in `radix-tree-keys`/`radix-tree-nodes` and in what `~`
+/// trimming leaves: entries per node, bytes per node, and field-name changes.
+#[test]
+fn node_layout_matches_redis() {
+    run(r#"
+        EVAL "for i=1,300 do redis.call('xadd','a',i..'-1','f',string.rep('x',100)) end return 1" 0
+        XINFO STREAM a
+        XTRIM a MAXLEN ~ 100
+        XLEN a
+        EVAL "for i=1,300 do redis.call('xadd','b',i..'-1','f',string.rep('x',i)) end return 1" 0
+        XINFO STREAM b
+        XTRIM b MAXLEN ~ 150
+        XINFO STREAM b
+        EVAL "for i=1,300 do redis.call('xadd','c',i..'-1','f'..(i%3),string.rep('x',i%50),'g',i) end return 1" 0
+        XINFO STREAM c
+        EVAL "for i=1,300 do redis.call('xadd','d',(i*100000)..'-1','f',i*1000) end return 1" 0
+        XINFO STREAM d
+        XDEL d 100000-1 200000-1 9900000-1
+        XTRIM d MINID ~ 12000000
+        XINFO STREAM d
+        CONFIG SET stream-node-max-entries 0
+        EVAL "for i=1,300 do redis.call('xadd','e',i..'-1','f',i*1000) end return 1" 0
+        XINFO STREAM e
+        CONFIG SET stream-node-max-bytes 0
+        CONFIG SET stream-node-max-entries 7
+        EVAL "for i=1,50 do redis.call('xadd','f',i..'-1','f',string.rep('y',500)) end return 1" 0
+        XINFO STREAM f
+        CONFIG SET stream-node-max-bytes 4096
+        CONFIG SET stream-node-max-entries 100
+        COMMAND INFO xread xreadgroup
+        COMMAND GETKEYS XREAD COUNT 2 BLOCK 4 STREAMS a b 0 0
+        COMMAND GETKEYS XREADGROUP GROUP g c STREAMS a 0
+    "#);
+}
