@@ -883,23 +883,26 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             dirty |= g.drop_nack(id);
             continue;
         }
-        let had = g.pel.contains_key(&id);
-        if !had {
+        if !g.pel.contains_key(&id) {
             if !force {
                 continue;
             }
+            // FORCE: a PEL entry is created for the claiming consumer.
+            consumer_for(&mut g, consumer, now, &mut made);
             g.pel.insert(
                 id,
                 Nack {
-                    consumer: Bytes::new(),
+                    consumer: consumer.clone(),
                     delivery_time: now,
                     delivery_count: 0,
                 },
             );
+            g.consumers.get_mut(consumer).unwrap().pel.insert(id);
         } else if min_idle > 0 && now - g.pel[&id].delivery_time < min_idle {
             continue;
+        } else {
+            claim(&mut g, id, consumer, now, &mut made);
         }
-        claim(&mut g, id, consumer, now, &mut made);
         let n = g.pel.get_mut(&id).unwrap();
         n.delivery_time = delivery;
         match retrycount {

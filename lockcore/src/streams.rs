@@ -1166,3 +1166,77 @@ fn xinfo_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
     ];
     Reply::Array(HELP.iter().map(|l| Reply::simple(l)).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::engine::{ClientCtx, Engine};
+
+    fn run(e: &mut Engine, cl: &mut ClientCtx, line: &str) -> Reply {
+        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        e.run(cl, &args)
+    }
+
+    fn stream(e: &mut Engine, key: &str) -> StreamValue {
+        match &e.dbs[0].get(key.as_bytes()).unwrap().value {
+            Value::Stream(s) => (**s).clone(),
+            _ => panic!("not a stream"),
+        }
+    }
+
+    #[test]
+    fn nodes_fill_by_entry_count_and_approximate_trim_drops_whole_nodes() {
+        let mut e = Engine::with_clock(16, ManualClock::new(1_000));
+        let mut cl = ClientCtx::default();
+        e.config.stream_node_max_entries = 10;
+        for i in 1..=95 {
+            run(&mut e, &mut cl, &format!("XADD s {i}-0 f v"));
+        }
+        let s = stream(&mut e, "s");
+        assert_eq!(s.nodes.len(), 10);
+        assert_eq!(s.nodes.values().map(|n| n.live).sum::<usize>(), 95);
+        // 95 entries, nodes of 10: keeping at least 42 leaves 45.
+        assert_eq!(run(&mut e, &mut cl, "XTRIM s MAXLEN ~ 42"), Reply::Int(50));
+        assert_eq!(stream(&mut e, "s").first_id, (51, 0));
+        // Exact trimming marks entries inside the first node.
+        assert_eq!(run(&mut e, &mut cl, "XTRIM s MAXLEN 42"), Reply::Int(3));
+        let s = stream(&mut e, "s");
+        assert_eq!((s.len(), s.nodes.len(), s.first_id), (42, 5, (54, 0)));
+        // Trimming is not deletion: no tombstone is recorded.
+        assert_eq!(s.max_deleted, (0, 0));
+    }
+
+    #[test]
+    fn xdel_of_a_whole_node_removes_it_and_records_the_tombstone() {
+        let mut e = Engine::with_clock(16, ManualClock::new(1_000));
+        let mut cl = ClientCtx::default();
+        e.config.stream_node_max_entries = 2;
+        for i in 1..=4 {
+            run(&mut e, &mut cl, &format!("XADD s {i}-0 f v"));
+        }
+        assert_eq!(run(&mut e, &mut cl, "XDEL s 1-0 2-0"), Reply::Int(2));
+        let s = stream(&mut e, "s");
+        assert_eq!(s.nodes.len(), 1);
+        assert_eq!((s.max_deleted, s.first_id), ((2, 0), (3, 0)));
+    }
+
+    #[test]
+    fn lag_is_exact_without_tombstones_and_unknown_across_one() {
+        let mut e = Engine::with_clock(16, ManualClock::new(1_000));
+        let mut cl = ClientCtx::default();
+        for i in 1..=5 {
+            run(&mut e, &mut cl, &format!("XADD s {i}-0 f v"));
+        }
+        run(&mut e, &mut cl, "XGROUP CREATE s g 0");
+        let s = stream(&mut e, "s");
+        assert_eq!(s.lag(&s.groups[&b"g"[..]]), Some(5));
+        run(&mut e, &mut cl, "XDEL s 3-0");
+        let s = stream(&mut e, "s");
+        assert_eq!(s.lag(&s.groups[&b"g"[..]]), None);
+        run(&mut e, &mut cl, "XREADGROUP GROUP g c STREAMS s >");
+        let s = stream(&mut e, "s");
+        let g = &s.groups[&b"g"[..]];
+        assert_eq!((g.entries_read, s.lag(g)), (5, Some(0)));
+    }
+}
