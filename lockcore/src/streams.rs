@@ -925,7 +925,9 @@ fn xsetid(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if max_xdel != (0, 0) {
         s.max_deleted = max_xdel;
     }
-    ctx.modified(&a[1], notify::STREAM, "xsetid");
+    // Redis 7.0's XSETID does not touch WATCHed keys (no signalModifiedKey).
+    ctx.eng.stats.dirty += 1;
+    ctx.notify(notify::STREAM, "xsetid", &a[1]);
     Reply::ok()
 }
 

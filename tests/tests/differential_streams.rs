@@ -713,3 +713,52 @@ fn random_sequences_match_redis() {
         tumbler_tests::diff_script(&mut a, &mut b, &script);
     }
 }
+
+/// Which stream commands from another connection abort a WATCHing transaction.
+#[test]
+fn watch_sees_the_writes_redis_signals() {
+    let commands: &[&[&str]] = &[
+        &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+        &["XACK", "s", "g", "1-1"],
+        &["XGROUP", "CREATE", "s", "g2", "0"],
+        &["XGROUP", "CREATECONSUMER", "s", "g", "z"],
+        &["XGROUP", "DELCONSUMER", "s", "g", "c0"],
+        &["XGROUP", "SETID", "s", "g", "0"],
+        &["XGROUP", "DESTROY", "s", "g"],
+        &["XCLAIM", "s", "g", "d", "0", "1-1"],
+        &["XAUTOCLAIM", "s", "g", "d", "0", "0"],
+        &["XSETID", "s", "9-9"],
+        &["XTRIM", "s", "MAXLEN", "5"],
+        &["XTRIM", "s", "MAXLEN", "1"],
+        &["XDEL", "s", "7-7"],
+        &["XDEL", "s", "1-1"],
+        &["XADD", "s", "5-0", "f", "v"],
+    ];
+    diff_blocking(|connect| {
+        let mut seen = vec![];
+        for other in commands {
+            let (mut a, mut b) = (connect(), connect());
+            a.cmd(&["FLUSHALL"]);
+            a.cmd(&["XADD", "s", "1-1", "f", "v"]);
+            a.cmd(&["XADD", "s", "2-1", "f", "v"]);
+            a.cmd(&["XGROUP", "CREATE", "s", "g", "0"]);
+            a.cmd(&[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c0",
+                "COUNT",
+                "1",
+                "STREAMS",
+                "s",
+                ">",
+            ]);
+            a.cmd(&["WATCH", "s"]);
+            seen.push(b.cmd_str(other));
+            a.cmd(&["MULTI"]);
+            a.cmd(&["PING"]);
+            seen.push(format!("{}: {}", other.join(" "), a.cmd_str(&["EXEC"])));
+        }
+        seen
+    });
+}
