@@ -85,7 +85,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("xack", -4, WRITE | FAST, KEY1, xack),
     cmd("xpending", -3, READONLY, KEY1, xpending),
     cmd("xclaim", -6, WRITE | FAST, KEY1, xclaim),
-    cmd("xautoclaim", -6, WRITE | FAST, KEY1, xautoclaim),
+    CommandSpec {
+        since: "6.2.0",
+        ..cmd("xautoclaim", -6, WRITE | FAST, KEY1, xautoclaim)
+    },
     CommandSpec {
         name: "xgroup",
         arity: -2,
@@ -101,7 +104,10 @@ pub static XGROUP_SUBS: &[CommandSpec] = &[
     xgroup_sub("create", -5, WRITE | DENYOOM, xgroup_create),
     xgroup_sub("setid", -5, WRITE, xgroup_setid),
     xgroup_sub("destroy", 4, WRITE, xgroup_destroy),
-    xgroup_sub("createconsumer", 5, WRITE | DENYOOM, xgroup_createconsumer),
+    CommandSpec {
+        since: "6.2.0",
+        ..xgroup_sub("createconsumer", 5, WRITE | DENYOOM, xgroup_createconsumer)
+    },
     xgroup_sub("delconsumer", 5, WRITE, xgroup_delconsumer),
     CommandSpec {
         name: "help",
