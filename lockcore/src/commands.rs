@@ -176,8 +176,7 @@ impl CommandSpec {
                     }
                     i += if a.eq_ignore_ascii_case(b"group") {
                         3
-                    } else if a.eq_ignore_ascii_case(b"block") || a.eq_ignore_ascii_case(b"count")
-                    {
+                    } else if a.eq_ignore_ascii_case(b"block") || a.eq_ignore_ascii_case(b"count") {
                         2
                     } else {
                         1
