@@ -304,7 +304,9 @@ impl Conn {
         }
         while off < self.out.len() {
             let query_limit = self.shared.query_buffer_limit.load(Ordering::Relaxed) as usize;
+            // An unauthenticated client is not read on: its stall closes it (below).
             let read_more = self.flow != Flow::Close
+                && self.authenticated
                 && buf.len() <= query_limit
                 && self.out.len() - off < PIPELINE_OUT_CAP;
             tokio::select! {

@@ -340,6 +340,8 @@ impl Shared {
         ec.zset_max_listpack_entries = cfg.get_i64("zset-max-listpack-entries") as usize;
         ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
         ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
+        ec.stream_node_max_entries = cfg.get_i64("stream-node-max-entries") as usize;
+        ec.stream_node_max_bytes = cfg.get_i64("stream-node-max-bytes") as usize;
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.
