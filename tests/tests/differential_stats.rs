@@ -48,6 +48,9 @@ AUTH x
 SELECT 99
 BLPOP emptylist 0.01
 CLIENT GETNAME
+XADD st 1-1 f v
+XGROUP CREATECONSUMER st g c
+EVAL "return redis.pcall('XGROUP', 'CREATECONSUMER', 'nokey', 'g', 'c')" 0
 "#;
 
 fn run(r: &mut Raw, line: &str) -> String {
