@@ -196,8 +196,7 @@ pub fn parse_percentiles(v: &str) -> Result<Vec<f64>, String> {
                 .ok_or("Invalid latency-tracking-info-percentiles parameters")?;
             if !(0.0..=100.0).contains(&p) {
                 return Err(
-                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
-                        .into(),
+                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
                 );
             }
             Ok(p)
@@ -622,10 +621,10 @@ fn doctor(stats: &CommandStats, slowlog_us: i64) -> String {
     }
     r.push_str("\nI have a few advices for you:\n\n");
     if slowlog_enable {
-        let _ = write!(r, "- There are latency issues with potentially slow commands you are using. Try to enable the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than {}'. If the Slow log is disabled Redis is not able to log slow commands execution for you.\n", threshold * 1000);
+        let _ = writeln!(r, "- There are latency issues with potentially slow commands you are using. Try to enable the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than {}'. If the Slow log is disabled Redis is not able to log slow commands execution for you.", threshold * 1000);
     }
     if slowlog_tune {
-        let _ = write!(r, "- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than {}'.\n", threshold * 1000);
+        let _ = writeln!(r, "- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than {}'.", threshold * 1000);
     }
     if slowlog_inspect {
         r.push_str("- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n");
