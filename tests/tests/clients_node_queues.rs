@@ -1,9 +1,11 @@
 //! BullMQ, a Node job queue (tests/clients/node/queues.mjs): plain, delayed and prioritised
 //! jobs through a Worker with completions read from QueueEvents (a blocking XREAD on the
 //! events stream), retries with attempts and fixed/exponential backoff ending completed or
-//! failed, a hand retry of a failed job, and a job scheduler (repeat). BullMQ drives all of
-//! it with Lua scripts (EVALSHA), sorted sets, lists, hashes and streams. Each scenario runs
-//! against tumbler and then, with the same assertions, against redis-server.
+//! failed, a hand retry of a failed job, a job scheduler (repeat), three concurrent workers
+//! that must run each of 300 jobs exactly once, and a crashed worker's job recovered by the
+//! stalled checker once its lock lapses. BullMQ drives all of it with Lua scripts (EVALSHA),
+//! sorted sets, lists, hashes and streams. Each scenario runs against tumbler and then, with
+//! the same assertions, against redis-server.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -57,4 +59,9 @@ fn bullmq_retries_backoff_and_failed_jobs() {
 #[test]
 fn bullmq_job_scheduler_repeats() {
     scenario("repeat");
+}
+
+#[test]
+fn bullmq_concurrent_workers_run_each_job_once_and_recover_stalled() {
+    scenario("workers");
 }

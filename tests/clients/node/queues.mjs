@@ -145,6 +145,12 @@ async function retries() {
   const bad = await within(20000, "doomed job fails", failed);
   assert.equal(bad.failedReason, "smtp down (b try 2)");
   assert.deepEqual(tries, { a: 3, b: 2 });
+  // QueueEvents reports a failure once, when no attempt is left; retried attempts are not
+  // failures of the job.
+  assert.deepEqual(
+    failedEvents.map((e) => [e.jobId, e.failedReason]),
+    [[doomed.id, "smtp down (b try 2)"]],
+  );
 
   const a = await queue.getJob(flaky.id);
   assert.equal(a.attemptsMade, 3);
@@ -187,7 +193,76 @@ async function repeat() {
   await worker.close();
 }
 
-const scenarios = { jobs, retries, repeat };
+// Three workers on their own connections, five jobs at a time each, take 300 jobs added in
+// bulk: each job runs exactly once (BullMQ moves a job to active with a Lua script; two
+// workers winning the same job would show here). Then a worker "crashes" mid-job (closed
+// without finishing, so its job lock lapses) and the stalled checker of a second worker
+// moves the job back to wait and runs it.
+async function workers() {
+  const { queue, events } = await setup("bulk");
+  const total = 300;
+  const completed = collect(events, "completed", total);
+  await queue.addBulk(Array.from({ length: total }, (_, i) => ({ name: "job", data: { i } })));
+  assert.equal(await queue.count(), total);
+  const runs = new Map();
+  const byWorker = [0, 0, 0];
+  const ws = [0, 1, 2].map((w) =>
+    track(
+      new Worker(
+        "bulk",
+        async (job) => {
+          runs.set(job.data.i, (runs.get(job.data.i) ?? 0) + 1);
+          byWorker[w] += 1;
+          await new Promise((r) => setTimeout(r, 1));
+          return job.data.i;
+        },
+        { connection, concurrency: 5 },
+      ),
+    ),
+  );
+  const done = await within(40000, `${total} completed events`, completed);
+  assert.equal(new Set(done.map((e) => e.jobId)).size, total);
+  assert.equal(runs.size, total);
+  assert.ok([...runs.values()].every((n) => n === 1), "a job ran twice");
+  assert.equal(byWorker.reduce((a, b) => a + b), total);
+  assert.deepEqual(await queue.getJobCounts("completed", "active", "waiting"), {
+    completed: total,
+    active: 0,
+    waiting: 0,
+  });
+  await Promise.all(ws.map((w) => w.close()));
+
+  const stalledQ = await setup("stall");
+  let started;
+  const startedP = new Promise((r) => (started = r));
+  const stuck = await stalledQ.queue.add("crash", { n: 1 });
+  const crasher = new Worker(
+    "stall",
+    async () => {
+      started();
+      await new Promise(() => {}); // never finishes
+    },
+    // Its own stalled check would hold the stalled-check key for the default 30 s.
+    { connection, lockDuration: 1000, skipStalledCheck: true },
+  );
+  await within(10000, "crashing worker takes the job", startedP);
+  assert.equal(await stuck.getState(), "active");
+  await crasher.close(true); // no more lock renewals: the lock lapses after lockDuration
+  const stalled = new Promise((r) => stalledQ.events.on("stalled", r));
+  const recovered = collect(stalledQ.events, "completed", 1);
+  track(
+    new Worker("stall", async (job) => `recovered ${job.data.n}`, {
+      connection,
+      stalledInterval: 300,
+    }),
+  );
+  assert.equal((await within(20000, "stalled event", stalled)).jobId, stuck.id);
+  const [ok] = await within(20000, "recovered job completes", recovered);
+  assert.equal(ok.returnvalue, "recovered 1");
+  assert.equal(await stuck.getState(), "completed");
+}
+
+const scenarios = { jobs, retries, repeat, workers };
 
 try {
   await scenarios[scenario]();
