@@ -12,8 +12,12 @@ import { Queue, QueueEvents, Worker } from "bullmq";
 const [scenario, portArg] = process.argv.slice(2);
 const connection = { host: "127.0.0.1", port: Number(portArg), maxRetriesPerRequest: null };
 const closers = [];
+// Queue, Worker and QueueEvents report background failures (a script error in the stalled
+// checker, a lost connection) only as "error" events; any of them fails the scenario.
+const errors = [];
 const track = (x) => {
   closers.push(x);
+  x.on("error", (e) => errors.push(e));
   return x;
 };
 
@@ -236,7 +240,7 @@ async function workers() {
   let started;
   const startedP = new Promise((r) => (started = r));
   const stuck = await stalledQ.queue.add("crash", { n: 1 });
-  const crasher = new Worker(
+  const crasher = track(new Worker(
     "stall",
     async () => {
       started();
@@ -244,7 +248,7 @@ async function workers() {
     },
     // Its own stalled check would hold the stalled-check key for the default 30 s.
     { connection, lockDuration: 1000, skipStalledCheck: true },
-  );
+  ));
   await within(10000, "crashing worker takes the job", startedP);
   assert.equal(await stuck.getState(), "active");
   await crasher.close(true); // no more lock renewals: the lock lapses after lockDuration
@@ -266,6 +270,7 @@ const scenarios = { jobs, retries, repeat, workers };
 
 try {
   await scenarios[scenario]();
+  assert.deepEqual(errors, [], "client objects emitted errors");
   console.log(`ok ${scenario}`);
 } finally {
   for (const c of closers.reverse()) {
