@@ -1,6 +1,6 @@
 """pottery's Redis-backed containers against one server: one container per invocation.
 
-    python containers.py <scenario>|all <port>
+    python containers.py <scenario>|all <port> [<protocol: 2 or 3>]
 
 tests/tests/clients_python_containers.rs runs them all (one process, to pay the imports
 once) against tumbler and, with the same assertions, against redis-server. Each one creates a container, updates it, reads it
@@ -13,10 +13,13 @@ import sys
 import warnings
 
 
+PROTOCOL = 2
+
+
 def client(port):
     import redis
 
-    r = redis.Redis(port=port, socket_timeout=10)
+    r = redis.Redis(port=port, socket_timeout=10, protocol=PROTOCOL)
     r.flushdb()
     return r
 
@@ -226,6 +229,7 @@ SCENARIOS = {
 
 if __name__ == "__main__":
     scenario, port = sys.argv[1], int(sys.argv[2])
+    PROTOCOL = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     # pottery warns about its own multi-round-trip operations; they are what is under test.
     warnings.simplefilter("ignore")
     for name in SCENARIOS if scenario == "all" else [scenario]:
