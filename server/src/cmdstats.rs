@@ -293,6 +293,13 @@ impl CommandStats {
         t.counts.insert(prefix.to_string(), 1);
     }
 
+    /// Every call counted since the last CONFIG RESETSTAT: INFO stats'
+    /// `total_commands_processed`, which Redis counts in the same place (`call()`), so it
+    /// includes the commands of transactions and scripts.
+    pub fn total_calls(&self) -> u64 {
+        self.slots.iter().map(|s| s.calls.load(Ordering::Relaxed)).sum()
+    }
+
     /// `(full name, calls, usec, failed)` of every command called at least once.
     pub fn called(&self) -> Vec<(String, u64, u64, u64)> {
         let mut out: Vec<_> = self
