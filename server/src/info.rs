@@ -47,6 +47,7 @@ const SECTIONS: &[&str] = &[
     "errorstats",
     "cluster",
     "keyspace",
+    "lockdep",
 ];
 const DEFAULT: &[&str] = &[
     "server",
@@ -180,6 +181,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
         "cpu" => out.push_str("# CPU\r\nused_cpu_sys:0.000000\r\nused_cpu_user:0.000000\r\n"),
         "modules" => out.push_str("# Modules\r\n"),
         "errorstats" => out.push_str("# Errorstats\r\n"),
+        "lockdep" => crate::lockdep::info(eng, out),
         "cluster" => out.push_str(if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
             "# Cluster\r\ncluster_enabled:1\r\n"
         } else {

@@ -327,6 +327,7 @@ impl Shared {
             Ordering::Relaxed,
         );
         core.scripts.plans_off = !cfg.get_bool("lua-native-plans");
+        crate::lockdep::apply(&cfg, &mut core.engine);
         let ec = &mut core.engine.config;
         ec.notify =
             lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())

@@ -119,6 +119,9 @@ impl<'a> RunCtx<'a> {
         self.shared.script.kill.store(false, Ordering::Relaxed);
         vm.scratch = std::mem::take(&mut self.scratch);
         self.engine.time_snapshot = None;
+        if let Some(ld) = self.engine.lockdep.as_deref_mut() {
+            ld.end_script();
+        }
     }
 }
 
@@ -148,6 +151,9 @@ pub fn run_plan(
         read_only,
         oom_at_start,
     );
+    if let Some(ld) = ctx.engine.lockdep.as_deref_mut() {
+        ld.begin_script(sha);
+    }
     let mut argv = std::mem::take(&mut ctx.scratch);
     let res = plan.run(
         &mut |spec, argv: &[Bytes]| match call_spec(&mut ctx, spec, argv)? {
@@ -197,6 +203,9 @@ pub fn run(
         read_only,
         oom_at_start,
     );
+    if let Some(ld) = ctx.engine.lockdep.as_deref_mut() {
+        ld.begin_script(sha);
+    }
     // The lifetime is erased: CTX is cleared before `ctx` goes out of scope.
     let p = (&mut ctx as *mut RunCtx<'_>).cast::<RunCtx<'static>>();
     CTX.with(|c| c.set(p));
