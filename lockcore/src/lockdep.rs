@@ -174,6 +174,8 @@ struct Wait {
 #[derive(Debug, Clone)]
 struct Finding {
     json: String,
+    /// One line for logs and panics.
+    text: String,
 }
 
 /// The checker's state, on the engine (so every hook runs under the keyspace lock).
@@ -294,6 +296,16 @@ impl Lockdep {
             list(&self.inversions),
             list(&self.deadlocks)
         )
+    }
+
+    /// Every finding, one line each (inversions, then deadlocks); empty if none.
+    pub fn describe(&self) -> String {
+        self.inversions
+            .iter()
+            .chain(&self.deadlocks)
+            .map(|f| f.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// The counters of INFO's `lockdep` section.
@@ -432,7 +444,10 @@ fn acquire(
                     String::from_utf8_lossy(&h.key),
                     String::from_utf8_lossy(key)
                 );
-                ld.inversions.push(Finding { json: json.clone() });
+                ld.inversions.push(Finding {
+                    json: json.clone(),
+                    text: what.clone(),
+                });
                 publish(eng, &what, &json);
             }
             if ld.strict {
@@ -546,7 +561,18 @@ fn wait(eng: &mut Engine, ld: &mut Lockdep, owner: String, db: usize, key: &Byte
                 .map(|(_, w)| String::from_utf8_lossy(&w.key).into_owned())
                 .collect();
             let what = format!("deadlock {}", cycle_text(&names));
-            ld.deadlocks.push(Finding { json: json.clone() });
+            let what = format!(
+                "{what} (owners {})",
+                cycle
+                    .iter()
+                    .map(|(o, _)| o.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            ld.deadlocks.push(Finding {
+                json: json.clone(),
+                text: what.clone(),
+            });
             publish(eng, &what, &json);
         }
     }
