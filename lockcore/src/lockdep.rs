@@ -145,12 +145,18 @@ struct Site {
     command: String,
 }
 
-#[derive(Debug, Clone)]
-struct Held {
-    db: usize,
-    key: Bytes,
-    class: String,
-    kind: LockKind,
+/// What one owner holds, by class, so that an acquisition looks at one lock per class it
+/// holds, however many locks of one class it holds (an owner may hold thousands).
+#[derive(Debug, Default)]
+struct Holdings {
+    classes: HashMap<String, ClassHolds>,
+}
+
+#[derive(Debug, Default)]
+struct ClassHolds {
+    locks: HashMap<(usize, Bytes), LockKind>,
+    /// The size at which the next full check of `locks` runs (amortised O(1) pruning).
+    prune_at: usize,
 }
 
 /// One edge of the order graph: the first time an owner holding `held` took `lock`.
@@ -190,7 +196,7 @@ pub struct Lockdep {
     script: Option<String>,
     /// A script probed a lock hash for this owner's field and found none.
     probe: Option<(String, usize, Bytes)>,
-    held: HashMap<String, Vec<Held>>,
+    held: HashMap<String, Holdings>,
     /// Owners' count at which the next sweep of released holds runs.
     sweep_at: usize,
     /// class -> class -> the first edge seen.
@@ -279,7 +285,7 @@ impl Lockdep {
         c.len()
     }
     pub fn owner_count(&self) -> usize {
-        self.held.values().filter(|v| !v.is_empty()).count()
+        self.held.len()
     }
 
     /// The JSON document TUMBLER.LOCKDEP REPORT returns.
@@ -327,15 +333,15 @@ impl Lockdep {
 
 // ---------------------------------------------------------------- holding
 
-/// Does `owner` still hold `h`, by the keyspace as it is now?
-fn still_holds(eng: &Engine, owner: &str, h: &Held, now: i64) -> bool {
-    let Some(e) = eng.dbs.get(h.db).and_then(|d| d.get(&h.key)) else {
+/// Does `owner` still hold `key`, by the keyspace as it is now?
+fn alive(eng: &Engine, owner: &str, db: usize, key: &Bytes, kind: &LockKind, now: i64) -> bool {
+    let Some(e) = eng.dbs.get(db).and_then(|d| d.get(key)) else {
         return false;
     };
     if e.expire_at.is_some_and(|t| t <= now) {
         return false;
     }
-    match (&h.kind, &e.value) {
+    match (kind, &e.value) {
         (LockKind::Native, Value::Lock(l)) => l.holders.iter().any(|x| {
             x.owner.as_ref() == owner.as_bytes()
                 && (x.holds > 0 || x.reads > 0)
@@ -354,17 +360,65 @@ fn still_holds(eng: &Engine, owner: &str, h: &Held, now: i64) -> bool {
     }
 }
 
-/// Drops the holds `owner` no longer has; returns what it still holds.
-fn prune(eng: &Engine, ld: &mut Lockdep, owner: &str, now: i64) -> Vec<Held> {
-    let Some(list) = ld.held.get_mut(owner) else {
+/// One lock of this class the owner still holds, dropping the released ones it meets on
+/// the way (so repeated calls cost amortised O(1)).
+fn live_one(eng: &Engine, owner: &str, ch: &mut ClassHolds, now: i64) -> Option<Bytes> {
+    let mut dead = Vec::new();
+    let mut found = None;
+    for ((db, key), kind) in &ch.locks {
+        if alive(eng, owner, *db, key, kind, now) {
+            found = Some(key.clone());
+            break;
+        }
+        dead.push((*db, key.clone()));
+    }
+    for d in dead {
+        ch.locks.remove(&d);
+    }
+    found
+}
+
+/// Does `owner` hold `key` (of `class`) right now?
+fn holds(
+    eng: &Engine,
+    ld: &Lockdep,
+    owner: &str,
+    class: &str,
+    db: usize,
+    key: &Bytes,
+    now: i64,
+) -> bool {
+    ld.held
+        .get(owner)
+        .and_then(|h| h.classes.get(class))
+        .and_then(|ch| ch.locks.get(&(db, key.clone())))
+        .is_some_and(|kind| alive(eng, owner, db, key, kind, now))
+}
+
+/// One lock the owner still holds per class (other than `except`), as (class, key).
+fn held_classes(
+    eng: &Engine,
+    ld: &mut Lockdep,
+    owner: &str,
+    except: &str,
+    now: i64,
+) -> Vec<(String, Bytes)> {
+    let Some(h) = ld.held.get_mut(owner) else {
         return Vec::new();
     };
-    list.retain(|h| still_holds(eng, owner, h, now));
-    if list.is_empty() {
-        ld.held.remove(owner);
-        return Vec::new();
+    let mut out = Vec::new();
+    for (class, ch) in h.classes.iter_mut() {
+        if class != except {
+            if let Some(key) = live_one(eng, owner, ch, now) {
+                out.push((class.clone(), key));
+            }
+        }
     }
-    list.clone()
+    h.classes.retain(|_, ch| !ch.locks.is_empty());
+    if h.classes.is_empty() {
+        ld.held.remove(owner);
+    }
+    out
 }
 
 /// Now and then, drops owners that hold nothing any more, so memory follows the locks held
@@ -373,9 +427,13 @@ fn maybe_sweep(eng: &Engine, ld: &mut Lockdep, now: i64) {
     if ld.held.len() < ld.sweep_at {
         return;
     }
-    ld.held.retain(|owner, list| {
-        list.retain(|h| still_holds(eng, owner, h, now));
-        !list.is_empty()
+    ld.held.retain(|owner, h| {
+        h.classes.retain(|_, ch| {
+            ch.locks
+                .retain(|(db, key), kind| alive(eng, owner, *db, key, kind, now));
+            !ch.locks.is_empty()
+        });
+        !h.classes.is_empty()
     });
     ld.waits.retain(|_, w| w.until > now);
     ld.sweep_at = (ld.held.len() * 2).max(1024);
@@ -401,33 +459,32 @@ fn acquire(
     kind: LockKind,
 ) -> Result<(), Reply> {
     let now = eng.now_ms();
-    let held = prune(eng, ld, &owner, now);
-    if held.iter().any(|h| h.db == db && h.key == *key) {
+    let class = ld.rules.class_of(key);
+    if holds(eng, ld, &owner, &class, db, key, now) {
         // Another side of a lock it already holds (a Redisson read-write lock's write hold
         // next to its read hold): reentry, not a new lock.
         return Ok(());
     }
-    let class = ld.rules.class_of(key);
+    let held = held_classes(eng, ld, &owner, &class, now);
     let site = ld.site(now);
     let mut new_edges = Vec::new();
-    for h in &held {
-        if h.class == class
-            || ld
-                .graph
-                .get(&h.class)
-                .is_some_and(|m| m.contains_key(&class))
+    for (held_class, held_key) in &held {
+        if ld
+            .graph
+            .get(held_class)
+            .is_some_and(|m| m.contains_key(&class))
         {
             continue;
         }
         let edge = Edge {
             owner: owner.clone(),
-            held: h.key.clone(),
+            held: held_key.clone(),
             lock: key.clone(),
             site: site.clone(),
         };
-        if let Some(path) = path(&ld.graph, &class, &h.class) {
-            let mut cycle = vec![h.class.clone(), class.clone()];
-            let mut edges = vec![(h.class.clone(), class.clone(), edge.clone())];
+        if let Some(path) = path(&ld.graph, &class, held_class) {
+            let mut cycle = vec![held_class.clone(), class.clone()];
+            let mut edges = vec![(held_class.clone(), class.clone(), edge.clone())];
             for (from, to) in path {
                 cycle.push(to.clone());
                 let e = ld.graph[&from][&to].clone();
@@ -441,7 +498,7 @@ fn acquire(
                 let what = format!(
                     "lock order inversion {} (owner {owner} holds {} and acquires {})",
                     cycle_text(&cycle),
-                    String::from_utf8_lossy(&h.key),
+                    String::from_utf8_lossy(held_key),
                     String::from_utf8_lossy(key)
                 );
                 ld.inversions.push(Finding {
@@ -455,12 +512,12 @@ fn acquire(
                 return Err(Reply::err(format!(
                     "LOCKDEP lock order inversion {}: {owner} holds {} and acquires {}",
                     cycle_text(&cycle),
-                    String::from_utf8_lossy(&h.key),
+                    String::from_utf8_lossy(held_key),
                     String::from_utf8_lossy(key)
                 )));
             }
         }
-        new_edges.push((h.class.clone(), edge));
+        new_edges.push((held_class.clone(), edge));
     }
     for (from, edge) in new_edges {
         ld.graph
@@ -477,12 +534,19 @@ fn acquire(
     {
         ld.waits.remove(&owner);
     }
-    ld.held.entry(owner).or_default().push(Held {
-        db,
-        key: key.clone(),
-        class,
-        kind,
-    });
+    let ch = ld
+        .held
+        .entry(owner.clone())
+        .or_default()
+        .classes
+        .entry(class)
+        .or_default();
+    ch.locks.insert((db, key.clone()), kind);
+    if ch.locks.len() >= ch.prune_at.max(16) {
+        ch.locks
+            .retain(|(db, key), kind| alive(eng, &owner, *db, key, kind, now));
+        ch.prune_at = ch.locks.len() * 2;
+    }
     maybe_sweep(eng, ld, now);
     Ok(())
 }
@@ -524,8 +588,11 @@ fn path(
 /// waits for wait, in turn, for it, that is a deadlock.
 fn wait(eng: &mut Engine, ld: &mut Lockdep, owner: String, db: usize, key: &Bytes) {
     let now = eng.now_ms();
-    let held = prune(eng, ld, &owner, now);
-    if held.is_empty() || held.iter().any(|h| h.db == db && h.key == *key) {
+    let class = ld.rules.class_of(key);
+    if holds(eng, ld, &owner, &class, db, key, now)
+        || held_classes(eng, ld, &owner, "", now).is_empty()
+    {
+        // It holds nothing (so it cannot be in a deadlock), or already holds this lock.
         ld.waits.remove(&owner);
         return;
     }
@@ -580,13 +647,11 @@ fn wait(eng: &mut Engine, ld: &mut Lockdep, owner: String, db: usize, key: &Byte
 
 /// The owners currently holding `key`, by the checker's records checked against the keyspace.
 fn holders_of(eng: &Engine, ld: &Lockdep, db: usize, key: &Bytes, now: i64) -> Vec<String> {
+    let class = ld.rules.class_of(key);
     ld.held
-        .iter()
-        .filter(|(o, list)| {
-            list.iter()
-                .any(|h| h.db == db && h.key == *key && still_holds(eng, o, h, now))
-        })
-        .map(|(o, _)| o.clone())
+        .keys()
+        .filter(|o| holds(eng, ld, o, &class, db, key, now))
+        .cloned()
         .collect()
 }
 
@@ -929,6 +994,40 @@ mod tests {
         assert_eq!(digits.class_of(b"order:{a42}"), "order:{a*}");
         assert_eq!(ClassRules::parse("dut").unwrap().to_config_string(), "utd");
         assert!(ClassRules::parse("x").is_none());
+    }
+
+    fn run(eng: &mut Engine, cl: &mut crate::engine::ClientCtx, args: &[&str]) -> Reply {
+        let argv: Vec<Bytes> = args.iter().map(|a| Bytes::from(a.to_string())).collect();
+        let spec = crate::commands::lookup_checked(&argv).unwrap();
+        eng.call(cl, spec, &argv)
+    }
+
+    #[test]
+    fn an_owner_holding_many_locks_of_one_class_costs_one_look_per_class() {
+        let mut eng = Engine::new(1);
+        eng.lockdep = Some(Box::new(Lockdep::new(false, ClassRules::default())));
+        let mut cl = crate::engine::ClientCtx::default();
+        // 10,000 locks of one class: quadratic work would take minutes here.
+        for i in 0..10_000 {
+            let r = run(
+                &mut eng,
+                &mut cl,
+                &["lock.acquire", &format!("k:{i}"), "w", "60000"],
+            );
+            assert!(matches!(r, Reply::Int(_)), "{r:?}");
+        }
+        run(&mut eng, &mut cl, &["lock.acquire", "other", "w", "60000"]);
+        let ld = eng.lockdep.as_deref().unwrap();
+        assert_eq!(ld.edge_count(), 1);
+        assert_eq!(ld.acquisitions, 10_001);
+        // A class it no longer holds is dropped at its next acquisition.
+        for i in 0..10_000 {
+            run(&mut eng, &mut cl, &["lock.release", &format!("k:{i}"), "w"]);
+        }
+        run(&mut eng, &mut cl, &["lock.release", "other", "w"]);
+        run(&mut eng, &mut cl, &["lock.acquire", "k:0", "w", "60000"]);
+        let ld = eng.lockdep.as_deref().unwrap();
+        assert_eq!(ld.held["w"].classes.len(), 1);
     }
 
     #[test]
