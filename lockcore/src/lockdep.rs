@@ -193,7 +193,9 @@ pub struct Lockdep {
     /// The running top-level command, for edges (`set`, `lock.acquire`, ...).
     pub command: &'static str,
     /// The running script's SHA, while a script runs.
-    script: Option<String>,
+    in_script: bool,
+    /// Its SHA (the buffer is reused from script to script).
+    script_sha: String,
     /// A script probed a lock hash for this owner's field and found none.
     probe: Option<(String, usize, Bytes)>,
     held: HashMap<String, Holdings>,
@@ -232,11 +234,13 @@ impl Lockdep {
     }
 
     pub fn begin_script(&mut self, sha: &str) {
-        self.script = Some(sha.to_string());
+        self.in_script = true;
+        self.script_sha.clear();
+        self.script_sha.push_str(sha);
         self.probe = None;
     }
     pub fn end_script(&mut self) {
-        self.script = None;
+        self.in_script = false;
         self.probe = None;
     }
 
@@ -256,9 +260,9 @@ impl Lockdep {
     fn site(&self, now: i64) -> Site {
         Site {
             time: now,
-            command: match &self.script {
-                Some(sha) => format!("script {sha}"),
-                None => self.command.to_string(),
+            command: match self.in_script {
+                true => format!("script {}", self.script_sha),
+                false => self.command.to_string(),
             },
         }
     }
@@ -466,7 +470,11 @@ fn acquire(
         return Ok(());
     }
     let held = held_classes(eng, ld, &owner, &class, now);
-    let site = ld.site(now);
+    // Only an owner that holds something makes edges; the site is built for those alone.
+    let site = match held.is_empty() {
+        true => None,
+        false => Some(ld.site(now)),
+    };
     let mut new_edges = Vec::new();
     for (held_class, held_key) in &held {
         if ld
@@ -480,7 +488,7 @@ fn acquire(
             owner: owner.clone(),
             held: held_key.clone(),
             lock: key.clone(),
-            site: site.clone(),
+            site: site.clone().expect("built when something is held"),
         };
         if let Some(path) = path(&ld.graph, &class, held_class) {
             let mut cycle = vec![held_class.clone(), class.clone()];
