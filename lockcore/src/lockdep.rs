@@ -20,6 +20,10 @@
 
 use bytes::Bytes;
 use std::collections::{HashMap, HashSet, VecDeque};
+
+/// Owner ids and lock names come from clients: keyed aHash, as the keyspace uses
+/// (crate::db::KeyHasher), resists flooding at a fraction of SipHash's cost.
+type Map<K, V> = HashMap<K, V, crate::db::KeyHasher>;
 use std::fmt::Write as _;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, BASE};
@@ -84,8 +88,7 @@ impl ClassRules {
 
     /// The class of a lock name: `order:{42}:line:7` -> `order:{*}:line:*`.
     pub fn class_of(self, key: &[u8]) -> String {
-        let name = String::from_utf8_lossy(key);
-        let b = name.as_bytes();
+        let b = key;
         // Redis' hash tag: the first `{` and the next `}` after it, with something between.
         let tag = self
             .hash_tags
@@ -95,36 +98,40 @@ impl ClassRules {
                 (close > open + 1).then_some((open + 1, close))
             })
             .flatten();
-        let mut out = String::with_capacity(b.len());
+        // Bytes in, bytes out: every part replaced is ASCII, so multi-byte UTF-8 sequences
+        // (all bytes >= 0x80) are copied whole.
+        let mut out = Vec::with_capacity(b.len());
         let mut i = 0;
         while i < b.len() {
             if let Some((s, e)) = tag {
                 if i == s {
-                    out.push('*');
+                    out.push(b'*');
                     i = e;
                     continue;
                 }
             }
-            if self.uuids && i + 36 <= b.len() && name.is_char_boundary(i + 36) {
-                if crate::redisson::is_uuid(&name[i..i + 36]) {
-                    out.push('*');
-                    i += 36;
-                    continue;
-                }
+            if self.uuids && i + 36 <= b.len() && b[i + 8] == b'-' && is_uuid_bytes(&b[i..i + 36]) {
+                out.push(b'*');
+                i += 36;
+                continue;
             }
             if self.digits && b[i].is_ascii_digit() {
-                out.push('*');
+                out.push(b'*');
                 while i < b.len() && b[i].is_ascii_digit() {
                     i += 1;
                 }
                 continue;
             }
-            let ch = name[i..].chars().next().unwrap();
-            out.push(ch);
-            i += ch.len_utf8();
+            out.push(b[i]);
+            i += 1;
         }
-        out
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
+}
+
+fn is_uuid_bytes(b: &[u8]) -> bool {
+    b.len() == 36 && std::str::from_utf8(b).is_ok_and(crate::redisson::is_uuid)
 }
 
 /// What kind of lock an owner holds, and how to tell it still holds it.
@@ -149,12 +156,13 @@ struct Site {
 /// holds, however many locks of one class it holds (an owner may hold thousands).
 #[derive(Debug, Default)]
 struct Holdings {
-    classes: HashMap<String, ClassHolds>,
+    /// Few per owner: a list, not a map.
+    classes: Vec<(String, ClassHolds)>,
 }
 
 #[derive(Debug, Default)]
 struct ClassHolds {
-    locks: HashMap<(usize, Bytes), LockKind>,
+    locks: Map<(usize, Bytes), LockKind>,
     /// The size at which the next full check of `locks` runs (amortised O(1) pruning).
     prune_at: usize,
 }
@@ -198,16 +206,20 @@ pub struct Lockdep {
     script_sha: String,
     /// A script probed a lock hash for this owner's field and found none.
     probe: Option<(String, usize, Bytes)>,
-    held: HashMap<String, Holdings>,
+    held: Map<String, Holdings>,
     /// Owners' count at which the next sweep of released holds runs.
     sweep_at: usize,
     /// class -> class -> the first edge seen.
-    graph: HashMap<String, HashMap<String, Edge>>,
-    waits: HashMap<String, Wait>,
+    graph: Map<String, Map<String, Edge>>,
+    waits: Map<String, Wait>,
     inversions: Vec<Finding>,
     deadlocks: Vec<Finding>,
     seen_cycles: HashSet<Vec<String>>,
     seen_deadlocks: HashSet<Vec<String>>,
+    /// The owner of each `SET NX` lock taken (checked against its token when read; pruned
+    /// with the owners).
+    setnx_owners: Map<(usize, Bytes), (String, Bytes)>,
+    setnx_sweep_at: usize,
     /// CLIENT SETNAME names, for `SET NX` owners.
     names: HashMap<ClientId, String>,
     pub acquisitions: u64,
@@ -394,7 +406,8 @@ fn holds(
 ) -> bool {
     ld.held
         .get(owner)
-        .and_then(|h| h.classes.get(class))
+        .and_then(|h| h.classes.iter().find(|(c, _)| c == class))
+        .map(|(_, ch)| ch)
         .and_then(|ch| ch.locks.get(&(db, key.clone())))
         .is_some_and(|kind| alive(eng, owner, db, key, kind, now))
 }
@@ -418,7 +431,7 @@ fn held_classes(
             }
         }
     }
-    h.classes.retain(|_, ch| !ch.locks.is_empty());
+    h.classes.retain(|(_, ch)| !ch.locks.is_empty());
     if h.classes.is_empty() {
         ld.held.remove(owner);
     }
@@ -432,7 +445,7 @@ fn maybe_sweep(eng: &Engine, ld: &mut Lockdep, now: i64) {
         return;
     }
     ld.held.retain(|owner, h| {
-        h.classes.retain(|_, ch| {
+        h.classes.retain_mut(|(_, ch)| {
             ch.locks
                 .retain(|(db, key), kind| alive(eng, owner, *db, key, kind, now));
             !ch.locks.is_empty()
@@ -440,7 +453,17 @@ fn maybe_sweep(eng: &Engine, ld: &mut Lockdep, now: i64) {
         !h.classes.is_empty()
     });
     ld.waits.retain(|_, w| w.until > now);
+    prune_setnx_owners(eng, ld);
     ld.sweep_at = (ld.held.len() * 2).max(1024);
+}
+
+/// Drops `SET NX` locks whose key no longer holds the token.
+fn prune_setnx_owners(eng: &Engine, ld: &mut Lockdep) {
+    ld.setnx_owners.retain(|(db, key), (_, token)| {
+        eng.dbs[*db]
+            .get(key)
+            .is_some_and(|e| matches!(&e.value, Value::Str(v) if v == token))
+    });
 }
 
 /// Takes the checker off the engine for a hook (it needs the keyspace too) and puts it back.
@@ -487,7 +510,7 @@ fn acquire(
         let edge = Edge {
             owner: owner.clone(),
             held: held_key.clone(),
-            lock: key.clone(),
+            lock: Bytes::copy_from_slice(key),
             site: site.clone().expect("built when something is held"),
         };
         if let Some(path) = path(&ld.graph, &class, held_class) {
@@ -542,14 +565,20 @@ fn acquire(
     {
         ld.waits.remove(&owner);
     }
-    let ch = ld
-        .held
-        .entry(owner.clone())
-        .or_default()
-        .classes
-        .entry(class)
-        .or_default();
-    ch.locks.insert((db, key.clone()), kind);
+    let holdings = match ld.held.get_mut(&owner) {
+        Some(h) => h,
+        None => ld.held.entry(owner.clone()).or_default(),
+    };
+    let at = match holdings.classes.iter().position(|(c, _)| *c == class) {
+        Some(at) => at,
+        None => {
+            holdings.classes.push((class, ClassHolds::default()));
+            holdings.classes.len() - 1
+        }
+    };
+    let ch = &mut holdings.classes[at].1;
+    // Copies: an argument slice would pin the whole read buffer it came from.
+    ch.locks.insert((db, Bytes::copy_from_slice(key)), kind);
     if ch.locks.len() >= ch.prune_at.max(16) {
         ch.locks
             .retain(|(db, key), kind| alive(eng, &owner, *db, key, kind, now));
@@ -561,7 +590,7 @@ fn acquire(
 
 /// A path `from` ->* `to` in the order graph (breadth first: the shortest), as its edges.
 fn path(
-    graph: &HashMap<String, HashMap<String, Edge>>,
+    graph: &Map<String, Map<String, Edge>>,
     from: &str,
     to: &str,
 ) -> Option<Vec<(String, String)>> {
@@ -612,7 +641,7 @@ fn wait(eng: &mut Engine, ld: &mut Lockdep, owner: String, db: usize, key: &Byte
     let site = ld.site(now);
     let fresh = Wait {
         db,
-        key: key.clone(),
+        key: Bytes::copy_from_slice(key),
         // Until the lease it waits for ends, and a second more for the retry.
         until: now + ttl + 1000,
         site,
@@ -654,13 +683,48 @@ fn wait(eng: &mut Engine, ld: &mut Lockdep, owner: String, db: usize, key: &Byte
 }
 
 /// The owners currently holding `key`, by the checker's records checked against the keyspace.
+/// Read from the lock itself (its holder list or holder fields), so the cost is the number
+/// of holders, not of owners; a `SET NX` lock's owner comes from `setnx_owners`.
 fn holders_of(eng: &Engine, ld: &Lockdep, db: usize, key: &Bytes, now: i64) -> Vec<String> {
-    let class = ld.rules.class_of(key);
-    ld.held
-        .keys()
-        .filter(|o| holds(eng, ld, o, &class, db, key, now))
-        .cloned()
-        .collect()
+    let Some(e) = eng.dbs.get(db).and_then(|d| d.get(key)) else {
+        return Vec::new();
+    };
+    if e.expire_at.is_some_and(|t| t <= now) {
+        return Vec::new();
+    }
+    match &e.value {
+        Value::Lock(l) => l
+            .holders
+            .iter()
+            .filter(|h| (h.holds > 0 || h.reads > 0) && h.lease_until.is_none_or(|t| t > now))
+            .map(|h| String::from_utf8_lossy(&h.owner).into_owned())
+            .collect(),
+        Value::Hash(h) if h.len() <= 64 => {
+            let mut out = Vec::new();
+            let mut add = |f: &[u8], v: &[u8]| {
+                let holder = std::str::from_utf8(f)
+                    .ok()
+                    .and_then(crate::redisson::parse_holder_field);
+                if let Some((o, _)) = holder {
+                    if crate::num::parse_i64(v).is_some_and(|n| n > 0)
+                        && !out.iter().any(|x| x == o)
+                    {
+                        out.push(o.to_string());
+                    }
+                }
+            };
+            match h {
+                crate::value::HashValue::Pack(p) => p.iter().for_each(|(f, v)| add(f, v)),
+                crate::value::HashValue::Table(m) => m.iter().for_each(|(f, v)| add(f, v)),
+            }
+            out
+        }
+        Value::Str(v) => match ld.setnx_owners.get(&(db, key.clone())) {
+            Some((owner, token)) if token == v => vec![owner.clone()],
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
 }
 
 /// A cycle of waits through `start`: each owner with the wait that points to the next.
@@ -811,7 +875,20 @@ pub fn set_nx(ctx: &mut Ctx, key: &Bytes, token: &Bytes, stored: bool) -> Result
     with(ctx.eng, |eng, ld| {
         let owner = ld.client_owner(id);
         if stored {
-            acquire(eng, ld, owner, db, key, LockKind::SetNx(token.clone()))
+            let token = Bytes::copy_from_slice(token);
+            ld.setnx_owners.insert(
+                (db, Bytes::copy_from_slice(key)),
+                (owner.clone(), token.clone()),
+            );
+            if ld.setnx_owners.len() >= ld.setnx_sweep_at.max(1024) {
+                prune_setnx_owners(eng, ld);
+                ld.setnx_sweep_at = ld.setnx_owners.len() * 2;
+            }
+            let r = acquire(eng, ld, owner, db, key, LockKind::SetNx(token));
+            if r.is_err() {
+                ld.setnx_owners.remove(&(db, key.clone()));
+            }
+            r
         } else {
             wait(eng, ld, owner, db, key);
             Ok(())
@@ -897,7 +974,7 @@ pub fn hash_probe_missed(ctx: &mut Ctx, key: &Bytes, field: &[u8]) {
         return;
     }
     if let Some(ld) = ctx.eng.lockdep.as_deref_mut() {
-        ld.probe = Some((owner, db, key.clone()));
+        ld.probe = Some((owner, db, Bytes::copy_from_slice(key)));
     }
 }
 
