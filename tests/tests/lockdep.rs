@@ -362,6 +362,38 @@ fn a_true_deadlock_is_published_at_once() {
     let m = found.expect("native deadlock published");
     assert_eq!(cycle_set(&m), ["x:1", "y:1"]);
     assert_eq!(owners(&m), ["n1", "n2"]);
+    // SET NX locks: each connection retries the key the other holds.
+    let mut s1 = t.raw();
+    let mut s2 = t.raw();
+    s2.cmd(&["CLIENT", "SETNAME", "spin-2"]);
+    assert_eq!(
+        s1.cmd_str(&["SET", "p:1", "t1", "NX", "PX", "30000"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        s2.cmd_str(&["SET", "q:1", "t2", "NX", "PX", "30000"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        s1.cmd_str(&["SET", "q:1", "t1", "NX", "PX", "30000"]),
+        "$-1\r\n"
+    );
+    assert_eq!(
+        s2.cmd_str(&["SET", "p:1", "t2", "NX", "PX", "30000"]),
+        "$-1\r\n"
+    );
+    let mut found = None;
+    for _ in 0..4 {
+        let m = next_message(&mut sub, limit);
+        if m["cycle"].as_array().unwrap().iter().any(|c| c == "p:1") {
+            found = Some(m);
+            break;
+        }
+    }
+    let m = found.expect("SET NX deadlock published");
+    assert_eq!(cycle_set(&m), ["p:1", "q:1"]);
+    assert!(owners(&m).contains(&"spin-2".to_string()), "{m}");
+
     // Break it: n1 gives up its lock, so n2 is granted.
     let mut c = t.raw();
     c.cmd(&["LOCK.RELEASE", "x:1", "n1"]);
