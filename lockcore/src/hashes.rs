@@ -117,7 +117,7 @@ fn hset_generic(ctx: &mut Ctx, a: &[Bytes]) -> Result<i64, Reply> {
 /// positive count where it had none is an acquisition (Redisson's fair and read-write locks).
 fn lockdep_hset(ctx: &mut Ctx, a: &[Bytes]) -> Result<(), Reply> {
     for fv in a[2..].chunks(2) {
-        if !parse_i64(&fv[1]).is_some_and(|n| n > 0) {
+        if parse_i64(&fv[1]).is_none_or(|n| n <= 0) {
             continue;
         }
         // A plain look, not `read`: the checker must not count keyspace hits.
