@@ -125,6 +125,8 @@ pub static PARAMS: &[Param] = &[
     p("set-max-intset-entries", "512", Kind::Int(0, BIG)),
     p("set-max-listpack-entries", "128", Kind::Int(0, BIG)),
     p("hll-sparse-max-bytes", "3000", Kind::Memory),
+    p("stream-node-max-bytes", "4096", Kind::Memory),
+    p("stream-node-max-entries", "100", Kind::Int(0, BIG)),
     // Immutable: a client must not be able to switch time control on (server/src/timectl.rs).
     fixed("enable-time-control", "no", Kind::Bool),
     // Prometheus /metrics on this port (server/src/metrics.rs); -1 = off, 0 = a free port.
@@ -179,6 +181,8 @@ pub static PARAMS: &[Param] = &[
     p("lockdep", "no", Kind::Enum(&["no", "yes", "strict"])),
     // Which parts of a lock name become `*` in its class: u(uuids) t(hash tags) d(digit runs).
     p("lockdep-classes", "utd", Kind::Special),
+    // Tumbler's own: the script profiler (docs/profiling.md).
+    p("lua-profiler", "no", Kind::Bool),
     p("activerehashing", "yes", Kind::Bool),
     p("activedefrag", "no", Kind::Bool),
     p("lfu-log-factor", "10", Kind::Int(0, BIG)),
@@ -198,6 +202,11 @@ pub static PARAMS: &[Param] = &[
     p("aof-use-rdb-preamble", "yes", Kind::Bool),
     p("close-on-replica-write", "yes", Kind::Bool),
     p("latency-tracking", "yes", Kind::Bool),
+    p(
+        "latency-tracking-info-percentiles",
+        "50 99 99.9",
+        Kind::Special,
+    ),
     p("active-expire-effort", "1", Kind::Int(1, 10)),
     p("maxmemory-clients", "0", Kind::Special),
     p(
@@ -372,6 +381,7 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
             "lockdep-classes" => lockcore::lockdep::ClassRules::parse(value)
                 .map(|r| r.to_config_string())
                 .ok_or_else(|| "argument must be made of the letters u, t and d".to_string()),
+            "latency-tracking-info-percentiles" => crate::latency::normalize_percentiles(value),
             "proto-max-bulk-len" | "client-query-buffer-limit" => match parse_memory(value) {
                 Some(n) if n >= 1 << 20 => Ok(n.to_string()),
                 Some(_) => {

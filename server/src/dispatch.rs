@@ -36,6 +36,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "info"
                     | "debug"
                     | "tumbler.time"
+                    | "tumbler.profile"
             ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
                 || (top == "client" && matches!(spec.name, "unblock" | "kill" | "setname"))
                 || (top == "config" && matches!(spec.name, "set" | "resetstat"))
@@ -109,11 +110,16 @@ pub fn server_command(
             crate::scripting::command(c, guard, spec, a)
         }
         "tumbler.time" => crate::timectl::command(c, guard, spec, a),
+        "tumbler.profile" => crate::scripting::profile::command(core(guard), spec, a),
         "cluster" => crate::cluster::cluster_command(c, guard, spec, a),
         "asking" | "readonly" | "readwrite" => crate::cluster::conn_command(c, top),
         "tumbler.node" => crate::cluster::control::node_command(c, guard, spec, a),
         "tumbler.cluster" => crate::cluster::control::cluster_command(c, guard, spec, a),
         "function" => function(c, guard, spec, a),
+        "latency" => {
+            let slowlog = c.shared.config.read().get_i64("slowlog-log-slower-than");
+            crate::latency::command(&c.shared.cmdstats, slowlog, spec, a)
+        }
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
             spec.full_name()
@@ -597,6 +603,7 @@ fn config(
         "resetstat" => {
             core(guard).engine.stats = Default::default();
             c.shared.cmdstats.reset();
+            core(guard).scripts.reset_stats();
             Reply::ok()
         }
         "rewrite" => Reply::err("ERR The server is running without a config file"),

@@ -44,7 +44,9 @@ const SECTIONS: &[&str] = &[
     "replication",
     "cpu",
     "modules",
+    "commandstats",
     "errorstats",
+    "latencystats",
     "cluster",
     "keyspace",
     "lockdep",
@@ -85,7 +87,23 @@ pub fn info(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             section(c, core, sec, &mut out);
         }
     }
+    scriptstats(core, &a[1..], &mut out);
     Reply::Verbatim("txt", Bytes::from(out))
+}
+
+/// Tumbler's own `# Scriptstats` (per-script statistics, docs/profiling.md): shown for
+/// `INFO scriptstats` and `INFO everything` only, so the sections Redis clients parse from
+/// `INFO`, `INFO default` and `INFO all` stay exactly Redis'.
+fn scriptstats(core: &Core, args: &[Bytes], out: &mut String) {
+    let wanted = args
+        .iter()
+        .any(|s| s.eq_ignore_ascii_case(b"scriptstats") || s.eq_ignore_ascii_case(b"everything"));
+    if wanted {
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        core.scripts.info_section(out);
+    }
 }
 
 fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
@@ -176,12 +194,19 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 sh.counters.limits.output_buffer_disconnections.load(Ordering::Relaxed)
                     + ps.limit_kills.load(Ordering::Relaxed),
             );
+            let _ = write!(
+                out,
+                "total_error_replies:{}\r\nunexpected_error_replies:0\r\n",
+                sh.cmdstats.total_error_replies.load(Ordering::Relaxed)
+            );
         }
         "replication" => out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nrepl_backlog_active:0\r\n"),
         "cpu" => out.push_str("# CPU\r\nused_cpu_sys:0.000000\r\nused_cpu_user:0.000000\r\n"),
         "modules" => out.push_str("# Modules\r\n"),
-        "errorstats" => out.push_str("# Errorstats\r\n"),
         "lockdep" => crate::lockdep::info(eng, out),
+        "commandstats" => sh.cmdstats.info_commandstats(out),
+        "errorstats" => sh.cmdstats.info_errorstats(out),
+        "latencystats" => crate::latency::info_latencystats(&sh.cmdstats, out),
         "cluster" => out.push_str(if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
             "# Cluster\r\ncluster_enabled:1\r\n"
         } else {

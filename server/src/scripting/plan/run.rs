@@ -37,6 +37,9 @@ struct Tab {
     seq: Vec<Val>,
     err: Option<Val>,
     ok: Option<Val>,
+    /// An error table from a failed `redis.pcall` command: errorstats counted it already
+    /// (Redis' `ignore_error_stats_update`).
+    counted: bool,
 }
 
 impl Val {
@@ -122,6 +125,9 @@ fn to_reply(v: &Val, depth: usize) -> Reply {
                 return Reply::err("ERR reached lua stack limit");
             }
             if let Some(Val::Str(e)) = &t.err {
+                if t.counted && depth == 0 {
+                    crate::cmdstats::mark_error_counted();
+                }
                 return Reply::Error(String::from_utf8_lossy(e).into_owned().into());
             }
             if let Some(Val::Str(s)) = &t.ok {
@@ -138,10 +144,10 @@ fn to_reply(v: &Val, depth: usize) -> Reply {
     }
 }
 
-/// `redis.call`'s checks and command: the spec when known at compile time, the arguments;
-/// an error comes back as its text.
+/// `redis.call`'s checks and command: the spec when known at compile time, the arguments
+/// and the source line of the call (for the profiler); an error comes back as its text.
 pub type CallFn<'c> =
-    dyn FnMut(Option<&'static CommandSpec>, &[Bytes]) -> Result<Reply, String> + 'c;
+    dyn FnMut(Option<&'static CommandSpec>, &[Bytes], u32) -> Result<Reply, String> + 'c;
 
 struct Run<'r> {
     call: &'r mut CallFn<'r>,
@@ -376,14 +382,20 @@ impl Run<'_> {
         let base = self.push_exprs(args)?;
         let vals = &self.stack[base..];
         let v = match b {
-            Builtin::Call | Builtin::Pcall => match redis_call(self.call, spec, self.argv, vals) {
-                Ok(v) => v,
-                Err(msg) if b == Builtin::Call => {
-                    self.stack.truncate(base);
-                    return Err(Failure::Call(msg, line));
+            Builtin::Call | Builtin::Pcall => {
+                match redis_call(self.call, spec, self.argv, vals, line) {
+                    Ok(v) => v,
+                    Err(msg) if b == Builtin::Call => {
+                        self.stack.truncate(base);
+                        return Err(Failure::Call(msg, line));
+                    }
+                    Err(msg) => Val::Tab(Rc::new(Tab {
+                        counted: counted_error(&msg),
+                        err: Some(Val::Str(msg.into())),
+                        ..Tab::default()
+                    })),
                 }
-                Err(msg) => Val::err_table(msg),
-            },
+            }
             Builtin::ToNumber => vals[0].to_num().map_or(Val::Nil, Val::Num),
             Builtin::ToString => Val::Str(match &vals[0] {
                 Val::Nil => Bytes::from_static(b"nil"),
@@ -411,12 +423,19 @@ impl Run<'_> {
     }
 }
 
+/// Whether errorstats counted a `redis.call` error already: a command's error or refusal
+/// was, the call's own argument checks were not.
+pub(crate) fn counted_error(msg: &str) -> bool {
+    !msg.starts_with("ERR Please specify") && !msg.starts_with("ERR Lua redis lib")
+}
+
 /// `redis.call`'s argument checks (as `bridge::raw_call_inner`), then the command.
 fn redis_call(
     call: &mut CallFn,
     spec: Option<&'static CommandSpec>,
     argv: &mut Vec<Bytes>,
     vals: &[Val],
+    line: u32,
 ) -> Result<Val, String> {
     if vals.is_empty() {
         return Err("ERR Please specify at least one argument for this redis lib call".into());
@@ -433,7 +452,7 @@ fn redis_call(
             }
         }
     }
-    let r = call(spec, &argv[..]);
+    let r = call(spec, &argv[..], line);
     argv.clear();
     match r? {
         Reply::Error(e) => Err(e.into_owned()),
