@@ -77,6 +77,15 @@ log "cargo test --workspace"
 # (includes doctests: docs/embedding.md's examples run via server/src/embed.rs)
 cargo test --release --workspace
 
+# ---- lockdep (issue 18): the lock tests again with the lock-order checker on in every
+# server they start (tests/src/lib.rs reads TUMBLER_TEST_LOCKDEP); already built above, so
+# this costs their run time only, about 40 s (lock_checker 12 s, fuzz_locks 25 s).
+log "lock tests with lockdep on"
+for t in lock_checker locks scripting_fairlock fuzz_locks; do
+  TUMBLER_TEST_LOCKDEP=yes timeout 300 cargo test --release -p tumbler-tests --test "$t"
+done
+# ---- end lockdep
+
 log "static binary for the container image (Dockerfile; no Docker engine needed)"
 bash scripts/static-build.sh
 

@@ -504,6 +504,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::locks::COMMANDS,
         crate::scripting_cmds::COMMANDS,
         crate::tumbler_cmds::COMMANDS,
+        crate::lockdep::COMMANDS,
         crate::cluster_cmds::COMMANDS,
     ]
     .into_iter()

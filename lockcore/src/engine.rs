@@ -24,6 +24,8 @@ pub type ClientId = u64;
 /// registry; returns the number of receivers.
 pub trait Broker: Send + Sync {
     fn publish(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64;
+    /// Logs a finding at warning level (the lock-order checker's); lockcore has no logger.
+    fn log_warning(&self, _message: &str) {}
 }
 
 /// A broker with no subscribers, for unit tests and embedding without pub/sub.
@@ -139,6 +141,9 @@ pub struct Engine {
     pub started_ms: i64,
     /// Native locks' server-wide state: token counter, lease timers, session index.
     pub locks: crate::locks::LockTables,
+    /// The lock-order checker, when `lockdep` is on (crate::lockdep); `None` costs every
+    /// lock hook one check.
+    pub lockdep: Option<Box<crate::lockdep::Lockdep>>,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
@@ -170,6 +175,7 @@ impl Engine {
             deadline_changed: false,
             started_ms: clock.now_ms(),
             locks: Default::default(),
+            lockdep: None,
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
             blocked: HashMap::new(),
@@ -201,6 +207,9 @@ impl Engine {
             return Reply::err(format!("ERR '{}' cannot run here", spec.full_name()));
         };
         self.stats.commands_processed += 1;
+        if let Some(ld) = self.lockdep.as_deref_mut() {
+            ld.command = spec.name;
+        }
         let outer_now = self.cmd_now;
         if outer_now.is_none() && self.time_snapshot.is_none() {
             self.cmd_now = Some(self.clock.now_ms());

@@ -95,6 +95,9 @@ fn hset_generic(ctx: &mut Ctx, a: &[Bytes]) -> Result<i64, Reply> {
     if a.len() % 2 != 0 {
         return Err(error::wrong_arity(&String::from_utf8_lossy(&a[0])));
     }
+    if ctx.eng.lockdep.is_some() {
+        lockdep_hset(ctx, a)?;
+    }
     let (me, mv) = (
         ctx.eng.config.hash_max_listpack_entries,
         ctx.eng.config.hash_max_listpack_value,
@@ -108,6 +111,29 @@ fn hset_generic(ctx: &mut Ctx, a: &[Bytes]) -> Result<i64, Reply> {
     }
     ctx.modified(&a[1], notify::HASH, "hset");
     Ok(added)
+}
+
+/// The lock-order checker's look at an HSET before it writes: a holder field set to a
+/// positive count where it had none is an acquisition (Redisson's fair and read-write locks).
+fn lockdep_hset(ctx: &mut Ctx, a: &[Bytes]) -> Result<(), Reply> {
+    for fv in a[2..].chunks(2) {
+        if parse_i64(&fv[1]).is_none_or(|n| n <= 0) {
+            continue;
+        }
+        // A plain look, not `read`: the checker must not count keyspace hits.
+        let (db, now) = (ctx.cl.db, ctx.now());
+        let had = match ctx.eng.dbs[db].get(&a[1]) {
+            Some(e) if e.expire_at.is_none_or(|t| t > now) => match &e.value {
+                Value::Hash(h) => h.get(&fv[0]).and_then(parse_i64).is_some_and(|n| n > 0),
+                _ => return Ok(()),
+            },
+            _ => false,
+        };
+        if !had {
+            crate::lockdep::hash_first_hold(ctx, &a[1], &fv[0])?;
+        }
+    }
+    Ok(())
 }
 
 fn hset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
@@ -133,7 +159,13 @@ fn hget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn hexists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::Int(h.is_some_and(|h| h.contains(&a[2])) as i64),
+        Ok(h) => {
+            let found = h.is_some_and(|h| h.contains(&a[2]));
+            if !found && ctx.eng.lockdep.is_some() && ctx.cl.in_script {
+                crate::lockdep::hash_probe_missed(ctx, &a[1], &a[2]);
+            }
+            Reply::Int(found as i64)
+        }
         Err(e) => e,
     }
 }
@@ -182,6 +214,11 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(n) = cur.checked_add(by) else {
         return Reply::err(OVERFLOW);
     };
+    if ctx.eng.lockdep.is_some() && cur <= 0 && n > 0 {
+        if let Err(e) = crate::lockdep::hash_first_hold(ctx, &a[1], &a[2]) {
+            return e;
+        }
+    }
     let v = Bytes::from(itoa::Buffer::new().format(n).to_owned());
     match set_field(ctx, &a[1], &a[2], v, "hincrby") {
         Ok(()) => Reply::Int(n),

@@ -218,6 +218,9 @@ fn ttl(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     ttl_generic(ctx, &a[1], |t, now| ((t - now).max(0) + 500) / 1000)
 }
 fn pttl(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    if ctx.eng.lockdep.is_some() && ctx.cl.in_script {
+        crate::lockdep::pttl_read(ctx, &a[1]);
+    }
     ttl_generic(ctx, &a[1], |t, now| (t - now).max(0))
 }
 fn expiretime(ctx: &mut Ctx, a: &[Bytes]) -> Reply {

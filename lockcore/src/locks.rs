@@ -598,6 +598,9 @@ fn first_in_line(ctx: &Ctx, key: &Bytes, kind: Option<Kind>, retry: bool) -> boo
 
 /// Blocks (WAIT) or fails (no WAIT). On a retry the engine keeps the original deadline.
 fn wait_or_nil(ctx: &mut Ctx, req: &Acquire) -> Reply {
+    if ctx.eng.lockdep.is_some() && !matches!(req.want, Want::Sem { .. }) {
+        crate::lockdep::native_wait(ctx, &req.owner, &req.key);
+    }
     match req.wait {
         None => Reply::Null,
         Some(t) => {
@@ -710,6 +713,11 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
     };
     if !(free && fifo_ok) {
         return wait_or_nil(ctx, req);
+    }
+    if ctx.eng.lockdep.is_some() && !matches!(req.want, Want::Sem { .. }) {
+        if let Err(e) = crate::lockdep::native_acquire(ctx, &req.owner, &req.key) {
+            return e;
+        }
     }
     let token = ctx.eng.locks.next_token();
     let session = req.session.then_some(ctx.cl.id);

@@ -204,6 +204,11 @@ fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply 
         Cond::Xx => !exists,
         Cond::Always => false,
     };
+    if ctx.eng.lockdep.is_some() && args.cond == Cond::Nx && matches!(args.ttl, Ttl::At(_)) {
+        if let Err(e) = crate::lockdep::set_nx(ctx, key, val, !blocked) {
+            return e;
+        }
+    }
     if blocked {
         return if args.get {
             Reply::opt_bulk(old.flatten())

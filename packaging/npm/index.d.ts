@@ -12,6 +12,35 @@ export interface TumblerOptions {
   port?: number;
   /** How long to wait for the server to listen. Default 10000. */
   startupTimeoutMs?: number;
+  /** Run the lock-order checker (`--lockdep`; docs/lockdep.md). Default off. */
+  lockdep?: "yes" | "strict";
+}
+
+/** One edge of a finding: who held what and took what, when, with which command or script. */
+export interface LockdepEdge {
+  owner: string;
+  lock: string;
+  time: number;
+  command: string;
+  /** Inversions: the lock held while taking `lock`, and both classes. */
+  held?: string;
+  from?: string;
+  to?: string;
+  /** Deadlocks: the lock this owner holds while it waits for `lock`. */
+  holds?: string;
+}
+
+/** One inversion (`cycle` of lock classes) or deadlock (`cycle` of lock names). */
+export interface LockdepFinding {
+  cycle: string[];
+  edges: LockdepEdge[];
+}
+
+/** `TUMBLER.LOCKDEP REPORT`. */
+export interface LockdepReport {
+  mode: "no" | "yes" | "strict";
+  inversions: LockdepFinding[];
+  deadlocks: LockdepFinding[];
 }
 
 /** A running tumbler server. */
@@ -31,6 +60,12 @@ export declare class Tumbler {
   resume(): Promise<void>;
   /** The server clock, in Unix ms. */
   now(): Promise<number>;
+  /** The lock-order checker's findings. */
+  lockdepReport(): Promise<LockdepReport>;
+  /** Forgets the checker's order graph and findings. */
+  lockdepReset(): Promise<void>;
+  /** Rejects with a {@link LockOrderError} if the checker found inversions or deadlocks. */
+  assertNoLockInversions(): Promise<void>;
   /** Empties every database. */
   flushall(): Promise<void>;
   /** Stops the server (SIGTERM, SIGKILL after 5 s). */
@@ -39,6 +74,11 @@ export declare class Tumbler {
 
 /** The server could not be found, started or controlled; the message says what to do. */
 export declare class TumblerError extends Error {}
+
+/** The lock-order checker found inversions or deadlocks. */
+export declare class LockOrderError extends Error {
+  readonly report: LockdepReport;
+}
 
 /** Starts a tumbler server and resolves once it accepts connections. */
 export declare function startTumbler(options?: TumblerOptions): Promise<Tumbler>;

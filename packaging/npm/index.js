@@ -61,6 +61,14 @@ function command(host, port, args) {
       const nl = buf.indexOf("\r\n");
       if (nl < 0) return;
       const line = buf.slice(1, nl);
+      if (buf[0] === "$") {
+        // A bulk string (TUMBLER.LOCKDEP REPORT): wait for all of it (the length is in bytes).
+        const len = Number(line);
+        const body = Buffer.from(buf.slice(nl + 2), "utf8");
+        if (len < 0) return done(null, null);
+        if (body.length < len + 2) return;
+        return done(null, body.subarray(0, len).toString("utf8"));
+      }
       switch (buf[0]) {
         case "+":
           return done(null, line);
@@ -87,6 +95,28 @@ function track(child) {
       for (const c of live) c.kill("SIGKILL");
     });
   }
+}
+
+/** The lock-order checker found inversions or deadlocks; `report` is the whole document. */
+class LockOrderError extends Error {
+  constructor(message, report) {
+    super(message);
+    this.name = "LockOrderError";
+    this.report = report;
+  }
+}
+
+function describeFindings(report) {
+  const lines = [];
+  for (const kind of ["inversions", "deadlocks"]) {
+    for (const f of report[kind] || []) {
+      lines.push(`${kind.slice(0, -1)}: ${[...f.cycle, f.cycle[0]].join(" -> ")}`);
+      for (const e of f.edges) {
+        lines.push(`    ${e.owner} held ${e.held ?? e.holds} and took ${e.lock} at ${e.time} (${e.command})`);
+      }
+    }
+  }
+  return lines.join("\n");
 }
 
 class Tumbler {
@@ -129,6 +159,30 @@ class Tumbler {
     return this._time("NOW");
   }
 
+  /** The lock-order checker's findings: `{ mode, inversions, deadlocks }` (docs/lockdep.md). */
+  async lockdepReport() {
+    return JSON.parse(await command(this.host, this.port, ["TUMBLER.LOCKDEP", "REPORT"]));
+  }
+
+  /** Forgets the checker's order graph and findings. */
+  lockdepReset() {
+    return command(this.host, this.port, ["TUMBLER.LOCKDEP", "RESET"]).then(() => undefined);
+  }
+
+  /**
+   * Rejects with a LockOrderError naming every lock order inversion and deadlock found; the
+   * server must run with `lockdep`. `after(() => srv.assertNoLockInversions())` fails a run.
+   */
+  async assertNoLockInversions() {
+    const report = await this.lockdepReport();
+    if (report.mode === "no") {
+      throw new TumblerError("lockdep is off: start the server with startTumbler({ lockdep: \"yes\" })");
+    }
+    if (report.inversions.length || report.deadlocks.length) {
+      throw new LockOrderError(`the lock-order checker found:\n${describeFindings(report)}`, report);
+    }
+  }
+
   flushall() {
     return command(this.host, this.port, ["FLUSHALL"]).then(() => undefined);
   }
@@ -160,6 +214,7 @@ function startTumbler(options = {}) {
     host = "127.0.0.1",
     port = 0,
     startupTimeoutMs = 10000,
+    lockdep,
   } = options;
   let exe;
   try {
@@ -169,6 +224,7 @@ function startTumbler(options = {}) {
   }
   const argv = ["--port", String(port), "--bind", host];
   if (timeControl) argv.push("--enable-time-control", "yes");
+  if (lockdep) argv.push("--lockdep", lockdep);
   argv.push(...args);
   return new Promise((resolve, reject) => {
     const child = spawn(exe, argv, { stdio: ["ignore", "pipe", "pipe"] });
@@ -210,4 +266,4 @@ function startTumbler(options = {}) {
   });
 }
 
-module.exports = { startTumbler, Tumbler, TumblerError, binaryPath };
+module.exports = { startTumbler, Tumbler, TumblerError, LockOrderError, binaryPath };

@@ -177,6 +177,10 @@ pub static PARAMS: &[Param] = &[
     p("lua-replicate-commands", "yes", Kind::Bool),
     // Tumbler's own: run scripts in the plan subset natively (docs/scripting.md).
     p("lua-native-plans", "yes", Kind::Bool),
+    // The lock-order checker (docs/lockdep.md): off, on, or refusing cycle-closing acquisitions.
+    p("lockdep", "no", Kind::Enum(&["no", "yes", "strict"])),
+    // Which parts of a lock name become `*` in its class: u(uuids) t(hash tags) d(digit runs).
+    p("lockdep-classes", "utd", Kind::Special),
     // Tumbler's own: the script profiler (docs/profiling.md).
     p("lua-profiler", "no", Kind::Bool),
     p("activerehashing", "yes", Kind::Bool),
@@ -374,6 +378,9 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
                 .map(|f| f.to_config_string())
                 .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
             "client-output-buffer-limit" => parse_output_limits(value),
+            "lockdep-classes" => lockcore::lockdep::ClassRules::parse(value)
+                .map(|r| r.to_config_string())
+                .ok_or_else(|| "argument must be made of the letters u, t and d".to_string()),
             "latency-tracking-info-percentiles" => crate::latency::normalize_percentiles(value),
             "proto-max-bulk-len" | "client-query-buffer-limit" => match parse_memory(value) {
                 Some(n) if n >= 1 << 20 => Ok(n.to_string()),

@@ -38,7 +38,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "tumbler.time"
                     | "tumbler.profile"
             ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
-                || (top == "client" && matches!(spec.name, "unblock" | "kill"))
+                || (top == "client" && matches!(spec.name, "unblock" | "kill" | "setname"))
                 || (top == "config" && matches!(spec.name, "set" | "resetstat"))
                 || crate::scripting::needs_core(spec)
                 || (top == "cluster" && matches!(spec.name, "countkeysinslot" | "getkeysinslot"))
@@ -272,6 +272,9 @@ fn client(
                 return e;
             }
             c.handle.info.lock().name = a[2].clone();
+            if let Some(ld) = core(guard).engine.lockdep.as_deref_mut() {
+                ld.set_client_name(c.cl.id, &a[2]);
+            }
             Reply::ok()
         }
         "setinfo" => {
@@ -809,6 +812,9 @@ fn function(
 /// watches are gone (session-bound native locks are released here).
 pub fn on_disconnect(core: &mut Core, id: lockcore::ClientId) {
     lockcore::locks::release_session(&mut core.engine, id);
+    if let Some(ld) = core.engine.lockdep.as_deref_mut() {
+        ld.client_gone(id);
+    }
     // Hand the released locks to their waiters now, not at the next command.
     core.engine.after_command();
 }

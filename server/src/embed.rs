@@ -91,6 +91,12 @@ impl Builder {
         }
     }
 
+    /// Runs the lock-order checker: `"yes"` or `"strict"` (docs/lockdep.md); see
+    /// [`TestServer::assert_no_lock_inversions`].
+    pub fn lockdep(self, mode: &str) -> Self {
+        self.config("lockdep", mode)
+    }
+
     /// Also lets clients move the clock with `TUMBLER.TIME` (the [`TimeHandle`] works
     /// either way).
     pub fn time_control(self, on: bool) -> Self {
@@ -281,6 +287,26 @@ impl TestServer {
         TimeHandle {
             shared: self.shared.clone(),
         }
+    }
+
+    /// The lock-order checker's findings, the JSON document `TUMBLER.LOCKDEP REPORT`
+    /// returns (docs/lockdep.md); `None` unless started with `.lockdep("yes")` or `"strict"`.
+    pub fn lockdep_report(&self) -> Option<String> {
+        let core = self.shared.lock_core_blocking();
+        core.engine.lockdep.as_deref().map(|ld| ld.report())
+    }
+
+    /// Panics, naming each cycle and its owners, if the lock-order checker found lock order
+    /// inversions or deadlocks; the one call that fails a test run which nested locks in
+    /// an order that can deadlock. Panics too if the server runs without lockdep.
+    pub fn assert_no_lock_inversions(&self) {
+        let core = self.shared.lock_core_blocking();
+        let found = core.engine.lockdep.as_deref().map(|ld| ld.describe());
+        drop(core); // not poisoned or held by the panic below
+        let Some(found) = found else {
+            panic!("lockdep is off: start the server with TestServer::builder().lockdep(\"yes\")");
+        };
+        assert!(found.is_empty(), "the lock-order checker found:\n{found}");
     }
 
     /// The server's shared state, for white-box assertions.

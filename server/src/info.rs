@@ -49,6 +49,7 @@ const SECTIONS: &[&str] = &[
     "latencystats",
     "cluster",
     "keyspace",
+    "lockdep",
 ];
 const DEFAULT: &[&str] = &[
     "server",
@@ -202,6 +203,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
         "replication" => out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nrepl_backlog_active:0\r\n"),
         "cpu" => out.push_str("# CPU\r\nused_cpu_sys:0.000000\r\nused_cpu_user:0.000000\r\n"),
         "modules" => out.push_str("# Modules\r\n"),
+        "lockdep" => crate::lockdep::info(eng, out),
         "commandstats" => sh.cmdstats.info_commandstats(out),
         "errorstats" => sh.cmdstats.info_errorstats(out),
         "latencystats" => crate::latency::info_latencystats(&sh.cmdstats, out),

@@ -9,6 +9,7 @@ pub mod climits;
 pub mod cluster;
 pub mod cmdstats;
 pub mod config;
+pub mod lockdep;
 pub mod conn;
 pub mod dispatch;
 pub mod embed;

@@ -157,6 +157,9 @@ impl lockcore::engine::Broker for PubSub {
     fn publish(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64 {
         self.publish_to(channel, message, sharded)
     }
+    fn log_warning(&self, message: &str) {
+        tracing::warn!("{message}");
+    }
 }
 
 // ---------------------------------------------------------------- subscriptions

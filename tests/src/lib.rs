@@ -27,8 +27,17 @@ impl Tumbler {
     }
 
     /// Starts with config directives, e.g. `&[("requirepass", "secret")]`.
+    ///
+    /// `TUMBLER_TEST_LOCKDEP=yes|strict` in the environment turns the lock-order checker on
+    /// for every server a test starts (unless the test sets `lockdep` itself), so any test
+    /// file can be run a second time with it on (scripts/test.sh does, for the lock tests).
     pub fn start_with(directives: &[(&str, &str)]) -> Tumbler {
         let mut b = tumbler::embed::TestServer::builder();
+        if let Ok(mode) = std::env::var("TUMBLER_TEST_LOCKDEP") {
+            if !directives.iter().any(|(k, _)| *k == "lockdep") {
+                b = b.config("lockdep", &mode);
+            }
+        }
         for (k, v) in directives {
             b = b.config(k, v);
         }

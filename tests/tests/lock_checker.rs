@@ -212,6 +212,19 @@ fn contended_locks_stay_exclusive_and_tokens_increase() {
         tally.killed > 0 && tally.expired > 0 && tally.timeouts > 0,
         "{tally:?}"
     );
+    // A second CI run sets TUMBLER_TEST_LOCKDEP=yes (scripts/test.sh): the checker must then
+    // have been on and seen the grants, and the same guarantees must hold.
+    if let Ok(mode) = std::env::var("TUMBLER_TEST_LOCKDEP") {
+        let info = text(&c.cmd(&["INFO", "lockdep"]).unwrap());
+        assert!(info.contains(&format!("lockdep_mode:{mode}")), "{info}");
+        let seen: u64 = info
+            .lines()
+            .find_map(|l| l.strip_prefix("lockdep_acquisitions:"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0);
+        assert!(seen >= tally.grants / 2, "lockdep saw {seen} of {} grants: {info}", tally.grants);
+        println!("lockdep ({mode}) was on and saw {seen} acquisitions");
+    }
     println!(
         "lock checker: {} acquisitions checked ({} intervals, {} SESSION holders killed, {} leases expired, {} WAIT timeouts)",
         tally.grants,

@@ -1,5 +1,12 @@
 // Compiled with `tsc --noEmit --strict` in CI: the declarations describe the API as used.
-import { startTumbler, Tumbler, TumblerError, TumblerOptions } from "tumbler-server";
+import {
+  LockdepReport,
+  LockOrderError,
+  startTumbler,
+  Tumbler,
+  TumblerError,
+  TumblerOptions,
+} from "tumbler-server";
 
 async function main(): Promise<void> {
   const opts: TumblerOptions = { timeControl: true, args: ["--databases", "4"] };
@@ -9,8 +16,15 @@ async function main(): Promise<void> {
   const now: number = await srv.advance(30_001);
   await srv.freeze();
   await srv.resume();
+  const checked: Tumbler = await startTumbler({ lockdep: "strict" });
+  const report: LockdepReport = await checked.lockdepReport();
+  const owner: string | undefined = report.inversions[0]?.edges[0]?.owner;
+  await checked.assertNoLockInversions();
+  await checked.lockdepReset();
   await srv.stop();
   const e: Error = new TumblerError("x");
+  const l: LockdepReport | undefined = e instanceof LockOrderError ? e.report : undefined;
+  void [owner, l];
   void [url, port, now, e];
 }
 void main;

@@ -493,6 +493,9 @@ pub struct ClusterBroker {
 }
 
 impl lockcore::engine::Broker for ClusterBroker {
+    fn log_warning(&self, message: &str) {
+        tracing::warn!("{message}");
+    }
     fn publish(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64 {
         let n = self.local.publish_to(channel, message, sharded);
         if !sharded && !channel.starts_with(b"__key") {

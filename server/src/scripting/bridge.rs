@@ -136,6 +136,9 @@ impl<'a> RunCtx<'a> {
         self.shared.script.kill.store(false, Ordering::Relaxed);
         vm.scratch = std::mem::take(&mut self.scratch);
         self.engine.time_snapshot = None;
+        if let Some(ld) = self.engine.lockdep.as_deref_mut() {
+            ld.end_script();
+        }
     }
 
     /// Adds this run to the script's statistics and profile; `end` is when the script
@@ -235,6 +238,9 @@ pub fn run_plan(
         oom_at_start,
         obs,
     );
+    if let Some(ld) = ctx.engine.lockdep.as_deref_mut() {
+        ld.begin_script(sha);
+    }
     let mut argv = std::mem::take(&mut ctx.scratch);
     let res = plan.run(
         &mut |spec, argv: &[Bytes], line| {
@@ -323,6 +329,9 @@ pub fn run(
         oom_at_start,
         obs,
     );
+    if let Some(ld) = ctx.engine.lockdep.as_deref_mut() {
+        ld.begin_script(sha);
+    }
     // The lifetime is erased: CTX is cleared before `ctx` goes out of scope.
     let p = (&mut ctx as *mut RunCtx<'_>).cast::<RunCtx<'static>>();
     CTX.with(|c| c.set(p));

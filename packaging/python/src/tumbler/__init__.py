@@ -11,6 +11,7 @@ free port; ``srv.url`` and ``srv.port`` say where.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-__all__ = ["Server", "TumblerError", "binary_path"]
+__all__ = ["LockOrderError", "Server", "TumblerError", "binary_path"]
 __version__ = "0.1.0"
 
 _HOW_TO_FIX = (
@@ -32,6 +33,30 @@ _HOW_TO_FIX = (
 
 class TumblerError(RuntimeError):
     """The server could not be found, started or controlled."""
+
+
+class LockOrderError(AssertionError):
+    """The lock-order checker found lock order inversions or deadlocks (docs/lockdep.md).
+    ``report`` is the whole ``TUMBLER.LOCKDEP REPORT`` document."""
+
+    def __init__(self, message: str, report: dict) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def _describe_findings(report: dict) -> str:
+    lines = []
+    for kind in ("inversions", "deadlocks"):
+        for f in report.get(kind, []):
+            cycle = " -> ".join(f["cycle"] + f["cycle"][:1])
+            lines.append(f"{kind[:-1]}: {cycle}")
+            for e in f["edges"]:
+                held = e.get("held", e.get("holds"))
+                lines.append(
+                    f"    {e['owner']} held {held} and took {e['lock']}"
+                    f" at {e['time']} ({e['command']})"
+                )
+    return "\n".join(lines)
 
 
 def binary_path(binary: Optional[str] = None) -> str:
@@ -52,7 +77,8 @@ class Server:
     """A tumbler server process, stopped on :meth:`stop` or at the end of a ``with``.
 
     ``time_control`` enables ``advance()``, ``freeze()`` and ``resume()`` (the server's
-    ``--enable-time-control yes``). ``args`` are passed to the server as they are (any
+    ``--enable-time-control yes``). ``lockdep`` (``"yes"`` or ``"strict"``) turns the
+    lock-order checker on (docs/lockdep.md). ``args`` are passed to the server as they are (any
     redis.conf directive as ``--name value``), e.g. ``["--requirepass", "s3cret"]``.
     """
 
@@ -65,8 +91,10 @@ class Server:
         host: str = "127.0.0.1",
         port: int = 0,
         startup_timeout: float = 10.0,
+        lockdep: Optional[str] = None,
     ) -> None:
         self.time_control = time_control
+        self.lockdep = lockdep
         self.args = shlex.split(args) if isinstance(args, str) else list(args)
         self.binary = binary
         self.host = host
@@ -87,6 +115,8 @@ class Server:
         cmd = [exe, "--port", str(self._want_port), "--bind", self.host]
         if self.time_control:
             cmd += ["--enable-time-control", "yes"]
+        if self.lockdep:
+            cmd += ["--lockdep", self.lockdep]
         cmd += self.args
         self._log = tempfile.TemporaryFile()
         try:
@@ -222,6 +252,28 @@ class Server:
     def now(self) -> int:
         """The server clock, in Unix milliseconds."""
         return int(self._time("NOW"))
+
+    # ------------------------------------------------------------------ lock-order checker
+
+    def lockdep_report(self) -> dict:
+        """The lock-order checker's findings: ``{"mode", "inversions", "deadlocks"}``."""
+        raw = self._command("TUMBLER.LOCKDEP", "REPORT")
+        return json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+
+    def lockdep_reset(self) -> None:
+        """Forgets the checker's order graph and findings."""
+        self._command("TUMBLER.LOCKDEP", "RESET")
+
+    def assert_no_lock_inversions(self) -> None:
+        """Raises :class:`LockOrderError` (an ``AssertionError``) naming every lock order
+        inversion and deadlock the checker found; the server must run with ``lockdep``."""
+        report = self.lockdep_report()
+        if report.get("mode") == "no":
+            raise TumblerError("lockdep is off: start the server with Server(lockdep='yes')")
+        if report["inversions"] or report["deadlocks"]:
+            raise LockOrderError(
+                "the lock-order checker found:\n" + _describe_findings(report), report
+            )
 
     def flushall(self) -> None:
         self._command("FLUSHALL")

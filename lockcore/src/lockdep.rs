@@ -1,0 +1,1122 @@
+//! The lock-order checker ("lockdep" for distributed locks): who holds which lock, the
+//! order in which owners nest lock classes, order inversions and live deadlocks.
+//! docs/lockdep.md is the user-facing description.
+//!
+//! It is off unless the server sets [`Engine::lockdep`]; every hook in the command
+//! handlers is one `Option` check then. When on, the hooks report:
+//! - an **acquisition** by an owner: a native LOCK.ACQUIRE / RW.RLOCK / RW.WLOCK grant to
+//!   a new holder; a `SET key token NX PX|EX` that stored (the owner is the connection); a
+//!   hash write that gives a Redisson-shaped holder field (`uuid:threadId`, `...:write`)
+//!   its first hold (reentry, a count going 1 -> 2, is not an acquisition);
+//! - a **failed attempt** (the owner waits): a native acquire that queues or answers nil, a
+//!   `SET NX` that found the key, and a script that probed a lock hash for its holder field
+//!   (`HEXISTS` answering 0) and then read the lock's `PTTL`, which is what every Redisson
+//!   acquire script does when the lock is taken.
+//!
+//! Releases are not hooked at all: what an owner holds is checked against the keyspace when
+//! it is needed (at its next acquisition or wait), so DEL, HINCRBY -1, a Lua
+//! compare-and-delete, expiry, FLUSHALL and RENAME are all seen the same way, and a
+//! release-then-acquire leaves no nesting behind.
+
+use bytes::Bytes;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// Owner ids and lock names come from clients: keyed aHash, as the keyspace uses
+/// (crate::db::KeyHasher), resists flooding at a fraction of SipHash's cost.
+type Map<K, V> = HashMap<K, V, crate::db::KeyHasher>;
+use std::fmt::Write as _;
+
+use crate::commands::{flag::*, CommandSpec, Ctx, Exec, BASE};
+use crate::engine::{ClientId, Engine};
+use crate::reply::Reply;
+use crate::value::Value;
+
+/// The channel each new finding is published on.
+pub const CHANNEL: &str = "__tumbler__:lockdep";
+
+/// How long a failed attempt counts as waiting when the lock it wants has no TTL.
+const WAIT_WITHOUT_TTL_MS: i64 = 30_000;
+
+/// How a lock name becomes its class: which parts are replaced by `*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassRules {
+    pub uuids: bool,
+    pub hash_tags: bool,
+    pub digits: bool,
+}
+
+impl Default for ClassRules {
+    fn default() -> Self {
+        ClassRules {
+            uuids: true,
+            hash_tags: true,
+            digits: true,
+        }
+    }
+}
+
+impl ClassRules {
+    /// Parses the `lockdep-classes` config: letters `u` (UUIDs), `t` (hash-tag contents),
+    /// `d` (digit runs); the empty string makes every lock name its own class.
+    pub fn parse(s: &str) -> Option<ClassRules> {
+        let mut r = ClassRules {
+            uuids: false,
+            hash_tags: false,
+            digits: false,
+        };
+        for c in s.chars() {
+            match c {
+                'u' => r.uuids = true,
+                't' => r.hash_tags = true,
+                'd' => r.digits = true,
+                _ => return None,
+            }
+        }
+        Some(r)
+    }
+
+    /// The canonical config string.
+    pub fn to_config_string(self) -> String {
+        let mut s = String::new();
+        for (on, c) in [(self.uuids, 'u'), (self.hash_tags, 't'), (self.digits, 'd')] {
+            if on {
+                s.push(c);
+            }
+        }
+        s
+    }
+
+    /// The class of a lock name: `order:{42}:line:7` -> `order:{*}:line:*`.
+    pub fn class_of(self, key: &[u8]) -> String {
+        let b = key;
+        // Redis' hash tag: the first `{` and the next `}` after it, with something between.
+        let tag = self
+            .hash_tags
+            .then(|| {
+                let open = b.iter().position(|&c| c == b'{')?;
+                let close = open + 1 + b[open + 1..].iter().position(|&c| c == b'}')?;
+                (close > open + 1).then_some((open + 1, close))
+            })
+            .flatten();
+        // Bytes in, bytes out: every part replaced is ASCII, so multi-byte UTF-8 sequences
+        // (all bytes >= 0x80) are copied whole.
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            if let Some((s, e)) = tag {
+                if i == s {
+                    out.push(b'*');
+                    i = e;
+                    continue;
+                }
+            }
+            if self.uuids && i + 36 <= b.len() && b[i + 8] == b'-' && is_uuid_bytes(&b[i..i + 36]) {
+                out.push(b'*');
+                i += 36;
+                continue;
+            }
+            if self.digits && b[i].is_ascii_digit() {
+                out.push(b'*');
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                continue;
+            }
+            out.push(b[i]);
+            i += 1;
+        }
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+fn is_uuid_bytes(b: &[u8]) -> bool {
+    b.len() == 36 && std::str::from_utf8(b).is_ok_and(crate::redisson::is_uuid)
+}
+
+/// What kind of lock an owner holds, and how to tell it still holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum LockKind {
+    /// A native LOCK.* or RW.* lock: the key's lock value lists the owner.
+    Native,
+    /// A Redisson hash: the owner's field (`owner` or `owner:write`) has a positive count.
+    Redisson,
+    /// `SET key token NX PX`: the key still holds the token.
+    SetNx(Bytes),
+}
+
+/// Where and when an acquisition or an attempt happened.
+#[derive(Debug, Clone)]
+struct Site {
+    time: i64,
+    command: String,
+}
+
+/// What one owner holds, by class, so that an acquisition looks at one lock per class it
+/// holds, however many locks of one class it holds (an owner may hold thousands).
+#[derive(Debug, Default)]
+struct Holdings {
+    /// Few per owner: a list, not a map.
+    classes: Vec<(String, ClassHolds)>,
+}
+
+#[derive(Debug, Default)]
+struct ClassHolds {
+    locks: Map<(usize, Bytes), LockKind>,
+    /// The size at which the next full check of `locks` runs (amortised O(1) pruning).
+    prune_at: usize,
+}
+
+/// One edge of the order graph: the first time an owner holding `held` took `lock`.
+#[derive(Debug, Clone)]
+struct Edge {
+    owner: String,
+    held: Bytes,
+    lock: Bytes,
+    site: Site,
+}
+
+#[derive(Debug, Clone)]
+struct Wait {
+    db: usize,
+    key: Bytes,
+    site: Site,
+    until: i64,
+}
+
+/// One finding, already rendered as its JSON entry.
+#[derive(Debug, Clone)]
+struct Finding {
+    json: String,
+    /// One line for logs and panics.
+    text: String,
+}
+
+/// The checker's state, on the engine (so every hook runs under the keyspace lock).
+#[derive(Debug, Default)]
+pub struct Lockdep {
+    /// Strict mode: an acquisition that closes a cycle is refused with an error.
+    pub strict: bool,
+    pub rules: ClassRules,
+    /// The running top-level command, for edges (`set`, `lock.acquire`, ...).
+    pub command: &'static str,
+    /// The running script's SHA, while a script runs.
+    in_script: bool,
+    /// Its SHA (the buffer is reused from script to script).
+    script_sha: String,
+    /// A script probed a lock hash for this owner's field and found none.
+    probe: Option<(String, usize, Bytes)>,
+    held: Map<String, Holdings>,
+    /// Owners' count at which the next sweep of released holds runs.
+    sweep_at: usize,
+    /// class -> class -> the first edge seen.
+    graph: Map<String, Map<String, Edge>>,
+    waits: Map<String, Wait>,
+    inversions: Vec<Finding>,
+    deadlocks: Vec<Finding>,
+    seen_cycles: HashSet<Vec<String>>,
+    seen_deadlocks: HashSet<Vec<String>>,
+    /// The owner of each `SET NX` lock taken (checked against its token when read; pruned
+    /// with the owners).
+    setnx_owners: Map<(usize, Bytes), (String, Bytes)>,
+    setnx_sweep_at: usize,
+    /// CLIENT SETNAME names, for `SET NX` owners.
+    names: HashMap<ClientId, String>,
+    pub acquisitions: u64,
+    pub waits_seen: u64,
+    pub refused: u64,
+}
+
+impl Lockdep {
+    pub fn new(strict: bool, rules: ClassRules) -> Lockdep {
+        Lockdep {
+            strict,
+            rules,
+            sweep_at: 1024,
+            ..Default::default()
+        }
+    }
+
+    /// Forgets every edge, hold, wait and finding (TUMBLER.LOCKDEP RESET).
+    pub fn reset(&mut self) {
+        *self = Lockdep {
+            names: std::mem::take(&mut self.names),
+            ..Lockdep::new(self.strict, self.rules)
+        };
+    }
+
+    pub fn begin_script(&mut self, sha: &str) {
+        self.in_script = true;
+        self.script_sha.clear();
+        self.script_sha.push_str(sha);
+        self.probe = None;
+    }
+    pub fn end_script(&mut self) {
+        self.in_script = false;
+        self.probe = None;
+    }
+
+    /// Records a connection's CLIENT SETNAME (its `SET NX` owner name).
+    pub fn set_client_name(&mut self, id: ClientId, name: &[u8]) {
+        if name.is_empty() {
+            self.names.remove(&id);
+        } else {
+            self.names
+                .insert(id, String::from_utf8_lossy(name).into_owned());
+        }
+    }
+    pub fn client_gone(&mut self, id: ClientId) {
+        self.names.remove(&id);
+    }
+
+    fn site(&self, now: i64) -> Site {
+        Site {
+            time: now,
+            command: match self.in_script {
+                true => format!("script {}", self.script_sha),
+                false => self.command.to_string(),
+            },
+        }
+    }
+
+    fn client_owner(&self, id: ClientId) -> String {
+        match self.names.get(&id) {
+            Some(n) => n.clone(),
+            None => format!("client:{id}"),
+        }
+    }
+
+    pub fn inversion_count(&self) -> usize {
+        self.inversions.len()
+    }
+    pub fn deadlock_count(&self) -> usize {
+        self.deadlocks.len()
+    }
+    pub fn edge_count(&self) -> usize {
+        self.graph.values().map(|m| m.len()).sum()
+    }
+    pub fn class_count(&self) -> usize {
+        let mut c: HashSet<&String> = self.graph.keys().collect();
+        c.extend(self.graph.values().flat_map(|m| m.keys()));
+        c.len()
+    }
+    pub fn owner_count(&self) -> usize {
+        self.held.len()
+    }
+
+    /// The JSON document TUMBLER.LOCKDEP REPORT returns.
+    pub fn report(&self) -> String {
+        let list = |v: &[Finding]| {
+            v.iter()
+                .map(|f| f.json.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        format!(
+            "{{\"mode\":\"{}\",\"inversions\":[{}],\"deadlocks\":[{}]}}",
+            if self.strict { "strict" } else { "yes" },
+            list(&self.inversions),
+            list(&self.deadlocks)
+        )
+    }
+
+    /// Every finding, one line each (inversions, then deadlocks); empty if none.
+    pub fn describe(&self) -> String {
+        self.inversions
+            .iter()
+            .chain(&self.deadlocks)
+            .map(|f| f.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The counters of INFO's `lockdep` section.
+    pub fn info(&self) -> String {
+        format!(
+            "lockdep_mode:{}\r\nlockdep_classes:{}\r\nlockdep_edges:{}\r\nlockdep_owners:{}\r\nlockdep_acquisitions:{}\r\nlockdep_waits:{}\r\nlockdep_inversions:{}\r\nlockdep_deadlocks:{}\r\nlockdep_refused:{}\r\n",
+            if self.strict { "strict" } else { "yes" },
+            self.class_count(),
+            self.edge_count(),
+            self.owner_count(),
+            self.acquisitions,
+            self.waits_seen,
+            self.inversions.len(),
+            self.deadlocks.len(),
+            self.refused,
+        )
+    }
+}
+
+// ---------------------------------------------------------------- holding
+
+/// Does `owner` still hold `key`, by the keyspace as it is now?
+fn alive(eng: &Engine, owner: &str, db: usize, key: &Bytes, kind: &LockKind, now: i64) -> bool {
+    let Some(e) = eng.dbs.get(db).and_then(|d| d.get(key)) else {
+        return false;
+    };
+    if e.expire_at.is_some_and(|t| t <= now) {
+        return false;
+    }
+    match (kind, &e.value) {
+        (LockKind::Native, Value::Lock(l)) => l.holders.iter().any(|x| {
+            x.owner.as_ref() == owner.as_bytes()
+                && (x.holds > 0 || x.reads > 0)
+                && x.lease_until.is_none_or(|t| t > now)
+        }),
+        (LockKind::Redisson, Value::Hash(hv)) => {
+            let count = |f: &[u8]| {
+                hv.get(f)
+                    .and_then(crate::num::parse_i64)
+                    .is_some_and(|n| n > 0)
+            };
+            count(owner.as_bytes()) || count(format!("{owner}:write").as_bytes())
+        }
+        (LockKind::SetNx(token), Value::Str(v)) => v == token,
+        _ => false,
+    }
+}
+
+/// One lock of this class the owner still holds, dropping the released ones it meets on
+/// the way (so repeated calls cost amortised O(1)).
+fn live_one(eng: &Engine, owner: &str, ch: &mut ClassHolds, now: i64) -> Option<Bytes> {
+    let mut dead = Vec::new();
+    let mut found = None;
+    for ((db, key), kind) in &ch.locks {
+        if alive(eng, owner, *db, key, kind, now) {
+            found = Some(key.clone());
+            break;
+        }
+        dead.push((*db, key.clone()));
+    }
+    for d in dead {
+        ch.locks.remove(&d);
+    }
+    found
+}
+
+/// Does `owner` hold `key` (of `class`) right now?
+fn holds(
+    eng: &Engine,
+    ld: &Lockdep,
+    owner: &str,
+    class: &str,
+    db: usize,
+    key: &Bytes,
+    now: i64,
+) -> bool {
+    ld.held
+        .get(owner)
+        .and_then(|h| h.classes.iter().find(|(c, _)| c == class))
+        .map(|(_, ch)| ch)
+        .and_then(|ch| ch.locks.get(&(db, key.clone())))
+        .is_some_and(|kind| alive(eng, owner, db, key, kind, now))
+}
+
+/// One lock the owner still holds per class (other than `except`), as (class, key).
+fn held_classes(
+    eng: &Engine,
+    ld: &mut Lockdep,
+    owner: &str,
+    except: &str,
+    now: i64,
+) -> Vec<(String, Bytes)> {
+    let Some(h) = ld.held.get_mut(owner) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (class, ch) in h.classes.iter_mut() {
+        if class != except {
+            if let Some(key) = live_one(eng, owner, ch, now) {
+                out.push((class.clone(), key));
+            }
+        }
+    }
+    h.classes.retain(|(_, ch)| !ch.locks.is_empty());
+    if h.classes.is_empty() {
+        ld.held.remove(owner);
+    }
+    out
+}
+
+/// Now and then, drops owners that hold nothing any more, so memory follows the locks held
+/// now rather than every owner ever seen. Amortised O(1) per acquisition.
+fn maybe_sweep(eng: &Engine, ld: &mut Lockdep, now: i64) {
+    if ld.held.len() < ld.sweep_at {
+        return;
+    }
+    ld.held.retain(|owner, h| {
+        h.classes.retain_mut(|(_, ch)| {
+            ch.locks
+                .retain(|(db, key), kind| alive(eng, owner, *db, key, kind, now));
+            !ch.locks.is_empty()
+        });
+        !h.classes.is_empty()
+    });
+    ld.waits.retain(|_, w| w.until > now);
+    prune_setnx_owners(eng, ld);
+    ld.sweep_at = (ld.held.len() * 2).max(1024);
+}
+
+/// Drops `SET NX` locks whose key no longer holds the token.
+fn prune_setnx_owners(eng: &Engine, ld: &mut Lockdep) {
+    ld.setnx_owners.retain(|(db, key), (_, token)| {
+        eng.dbs[*db]
+            .get(key)
+            .is_some_and(|e| matches!(&e.value, Value::Str(v) if v == token))
+    });
+}
+
+/// Takes the checker off the engine for a hook (it needs the keyspace too) and puts it back.
+fn with<R>(eng: &mut Engine, f: impl FnOnce(&mut Engine, &mut Lockdep) -> R) -> Option<R> {
+    let mut ld = eng.lockdep.take()?;
+    let r = f(eng, &mut ld);
+    eng.lockdep = Some(ld);
+    Some(r)
+}
+
+/// An owner acquires a lock it did not hold. Records the order edges from every lock it
+/// holds; `Err` (strict mode only) refuses the acquisition that closes a cycle, before the
+/// caller changes anything.
+fn acquire(
+    eng: &mut Engine,
+    ld: &mut Lockdep,
+    owner: String,
+    db: usize,
+    key: &Bytes,
+    kind: LockKind,
+) -> Result<(), Reply> {
+    let now = eng.now_ms();
+    let class = ld.rules.class_of(key);
+    if holds(eng, ld, &owner, &class, db, key, now) {
+        // Another side of a lock it already holds (a Redisson read-write lock's write hold
+        // next to its read hold): reentry, not a new lock.
+        return Ok(());
+    }
+    let held = held_classes(eng, ld, &owner, &class, now);
+    // Only an owner that holds something makes edges; the site is built for those alone.
+    let site = match held.is_empty() {
+        true => None,
+        false => Some(ld.site(now)),
+    };
+    let mut new_edges = Vec::new();
+    for (held_class, held_key) in &held {
+        if ld
+            .graph
+            .get(held_class)
+            .is_some_and(|m| m.contains_key(&class))
+        {
+            continue;
+        }
+        let edge = Edge {
+            owner: owner.clone(),
+            held: held_key.clone(),
+            lock: Bytes::copy_from_slice(key),
+            site: site.clone().expect("built when something is held"),
+        };
+        if let Some(path) = path(&ld.graph, &class, held_class) {
+            let mut cycle = vec![held_class.clone(), class.clone()];
+            let mut edges = vec![(held_class.clone(), class.clone(), edge.clone())];
+            for (from, to) in path {
+                cycle.push(to.clone());
+                let e = ld.graph[&from][&to].clone();
+                edges.push((from, to, e));
+            }
+            cycle.pop(); // back at the start
+            let mut canon = cycle.clone();
+            canon.sort();
+            if ld.seen_cycles.insert(canon) {
+                let json = inversion_json(&cycle, &edges);
+                let what = format!(
+                    "lock order inversion {} (owner {owner} holds {} and acquires {})",
+                    cycle_text(&cycle),
+                    String::from_utf8_lossy(held_key),
+                    String::from_utf8_lossy(key)
+                );
+                ld.inversions.push(Finding {
+                    json: json.clone(),
+                    text: what.clone(),
+                });
+                publish(eng, &what, &json);
+            }
+            if ld.strict {
+                ld.refused += 1;
+                return Err(Reply::err(format!(
+                    "LOCKDEP lock order inversion {}: {owner} holds {} and acquires {}",
+                    cycle_text(&cycle),
+                    String::from_utf8_lossy(held_key),
+                    String::from_utf8_lossy(key)
+                )));
+            }
+        }
+        new_edges.push((held_class.clone(), edge));
+    }
+    for (from, edge) in new_edges {
+        ld.graph
+            .entry(from)
+            .or_default()
+            .entry(class.clone())
+            .or_insert(edge);
+    }
+    ld.acquisitions += 1;
+    if ld
+        .waits
+        .get(&owner)
+        .is_some_and(|w| w.db == db && w.key == *key)
+    {
+        ld.waits.remove(&owner);
+    }
+    let holdings = match ld.held.get_mut(&owner) {
+        Some(h) => h,
+        None => ld.held.entry(owner.clone()).or_default(),
+    };
+    let at = match holdings.classes.iter().position(|(c, _)| *c == class) {
+        Some(at) => at,
+        None => {
+            holdings.classes.push((class, ClassHolds::default()));
+            holdings.classes.len() - 1
+        }
+    };
+    let ch = &mut holdings.classes[at].1;
+    // Copies: an argument slice would pin the whole read buffer it came from.
+    ch.locks.insert((db, Bytes::copy_from_slice(key)), kind);
+    if ch.locks.len() >= ch.prune_at.max(16) {
+        ch.locks
+            .retain(|(db, key), kind| alive(eng, &owner, *db, key, kind, now));
+        ch.prune_at = ch.locks.len() * 2;
+    }
+    maybe_sweep(eng, ld, now);
+    Ok(())
+}
+
+/// A path `from` ->* `to` in the order graph (breadth first: the shortest), as its edges.
+fn path(
+    graph: &Map<String, Map<String, Edge>>,
+    from: &str,
+    to: &str,
+) -> Option<Vec<(String, String)>> {
+    let mut parent: HashMap<&str, &str> = HashMap::new();
+    let mut queue = VecDeque::from([from]);
+    let mut seen = HashSet::from([from]);
+    while let Some(c) = queue.pop_front() {
+        if c == to {
+            let mut out = Vec::new();
+            let mut at = to;
+            while at != from {
+                let p = parent[at];
+                out.push((p.to_string(), at.to_string()));
+                at = p;
+            }
+            out.reverse();
+            return Some(out);
+        }
+        for next in graph.get(c).into_iter().flat_map(|m| m.keys()) {
+            if seen.insert(next) {
+                parent.insert(next, c);
+                queue.push_back(next);
+            }
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------- waiting
+
+/// An owner failed to take `key`. If it holds another lock, it waits; if the owners it
+/// waits for wait, in turn, for it, that is a deadlock.
+fn wait(eng: &mut Engine, ld: &mut Lockdep, owner: String, db: usize, key: &Bytes) {
+    let now = eng.now_ms();
+    let class = ld.rules.class_of(key);
+    if holds(eng, ld, &owner, &class, db, key, now)
+        || held_classes(eng, ld, &owner, "", now).is_empty()
+    {
+        // It holds nothing (so it cannot be in a deadlock), or already holds this lock.
+        ld.waits.remove(&owner);
+        return;
+    }
+    let ttl = eng.dbs[db]
+        .get(key)
+        .and_then(|e| e.expire_at)
+        .map_or(WAIT_WITHOUT_TTL_MS, |t| (t - now).max(0));
+    ld.waits_seen += 1;
+    let site = ld.site(now);
+    let fresh = Wait {
+        db,
+        key: Bytes::copy_from_slice(key),
+        // Until the lease it waits for ends, and a second more for the retry.
+        until: now + ttl + 1000,
+        site,
+    };
+    match ld.waits.get_mut(&owner) {
+        Some(w) if w.db == db && w.key == *key => w.until = fresh.until,
+        _ => {
+            ld.waits.insert(owner.clone(), fresh);
+        }
+    }
+    if let Some(cycle) = wait_cycle(eng, ld, &owner, now) {
+        let mut canon: Vec<String> = cycle
+            .iter()
+            .map(|(o, w)| format!("{o}\u{0}{}", String::from_utf8_lossy(&w.key)))
+            .collect();
+        canon.sort();
+        if ld.seen_deadlocks.insert(canon) {
+            let json = deadlock_json(&cycle);
+            let names: Vec<String> = cycle
+                .iter()
+                .map(|(_, w)| String::from_utf8_lossy(&w.key).into_owned())
+                .collect();
+            let what = format!("deadlock {}", cycle_text(&names));
+            let what = format!(
+                "{what} (owners {})",
+                cycle
+                    .iter()
+                    .map(|(o, _)| o.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            ld.deadlocks.push(Finding {
+                json: json.clone(),
+                text: what.clone(),
+            });
+            publish(eng, &what, &json);
+        }
+    }
+}
+
+/// The owners currently holding `key`, by the checker's records checked against the keyspace.
+/// Read from the lock itself (its holder list or holder fields), so the cost is the number
+/// of holders, not of owners; a `SET NX` lock's owner comes from `setnx_owners`.
+fn holders_of(eng: &Engine, ld: &Lockdep, db: usize, key: &Bytes, now: i64) -> Vec<String> {
+    let Some(e) = eng.dbs.get(db).and_then(|d| d.get(key)) else {
+        return Vec::new();
+    };
+    if e.expire_at.is_some_and(|t| t <= now) {
+        return Vec::new();
+    }
+    match &e.value {
+        Value::Lock(l) => l
+            .holders
+            .iter()
+            .filter(|h| (h.holds > 0 || h.reads > 0) && h.lease_until.is_none_or(|t| t > now))
+            .map(|h| String::from_utf8_lossy(&h.owner).into_owned())
+            .collect(),
+        Value::Hash(h) if h.len() <= 64 => {
+            let mut out = Vec::new();
+            let mut add = |f: &[u8], v: &[u8]| {
+                let holder = std::str::from_utf8(f)
+                    .ok()
+                    .and_then(crate::redisson::parse_holder_field);
+                if let Some((o, _)) = holder {
+                    if crate::num::parse_i64(v).is_some_and(|n| n > 0)
+                        && !out.iter().any(|x| x == o)
+                    {
+                        out.push(o.to_string());
+                    }
+                }
+            };
+            match h {
+                crate::value::HashValue::Pack(p) => p.iter().for_each(|(f, v)| add(f, v)),
+                crate::value::HashValue::Table(m) => m.iter().for_each(|(f, v)| add(f, v)),
+            }
+            out
+        }
+        Value::Str(v) => match ld.setnx_owners.get(&(db, key.clone())) {
+            Some((owner, token)) if token == v => vec![owner.clone()],
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// A cycle of waits through `start`: each owner with the wait that points to the next.
+fn wait_cycle(eng: &Engine, ld: &Lockdep, start: &str, now: i64) -> Option<Vec<(String, Wait)>> {
+    fn dfs(
+        eng: &Engine,
+        ld: &Lockdep,
+        start: &str,
+        at: &str,
+        now: i64,
+        path: &mut Vec<(String, Wait)>,
+    ) -> bool {
+        if path.len() > 16 {
+            return false;
+        }
+        let Some(w) = ld.waits.get(at).filter(|w| w.until > now) else {
+            return false;
+        };
+        path.push((at.to_string(), w.clone()));
+        for h in holders_of(eng, ld, w.db, &w.key, now) {
+            if h == start {
+                return true;
+            }
+            if path.iter().all(|(o, _)| *o != h) && dfs(eng, ld, start, &h, now, path) {
+                return true;
+            }
+        }
+        path.pop();
+        false
+    }
+    let mut path = Vec::new();
+    dfs(eng, ld, start, start, now, &mut path).then_some(path)
+}
+
+// ---------------------------------------------------------------- findings
+
+fn publish(eng: &Engine, what: &str, json: &str) {
+    eng.broker.log_warning(&format!("lockdep: {what}"));
+    eng.broker.publish(
+        &Bytes::from_static(CHANNEL.as_bytes()),
+        &Bytes::from(json.to_string()),
+        false,
+    );
+}
+
+fn cycle_text(cycle: &[String]) -> String {
+    let mut s = cycle.join(" -> ");
+    if let Some(first) = cycle.first() {
+        let _ = write!(s, " -> {first}");
+    }
+    s
+}
+
+/// A JSON string literal.
+fn js(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn jb(b: &[u8]) -> String {
+    js(&String::from_utf8_lossy(b))
+}
+
+fn inversion_json(cycle: &[String], edges: &[(String, String, Edge)]) -> String {
+    let cyc: Vec<String> = cycle.iter().map(|c| js(c)).collect();
+    let es: Vec<String> = edges
+        .iter()
+        .map(|(from, to, e)| {
+            format!(
+                "{{\"from\":{},\"to\":{},\"owner\":{},\"held\":{},\"lock\":{},\"time\":{},\"command\":{}}}",
+                js(from),
+                js(to),
+                js(&e.owner),
+                jb(&e.held),
+                jb(&e.lock),
+                e.site.time,
+                js(&e.site.command)
+            )
+        })
+        .collect();
+    format!(
+        "{{\"cycle\":[{}],\"edges\":[{}]}}",
+        cyc.join(","),
+        es.join(",")
+    )
+}
+
+fn deadlock_json(cycle: &[(String, Wait)]) -> String {
+    let locks: Vec<String> = cycle.iter().map(|(_, w)| jb(&w.key)).collect();
+    let n = cycle.len();
+    let es: Vec<String> = cycle
+        .iter()
+        .enumerate()
+        .map(|(i, (o, w))| {
+            // The lock this owner holds is the one the previous owner waits for.
+            let held = &cycle[(i + n - 1) % n].1.key;
+            format!(
+                "{{\"owner\":{},\"holds\":{},\"lock\":{},\"time\":{},\"command\":{}}}",
+                js(o),
+                jb(held),
+                jb(&w.key),
+                w.site.time,
+                js(&w.site.command)
+            )
+        })
+        .collect();
+    format!(
+        "{{\"cycle\":[{}],\"edges\":[{}]}}",
+        locks.join(","),
+        es.join(",")
+    )
+}
+
+// ---------------------------------------------------------------- hooks
+
+/// LOCK.ACQUIRE / RW.RLOCK / RW.WLOCK grant a lock to `owner`, who did not hold it.
+pub fn native_acquire(ctx: &mut Ctx, owner: &[u8], key: &Bytes) -> Result<(), Reply> {
+    let db = ctx.cl.db;
+    let owner = String::from_utf8_lossy(owner).into_owned();
+    with(ctx.eng, |eng, ld| {
+        acquire(eng, ld, owner, db, key, LockKind::Native)
+    })
+    .unwrap_or(Ok(()))
+}
+
+/// A native acquire could not be granted now (it queues, or answers nil).
+pub fn native_wait(ctx: &mut Ctx, owner: &[u8], key: &Bytes) {
+    let db = ctx.cl.db;
+    let owner = String::from_utf8_lossy(owner).into_owned();
+    with(ctx.eng, |eng, ld| wait(eng, ld, owner, db, key));
+}
+
+/// `SET key token NX PX|EX` is about to store (`stored`) or found the key taken.
+pub fn set_nx(ctx: &mut Ctx, key: &Bytes, token: &Bytes, stored: bool) -> Result<(), Reply> {
+    let (db, id) = (ctx.cl.db, ctx.cl.id);
+    with(ctx.eng, |eng, ld| {
+        let owner = ld.client_owner(id);
+        if stored {
+            let token = Bytes::copy_from_slice(token);
+            ld.setnx_owners.insert(
+                (db, Bytes::copy_from_slice(key)),
+                (owner.clone(), token.clone()),
+            );
+            if ld.setnx_owners.len() >= ld.setnx_sweep_at.max(1024) {
+                prune_setnx_owners(eng, ld);
+                ld.setnx_sweep_at = ld.setnx_owners.len() * 2;
+            }
+            let r = acquire(eng, ld, owner, db, key, LockKind::SetNx(token));
+            if r.is_err() {
+                ld.setnx_owners.remove(&(db, key.clone()));
+            }
+            r
+        } else {
+            wait(eng, ld, owner, db, key);
+            Ok(())
+        }
+    })
+    .unwrap_or(Ok(()))
+}
+
+/// Is the hash at `key` shaped like a Redisson lock (only holder fields with counts, and
+/// `mode`)? Absent counts as yes: the write is about to create it.
+fn lock_shaped(eng: &Engine, db: usize, key: &[u8]) -> bool {
+    let Some(e) = eng.dbs[db].get(key) else {
+        return true;
+    };
+    let Value::Hash(h) = &e.value else {
+        return false;
+    };
+    if h.len() > 64 {
+        return false;
+    }
+    let ok = |f: &[u8], v: &[u8]| {
+        (f == b"mode" && (v == b"read" || v == b"write"))
+            || (std::str::from_utf8(f)
+                .ok()
+                .and_then(crate::redisson::parse_holder_field)
+                .is_some()
+                && crate::num::parse_i64(v).is_some_and(|n| n > 0))
+    };
+    match h {
+        crate::value::HashValue::Pack(p) => p.iter().all(|(f, v)| ok(f, v)),
+        crate::value::HashValue::Table(m) => m.iter().all(|(f, v)| ok(f, v)),
+    }
+}
+
+/// A hash write is about to give `field` of `key` its first hold (it had none, and gets a
+/// positive count). If the field names a Redisson holder and the hash looks like a lock,
+/// that is an acquisition by the holder. In strict mode, one that closes a cycle is
+/// refused: the caller returns the error before writing.
+pub fn hash_first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<(), Reply> {
+    let Some(owner) = std::str::from_utf8(field)
+        .ok()
+        .and_then(crate::redisson::parse_holder_field)
+        .map(|(o, _)| o.to_string())
+    else {
+        return Ok(());
+    };
+    let db = ctx.cl.db;
+    if !lock_shaped(ctx.eng, db, key) {
+        return Ok(());
+    }
+    let r = with(ctx.eng, |eng, ld| {
+        ld.probe = None;
+        acquire(eng, ld, owner, db, key, LockKind::Redisson)
+    })
+    .unwrap_or(Ok(()));
+    if r.is_err() {
+        // A read-write lock's acquire script sets `mode` before the holder field: a hash
+        // left with `mode` and no holder (and no TTL yet) would block the lock for ever.
+        // It held nothing before this script, so removing it restores the state before.
+        let orphan = matches!(
+            ctx.eng.dbs[db].get(key).map(|e| &e.value),
+            Some(Value::Hash(h)) if h.len() == 1 && h.contains(b"mode")
+        );
+        if orphan {
+            ctx.eng.dbs[db].remove(key);
+        }
+    }
+    r
+}
+
+/// HEXISTS answered 0 inside a script: remember the probe; a PTTL of the same lock later in
+/// the same script is a failed acquire attempt.
+pub fn hash_probe_missed(ctx: &mut Ctx, key: &Bytes, field: &[u8]) {
+    let Some(owner) = std::str::from_utf8(field)
+        .ok()
+        .and_then(crate::redisson::parse_holder_field)
+        .map(|(o, _)| o.to_string())
+    else {
+        return;
+    };
+    let db = ctx.cl.db;
+    if !ctx.eng.dbs[db].contains(key) || !lock_shaped(ctx.eng, db, key) {
+        return;
+    }
+    if let Some(ld) = ctx.eng.lockdep.as_deref_mut() {
+        ld.probe = Some((owner, db, Bytes::copy_from_slice(key)));
+    }
+}
+
+/// PTTL inside a script: after a missed probe of the same lock, the owner failed to take it.
+pub fn pttl_read(ctx: &mut Ctx, key: &Bytes) {
+    let db = ctx.cl.db;
+    with(ctx.eng, |eng, ld| {
+        let Some((owner, pdb, pkey)) = ld.probe.take() else {
+            return;
+        };
+        if pdb == db && pkey == *key {
+            wait(eng, ld, owner, db, key);
+        }
+    });
+}
+
+// ---------------------------------------------------------------- TUMBLER.LOCKDEP
+
+pub const LOCKDEP: &str = "tumbler.lockdep";
+
+const fn sub(
+    name: &'static str,
+    flags: u32,
+    summary: &'static str,
+    h: crate::commands::Handler,
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        parent: LOCKDEP,
+        arity: 2,
+        flags,
+        group: "server",
+        since: "0.1.0",
+        summary,
+        acl: &["slow"],
+        exec: Exec::Engine(h),
+        ..BASE
+    }
+}
+
+pub static LOCKDEP_SUBS: &[CommandSpec] = &[
+    sub(
+        "report",
+        NOSCRIPT | LOADING | STALE,
+        "Returns the lock-order checker's findings as a JSON document.",
+        report_cmd,
+    ),
+    sub(
+        "reset",
+        NOSCRIPT | LOADING | STALE,
+        "Forgets the lock-order checker's order graph, holds and findings.",
+        reset_cmd,
+    ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
+    name: LOCKDEP,
+    arity: -2,
+    flags: 0,
+    group: "server",
+    since: "0.1.0",
+    summary: "A container for the lock-order checker (--lockdep yes|strict).",
+    exec: Exec::Container,
+    subcommands: LOCKDEP_SUBS,
+    ..BASE
+}];
+
+fn report_cmd(ctx: &mut Ctx, _: &[Bytes]) -> Reply {
+    let doc = match ctx.eng.lockdep.as_deref() {
+        Some(ld) => ld.report(),
+        None => "{\"mode\":\"no\",\"inversions\":[],\"deadlocks\":[]}".to_string(),
+    };
+    Reply::Bulk(Bytes::from(doc))
+}
+
+fn reset_cmd(ctx: &mut Ctx, _: &[Bytes]) -> Reply {
+    if let Some(ld) = ctx.eng.lockdep.as_deref_mut() {
+        ld.reset();
+    }
+    Reply::ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_replace_digits_uuids_and_hash_tags() {
+        let r = ClassRules::default();
+        assert_eq!(r.class_of(b"order:{42}"), "order:{*}");
+        assert_eq!(r.class_of(b"order:{43}"), "order:{*}");
+        assert_eq!(r.class_of(b"stock:7:line:12"), "stock:*:line:*");
+        assert_eq!(
+            r.class_of(b"job:5f0c1a8e-7b7d-4f0e-9a39-3c2b8e1d0a11:x"),
+            "job:*:x"
+        );
+        assert_eq!(r.class_of(b"{user1}:cart"), "{*}:cart");
+        assert_eq!(r.class_of(b"plain"), "plain");
+        let none = ClassRules::parse("").unwrap();
+        assert_eq!(none.class_of(b"order:{42}"), "order:{42}");
+        let digits = ClassRules::parse("d").unwrap();
+        assert_eq!(digits.class_of(b"order:{a42}"), "order:{a*}");
+        assert_eq!(ClassRules::parse("dut").unwrap().to_config_string(), "utd");
+        assert!(ClassRules::parse("x").is_none());
+    }
+
+    fn run(eng: &mut Engine, cl: &mut crate::engine::ClientCtx, args: &[&str]) -> Reply {
+        let argv: Vec<Bytes> = args.iter().map(|a| Bytes::from(a.to_string())).collect();
+        let spec = crate::commands::lookup_checked(&argv).unwrap();
+        eng.call(cl, spec, &argv)
+    }
+
+    #[test]
+    fn an_owner_holding_many_locks_of_one_class_costs_one_look_per_class() {
+        let mut eng = Engine::new(1);
+        eng.lockdep = Some(Box::new(Lockdep::new(false, ClassRules::default())));
+        let mut cl = crate::engine::ClientCtx::default();
+        // 10,000 locks of one class: quadratic work would take minutes here.
+        for i in 0..10_000 {
+            let r = run(
+                &mut eng,
+                &mut cl,
+                &["lock.acquire", &format!("k:{i}"), "w", "60000"],
+            );
+            assert!(matches!(r, Reply::Int(_)), "{r:?}");
+        }
+        run(&mut eng, &mut cl, &["lock.acquire", "other", "w", "60000"]);
+        let ld = eng.lockdep.as_deref().unwrap();
+        assert_eq!(ld.edge_count(), 1);
+        assert_eq!(ld.acquisitions, 10_001);
+        // A class it no longer holds is dropped at its next acquisition.
+        for i in 0..10_000 {
+            run(&mut eng, &mut cl, &["lock.release", &format!("k:{i}"), "w"]);
+        }
+        run(&mut eng, &mut cl, &["lock.release", "other", "w"]);
+        run(&mut eng, &mut cl, &["lock.acquire", "k:0", "w", "60000"]);
+        let ld = eng.lockdep.as_deref().unwrap();
+        assert_eq!(ld.held["w"].classes.len(), 1);
+    }
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(js("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    }
+}
