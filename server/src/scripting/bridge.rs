@@ -402,23 +402,37 @@ pub fn hook(_lua: &Lua, dbg: &Debug) -> mlua::Result<VmState> {
             ));
         }
         if !ctx.detached && ctx.started.elapsed() >= super::DETACH_AFTER {
-            ctx.detached = true;
-            // Hand this worker's scheduler core to a new thread, so the rest of this
-            // poll runs on a thread the runtime no longer counts as a worker and other
-            // connections (and the I/O driver) keep being served. block_in_place takes the
-            // core back if its closure ends before the new thread picked it up, so the
-            // closure waits a moment for that hand-off.
-            if let Ok(h) = tokio::runtime::Handle::try_current() {
-                if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
-                    tokio::task::block_in_place(|| {
-                        std::thread::sleep(std::time::Duration::from_millis(5))
-                    });
-                }
-            }
+            ctx.detached = detach_from_worker();
         }
         Ok(VmState::Continue)
     });
     r.unwrap_or(Ok(VmState::Continue))
+}
+
+/// Hands this worker's scheduler core to a new thread (`block_in_place`), so the rest of a
+/// long script runs on a thread the runtime no longer counts as a worker and other
+/// connections (and the I/O driver) keep being served. `block_in_place` takes the core back
+/// if its closure ends before the new thread picked it up, which a loaded machine makes
+/// likely for any fixed wait; so the closure waits until a probe task, spawned into this
+/// core's own queue, has run (only the core's new owner runs it), for at most 50 ms.
+/// Returns whether that was seen; if not, the hook tries again on a later call.
+fn detach_from_worker() -> bool {
+    let Ok(h) = tokio::runtime::Handle::try_current() else {
+        return true;
+    };
+    if h.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
+        return true;
+    }
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let probe = ran.clone();
+    h.spawn(async move { probe.store(true, Ordering::Relaxed) });
+    tokio::task::block_in_place(|| {
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(50);
+        while !ran.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    });
+    ran.load(Ordering::Relaxed)
 }
 
 /// The Rust primitives the prelude wraps: rawcall, rawpcall, sha1hex, setresp,
