@@ -485,6 +485,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::scripting_cmds::COMMANDS,
         crate::tumbler_cmds::COMMANDS,
         crate::cluster_cmds::COMMANDS,
+        crate::slowlog_cmds::COMMANDS,
     ]
     .into_iter()
     .flatten()

@@ -27,6 +27,7 @@ pub mod reply;
 pub mod scripting_cmds;
 pub mod server_cmds;
 pub mod sets;
+pub mod slowlog_cmds;
 pub mod slots;
 pub mod sort;
 pub mod streams;

@@ -74,6 +74,8 @@ pub struct Conn {
     pub monitor: bool,
     /// The name of the blocked command, for CLIENT LIST.
     pub blocked_cmd: Option<&'static CommandSpec>,
+    /// The arguments of a blocked command the slow log will record once it is served.
+    pub slow_blocked_argv: Option<Vec<Bytes>>,
     /// EXEC is running the queued commands.
     pub in_exec: bool,
     /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
@@ -149,6 +151,7 @@ pub async fn serve_node<S: Stream>(
         flow: Flow::Continue,
         monitor: false,
         blocked_cmd: None,
+        slow_blocked_argv: None,
         in_exec: false,
         out_push_cost: 0,
         cluster: crate::cluster::ConnState {
@@ -347,6 +350,11 @@ impl Conn {
     fn wake(&mut self, r: Reply) {
         if self.flow == Flow::Blocked {
             self.flow = Flow::Continue;
+            if let (Some(spec), Some(argv)) = (self.blocked_cmd, self.slow_blocked_argv.take()) {
+                if self.shared.slowlog.over(std::time::Duration::ZERO) {
+                    crate::slowlog::record(self, spec, &argv, std::time::Duration::ZERO);
+                }
+            }
             self.blocked_cmd = None;
             self.cl.blocked = false;
             self.reply(r);
@@ -636,6 +644,9 @@ impl Conn {
         if self.cl.blocked {
             self.flow = Flow::Blocked;
             self.blocked_cmd = Some(spec);
+            if self.shared.slowlog.over(std::time::Duration::ZERO) {
+                self.slow_blocked_argv = Some(argv.clone());
+            }
             // Release the lock before waiting: the wake-up comes from another client.
             *guard = None;
             return;
@@ -689,9 +700,12 @@ impl Conn {
                 crate::dispatch::server_command(self, guard, spec, argv)
             }
         };
-        self.shared
-            .cmdstats
-            .record(spec, started.elapsed(), reply.is_error());
+        let took = started.elapsed();
+        self.shared.cmdstats.record(spec, took, reply.is_error());
+        // A blocked command is logged when it is served (`wake`), as in Redis.
+        if self.shared.slowlog.over(took) && !self.cl.blocked {
+            crate::slowlog::record(self, spec, argv, took);
+        }
         reply
     }
 

@@ -114,6 +114,7 @@ pub fn server_command(
         "tumbler.node" => crate::cluster::control::node_command(c, guard, spec, a),
         "tumbler.cluster" => crate::cluster::control::cluster_command(c, guard, spec, a),
         "function" => function(c, guard, spec, a),
+        "slowlog" => crate::slowlog::command(c, spec, a),
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
             spec.full_name()

@@ -22,6 +22,7 @@ pub mod protocol;
 pub mod pubsub;
 pub mod scripting;
 pub mod shared;
+pub mod slowlog;
 pub mod timectl;
 pub mod top;
 

@@ -554,6 +554,8 @@ fn call_spec(
         }
         crate::cluster::script_call_check(ctx.shared, spec, argv)?;
     }
+    // Redis logs commands scripts run (client "?:0"); timed only when every command is logged.
+    let timed = ctx.shared.slowlog.logs_everything().then(std::time::Instant::now);
     let reply = match spec.exec {
         Exec::Engine(_) => {
             ctx.cl.resp3 = ctx.resp3;
@@ -575,6 +577,9 @@ fn call_spec(
     };
     if ctx.monitors {
         ctx.shared.feed_monitors(ctx.cl.db, "lua", argv);
+    }
+    if let Some(t) = timed {
+        crate::slowlog::record_script(ctx.shared, argv, t.elapsed());
     }
     Ok(reply)
 }
