@@ -523,15 +523,19 @@ fn object_refcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn object_idletime(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let now = ctx.now();
+    let lfu = ctx.eng.config.lfu;
     match object_entry(ctx, &a[2]) {
+        Some(_) if lfu => Reply::err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."),
         Some(e) => Reply::Int((now - e.lru_ms).max(0) / 1000),
         None => Reply::Null,
     }
 }
 
 fn object_freq(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
+    let (lfu, decay) = (ctx.eng.config.lfu, ctx.eng.config.lfu_decay_time);
     match object_entry(ctx, &a[2]) {
-        // Tumbler tracks no access frequencies: there is no LFU eviction policy.
+        Some(e) if lfu => Reply::Int(crate::lfu::decayed(e.lru_ms, now, decay) as i64),
         Some(_) => Reply::err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."),
         None => Reply::Null,
     }
@@ -639,9 +643,13 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let expire = (ttl != 0).then_some(ttl);
     ctx.note_new_key(key);
     ctx.eng.dbs[db].insert(key.clone(), value, expire, now);
-    if let Some(i) = idle {
-        if let Some(e) = ctx.eng.dbs[db].get_mut(key) {
-            e.lru_ms = now - i.saturating_mul(1000);
+    // As Redis' objectSetLRUOrLFU: FREQ counts under an LFU policy, IDLETIME otherwise.
+    let lfu = ctx.eng.config.lfu;
+    if let Some(e) = ctx.eng.dbs[db].get_mut(key) {
+        match (lfu, idle, freq) {
+            (false, Some(i), _) => e.lru_ms = now - i.saturating_mul(1000),
+            (true, _, Some(f)) => e.lru_ms = crate::lfu::encode(now, f as u8),
+            _ => {}
         }
     }
     if expire.is_some() {

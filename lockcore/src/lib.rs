@@ -15,6 +15,7 @@ pub mod hashes;
 pub mod hyperloglog;
 pub mod key_access;
 pub mod keys;
+pub mod lfu;
 pub mod listpack;
 pub mod lists;
 pub mod lock_stats;

@@ -341,6 +341,9 @@ impl Shared {
         ec.zset_max_listpack_entries = cfg.get_i64("zset-max-listpack-entries") as usize;
         ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
         ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
+        ec.lfu = cfg.get("maxmemory-policy").ends_with("-lfu");
+        ec.lfu_log_factor = cfg.get_i64("lfu-log-factor");
+        ec.lfu_decay_time = cfg.get_i64("lfu-decay-time");
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.
