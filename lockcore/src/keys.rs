@@ -563,9 +563,10 @@ fn object_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
 }
 
 fn dump(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let fill = ctx.eng.config.list_max_listpack_size;
     match ctx.read(&a[1]) {
         None => Reply::Null,
-        Some(e) => match crate::rdb::dump(&e.value) {
+        Some(e) => match crate::rdb::dump(&e.value, fill) {
             Some(p) => Reply::Bulk(Bytes::from(p)),
             None => Reply::err("ERR DUMP of this type is not supported by tumbler"),
         },
@@ -620,11 +621,8 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if !crate::rdb::verify(&a[3]) {
         return Reply::err("ERR DUMP payload version or checksum are wrong");
     }
-    let (me, mv) = (
-        ctx.eng.config.hash_max_listpack_entries,
-        ctx.eng.config.hash_max_listpack_value,
-    );
-    let Some(value) = crate::rdb::load(&a[3]).and_then(|l| crate::rdb::to_value(l, me, mv)) else {
+    let cfg = &ctx.eng.config;
+    let Some(value) = crate::rdb::load(&a[3]).and_then(|l| crate::rdb::to_value(l, cfg)) else {
         return Reply::err("ERR Bad data format");
     };
     let db = ctx.dbi();

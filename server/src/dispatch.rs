@@ -761,7 +761,7 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
                     format!(
                         "Value at:0x0 refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
                         e.encoding(),
-                        lockcore::rdb::dump(&e.value).map_or(0, |p| p.len().saturating_sub(11)),
+                        lockcore::rdb::dump(&e.value, -2).map_or(0, |p| p.len().saturating_sub(11)),
                         (e.lru_ms / 1000) & 0xff_ffff,
                         (now - e.lru_ms).max(0) / 1000
                     )
