@@ -771,6 +771,20 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             }
         }
         "change-repl-id" | "replybuffer" => Reply::ok(),
+        "digest" if a.len() == 2 => Reply::Simple(crate::digest::dataset(&core.engine).into()),
+        "digest-value" => {
+            let db = &core.engine.dbs[c.cl.db];
+            Reply::Array(
+                a[2..]
+                    .iter()
+                    .map(|k| Reply::Simple(crate::digest::value(db.get(k)).into()))
+                    .collect(),
+            )
+        }
+        "reload" => {
+            crate::digest::reload(&mut core.engine);
+            Reply::ok()
+        }
         _ => Reply::err(format!(
             "ERR DEBUG {} is not supported by tumbler",
             sub.to_uppercase()

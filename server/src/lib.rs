@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod cmdstats;
 pub mod config;
 pub mod conn;
+pub mod digest;
 pub mod dispatch;
 pub mod embed;
 pub mod info;

@@ -364,3 +364,45 @@ fn restore_builds_the_encoding_redis_builds() {
         assert_eq!(&enc[..], want);
     }
 }
+
+#[test]
+fn debug_digest_digest_value_and_reload() {
+    // Redis needs `enable-debug-command`; the same commands then give the same digests.
+    let Some(redis) = RedisServer::start_with(&["--enable-debug-command", "yes"]) else {
+        return;
+    };
+    let t = Tumbler::start();
+    let (mut a, mut b) = (t.raw(), redis.raw());
+    diff_script(&mut a, &mut b, "DEBUG DIGEST");
+    for cmd in dataset() {
+        assert_eq!(a.cmd(&cmd), b.cmd(&cmd));
+    }
+    diff_script(
+        &mut a,
+        &mut b,
+        r#"
+        DEBUG DIGEST
+        SADD words x y zz w
+        HSET wide f vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv
+        XADD stream 1-1 a b c d
+        XADD stream 5-0 e f
+        SET ttl v EX 1000
+        SELECT 2
+        SET other 1
+        SELECT 0
+        DEBUG DIGEST
+        DEBUG DIGEST-VALUE str list iset16 hash zset bigz words wide stream ttl nosuch
+        DEBUG DIGEST-VALUE
+        DEBUG RELOAD
+        DEBUG DIGEST
+        OBJECT ENCODING bigz
+        CONFIG SET hash-max-listpack-entries 1
+        DEBUG RELOAD
+        OBJECT ENCODING hash
+        DEBUG DIGEST
+        TTL ttl
+        FLUSHALL
+        DEBUG DIGEST
+    "#,
+    );
+}
