@@ -88,6 +88,8 @@ pub enum Keys {
     /// GEORADIUS[BYMEMBER]: the key at 1, and the arguments after the first STORE and the
     /// first STOREDIST from argument 6 on (Redis 7.0's keyword key specs).
     GeoRadius,
+    /// MIGRATE: the key at 3, or with an empty key there, the arguments after `KEYS`.
+    Migrate,
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> Reply;
@@ -192,6 +194,14 @@ impl CommandSpec {
                     .chain(after(b"storedist"))
                     .for_each(f);
             }
+            Keys::Migrate => {
+                // Redis' migrateGetKeys: with an empty key and a KEYS option, the keys
+                // after the first KEYS; otherwise the key at 3.
+                let keys = (6..argv.len())
+                    .find(|&i| argv[i].eq_ignore_ascii_case(b"keys") && argv[3].is_empty())
+                    .map_or(3..4, |i| i + 1..argv.len());
+                keys.for_each(f);
+            }
             Keys::Range { first, last, step } => {
                 let last = if last < 0 { n + last } else { last.min(n - 1) };
                 (first..=last)
@@ -232,6 +242,7 @@ impl CommandSpec {
         match self.keys {
             Keys::None => (0, 0, 0),
             Keys::Sort | Keys::GeoRadius => (1, 1, 1),
+            Keys::Migrate => (3, 3, 1),
             Keys::Range { first, last, step } => (first as i64, last as i64, step as i64),
             Keys::NumKeys { .. } | Keys::Movable => (0, 0, 0),
             Keys::DestNumKeys { dest, .. } => (dest as i64, dest as i64, 1),
@@ -573,6 +584,7 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
                     | Keys::Movable
                     | Keys::Sort
                     | Keys::GeoRadius
+                    | Keys::Migrate
             )
             .then(|| Reply::simple("movablekeys")),
         )
@@ -645,6 +657,7 @@ fn key_specs(c: &CommandSpec) -> Vec<Reply> {
     match c.keys {
         Keys::None | Keys::Movable => vec![],
         Keys::Sort | Keys::GeoRadius => vec![spec(index(1), range(0, 1))],
+        Keys::Migrate => vec![spec(index(3), range(0, 1))],
         Keys::Range { first, last, step } => {
             let rel_last = if last < 0 { last } else { last - first };
             vec![spec(index(first), range(rel_last, step))]

@@ -58,6 +58,17 @@ pub static COMMANDS: &[CommandSpec] = &[
         &["keyspace", "dangerous"],
         cmd("restore", -4, WRITE | DENYOOM, KEY1, restore),
     ),
+    // Run by the server (server/src/migrate.rs): it opens a connection to another server.
+    CommandSpec {
+        name: "migrate",
+        arity: -6,
+        flags: WRITE | MAY_REPLICATE,
+        keys: Keys::Migrate,
+        acl: &["keyspace", "dangerous"],
+        group: "generic",
+        exec: Exec::Server,
+        ..BASE
+    },
     CommandSpec {
         name: "object",
         arity: -2,

@@ -35,6 +35,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "reset"
                     | "info"
                     | "debug"
+                    | "migrate"
                     | "tumbler.time"
             ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
                 || (top == "client" && matches!(spec.name, "unblock" | "kill"))
@@ -115,6 +116,7 @@ pub fn server_command(
         "tumbler.cluster" => crate::cluster::control::cluster_command(c, guard, spec, a),
         "function" => function(c, guard, spec, a),
         "slowlog" => crate::slowlog::command(c, spec, a),
+        "migrate" => crate::migrate::command(c, core(guard), a),
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
             spec.full_name()

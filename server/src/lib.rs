@@ -15,6 +15,7 @@ pub mod dispatch;
 pub mod embed;
 pub mod info;
 pub mod metrics;
+pub mod migrate;
 pub mod monitor;
 pub mod multi;
 pub mod net;

@@ -190,7 +190,8 @@ fn entry_argv(argv: &[Bytes]) -> Vec<Bytes> {
 }
 
 /// AUTH and HELLO passwords (as MONITOR hides them), every argument of ACL SETUSER after
-/// its name's position, and the values of CONFIG SET's sensitive parameters.
+/// its name's position, MIGRATE's AUTH/AUTH2 credentials, and the values of CONFIG SET's
+/// sensitive parameters.
 fn redact(argv: &[Bytes]) -> Vec<Bytes> {
     const REDACTED: Bytes = Bytes::from_static(b"(redacted)");
     let mut v = crate::monitor::redact(argv);
@@ -198,6 +199,23 @@ fn redact(argv: &[Bytes]) -> Vec<Bytes> {
     if v[0].eq_ignore_ascii_case(b"acl") && sub(b"setuser") {
         for a in v.iter_mut().skip(2) {
             *a = REDACTED;
+        }
+    } else if v[0].eq_ignore_ascii_case(b"migrate") {
+        let mut j = 6;
+        while j < v.len() {
+            let more = v.len() - 1 - j;
+            if v[j].eq_ignore_ascii_case(b"auth") && more >= 1 {
+                v[j + 1] = REDACTED;
+                j += 1;
+            } else if v[j].eq_ignore_ascii_case(b"auth2") && more >= 2 {
+                v[j + 1] = REDACTED;
+                v[j + 2] = REDACTED;
+                j += 2;
+            } else if !v[j].eq_ignore_ascii_case(b"copy") && !v[j].eq_ignore_ascii_case(b"replace")
+            {
+                break;
+            }
+            j += 1;
         }
     } else if v[0].eq_ignore_ascii_case(b"config") && sub(b"set") {
         let mut j = 2;

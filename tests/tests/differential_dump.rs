@@ -406,3 +406,91 @@ fn debug_digest_digest_value_and_reload() {
     "#,
     );
 }
+
+/// Runs `script` on `src` (with `{DST}` replaced by `dst`'s port) and returns the replies.
+fn run_with_dst(src: &mut Raw, dst: std::net::SocketAddr, script: &str) -> Vec<(String, String)> {
+    script
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let line = l.replace("{DST}", &dst.port().to_string());
+            let reply = src.cmd(&tumbler_tests::split_line(&line));
+            (l.to_string(), String::from_utf8_lossy(&reply).into_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn migrate_moves_copies_and_reports_errors_like_redis() {
+    let (Some(r1), Some(r2)) = (RedisServer::start(), RedisServer::start()) else {
+        return;
+    };
+    let (t1, t2) = (Tumbler::start(), Tumbler::start());
+    // Nothing listens on port 1: connecting fails at once on loopback.
+    let script = r#"
+        SET k v
+        ZADD z 1 a 2.5 b
+        PEXPIRE z 100000
+        RPUSH l a b c
+        MIGRATE 127.0.0.1 {DST} nosuch 0 5000
+        MIGRATE 127.0.0.1 {DST} k 0 5000
+        EXISTS k
+        MIGRATE 127.0.0.1 {DST} "" 3 5000 KEYS z l nosuch
+        EXISTS z l
+        SET k v2
+        MIGRATE 127.0.0.1 {DST} k 0 5000
+        EXISTS k
+        MIGRATE 127.0.0.1 {DST} k 0 5000 COPY REPLACE
+        EXISTS k
+        MIGRATE 127.0.0.1 {DST} k 0 5000 REPLACE
+        EXISTS k
+        SET a 1
+        MIGRATE 127.0.0.1 {DST} a 0 5000 AUTH secret
+        MIGRATE 127.0.0.1 {DST} a 0 5000 AUTH2 user secret
+        EXISTS a
+        MIGRATE 127.0.0.1 1 a 0 200
+        MIGRATE 127.0.0.1 {DST} a 0 5000 AUTH
+        MIGRATE 127.0.0.1 {DST} a 0 5000 AUTH2 x
+        MIGRATE 127.0.0.1 {DST} a 0 5000 FOO
+        MIGRATE 127.0.0.1 {DST} a 0 5000 KEYS a
+        MIGRATE 127.0.0.1 {DST} a x 5000
+        MIGRATE 127.0.0.1 {DST} a 0 x
+        MIGRATE 127.0.0.1 {DST} a 0
+        COMMAND GETKEYS MIGRATE 127.0.0.1 {DST} "" 0 5000 KEYS a b
+        COMMAND GETKEYS MIGRATE 127.0.0.1 {DST} k 0 5000 COPY
+    "#;
+    let check = r#"
+        GET k
+        SELECT 3
+        ZRANGE z 0 -1 WITHSCORES
+        LRANGE l 0 -1
+        EXISTS a
+    "#;
+    let (mut a, mut b) = (t1.raw(), r1.raw());
+    assert_eq!(
+        run_with_dst(&mut a, t2.addr, script),
+        run_with_dst(&mut b, r2.addr, script)
+    );
+    let (mut a, mut b) = (t2.raw(), r2.raw());
+    diff_script(&mut a, &mut b, check);
+    let ttl = a.cmd(&["PTTL", "z"]);
+    let ms: i64 = String::from_utf8_lossy(&ttl[1..ttl.len() - 2])
+        .parse()
+        .unwrap();
+    assert!(
+        (1..=100_000).contains(&ms),
+        "TTL travels with the key: {ms}"
+    );
+    // Across implementations: tumbler to redis-server and back.
+    let (mut t, mut r) = (t1.raw(), r1.raw());
+    t.cmd(&["HSET", "h", "f", "v"]);
+    let to_redis = format!("MIGRATE 127.0.0.1 {} h 0 5000", r1.addr.port());
+    assert_eq!(
+        &t.cmd(&tumbler_tests::split_line(&to_redis))[..],
+        b"+OK\r\n"
+    );
+    let back = format!("MIGRATE 127.0.0.1 {} h 0 5000", t1.addr.port());
+    assert_eq!(&r.cmd(&tumbler_tests::split_line(&back))[..], b"+OK\r\n");
+    assert_eq!(&t.cmd(&["HGET", "h", "f"])[..], b"$1\r\nv\r\n");
+}

@@ -154,6 +154,9 @@ fn secrets_are_redacted() {
         line("AUTH nosuchuser wrong"),
         line("AUTH justapassword"),
         line("CONFIG SET hz 10"),
+        line("MIGRATE 127.0.0.1 1 nosuchkey 9 5000 AUTH pw"),
+        line("MIGRATE 127.0.0.1 1 nosuchkey 9 5000 COPY AUTH2 user pw"),
+        line("MIGRATE 127.0.0.1 1 nosuchkey 9 5000 AUTH"),
     ]);
 }
 
