@@ -195,11 +195,26 @@ impl CommandSpec {
                     .for_each(f);
             }
             Keys::Migrate => {
-                // Redis' migrateGetKeys: with an empty key and a KEYS option, the keys
-                // after the first KEYS; otherwise the key at 3.
-                let keys = (6..argv.len())
-                    .find(|&i| argv[i].eq_ignore_ascii_case(b"keys") && argv[3].is_empty())
-                    .map_or(3..4, |i| i + 1..argv.len());
+                // Redis' migrateGetKeys: the key at 3, or after a KEYS option (skipping
+                // the arguments of AUTH and AUTH2) the rest; none if both are given.
+                let mut keys = 3..4;
+                let mut i = 6;
+                while i < argv.len() {
+                    let a = &argv[i];
+                    if a.eq_ignore_ascii_case(b"keys") {
+                        keys = if argv[3].is_empty() {
+                            i + 1..argv.len()
+                        } else {
+                            0..0
+                        };
+                        break;
+                    } else if a.eq_ignore_ascii_case(b"auth") {
+                        i += 1;
+                    } else if a.eq_ignore_ascii_case(b"auth2") {
+                        i += 2;
+                    }
+                    i += 1;
+                }
                 keys.for_each(f);
             }
             Keys::Range { first, last, step } => {

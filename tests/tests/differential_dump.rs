@@ -459,6 +459,9 @@ fn migrate_moves_copies_and_reports_errors_like_redis() {
         MIGRATE 127.0.0.1 {DST} a 0
         COMMAND GETKEYS MIGRATE 127.0.0.1 {DST} "" 0 5000 KEYS a b
         COMMAND GETKEYS MIGRATE 127.0.0.1 {DST} k 0 5000 COPY
+        COMMAND GETKEYS MIGRATE 127.0.0.1 {DST} "" 0 5000 AUTH KEYS KEYS rw
+        COMMAND GETKEYS MIGRATE 127.0.0.1 {DST} "" 0 5000 AUTH2 USER KEYS KEYS a b
+        COMMAND GETKEYS MIGRATE 127.0.0.1 {DST} "" 0 5000 COPY KEYS a
     "#;
     let check = r#"
         GET k

@@ -555,7 +555,11 @@ fn call_spec(
         crate::cluster::script_call_check(ctx.shared, spec, argv)?;
     }
     // Redis logs commands scripts run (client "?:0"); timed only when every command is logged.
-    let timed = ctx.shared.slowlog.logs_everything().then(std::time::Instant::now);
+    let timed = ctx
+        .shared
+        .slowlog
+        .logs_everything()
+        .then(std::time::Instant::now);
     let reply = match spec.exec {
         Exec::Engine(_) => {
             ctx.cl.resp3 = ctx.resp3;
