@@ -497,3 +497,23 @@ fn migrate_moves_copies_and_reports_errors_like_redis() {
     assert_eq!(&r.cmd(&tumbler_tests::split_line(&back))[..], b"+OK\r\n");
     assert_eq!(&t.cmd(&["HGET", "h", "f"])[..], b"$1\r\nv\r\n");
 }
+
+#[test]
+fn acl_key_permissions_of_migrate_and_sort() {
+    run(r#"
+        ACL SETUSER t on nopass +@all %R~read* %W~write* %RW~rw*
+        ACL DRYRUN t MIGRATE h 1 rw 0 500
+        ACL DRYRUN t MIGRATE h 1 read 0 500
+        ACL DRYRUN t MIGRATE h 1 write 0 500
+        ACL DRYRUN t MIGRATE h 1 "" 0 5000 KEYS rw rw2
+        ACL DRYRUN t MIGRATE h 1 "" 0 5000 KEYS rw read
+        ACL DRYRUN t MIGRATE h 1 "" 0 5000 AUTH KEYS KEYS rw
+        ACL DRYRUN t MIGRATE h 1 "" 0 5000 AUTH KEYS KEYS write
+        ACL DRYRUN t MIGRATE h 1 "" 0 5000 AUTH2 KEYS 123 KEYS read
+        ACL DRYRUN t MIGRATE h 1 "" 0 5000 COPY REPLACE KEYS rw
+        ACL DRYRUN t SORT read STORE write
+        ACL DRYRUN t SORT read STORE read
+        ACL DRYRUN t SORT write STORE write
+        ACL DRYRUN t SORT read
+    "#);
+}
