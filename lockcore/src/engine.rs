@@ -58,6 +58,9 @@ pub struct BlockRequest {
     pub deadline: Option<i64>,
     /// The reply on timeout (a null array for BLPOP, nil for native locks, ...).
     pub timeout_reply: Reply,
+    /// The arguments to re-run the command with when a key becomes ready, if not the
+    /// original ones (XREAD resolves `$` to the stream's last ID at block time).
+    pub argv: Option<Vec<Bytes>>,
 }
 
 #[derive(Debug)]
@@ -85,6 +88,8 @@ pub struct EngineConfig {
     pub lfu: bool,
     pub lfu_log_factor: i64,
     pub lfu_decay_time: i64,
+    pub stream_node_max_entries: usize,
+    pub stream_node_max_bytes: usize,
 }
 
 impl Default for EngineConfig {
@@ -101,6 +106,8 @@ impl Default for EngineConfig {
             lfu: false,
             lfu_log_factor: 10,
             lfu_decay_time: 1,
+            stream_node_max_entries: 100,
+            stream_node_max_bytes: 4096,
         }
     }
 }
@@ -553,7 +560,7 @@ impl Engine {
             id,
             Blocked {
                 cl: stored,
-                argv: argv.to_vec(),
+                argv: req.argv.unwrap_or_else(|| argv.to_vec()),
                 spec,
                 keys: req.keys,
                 deadline: req.deadline,

@@ -31,6 +31,7 @@ pub mod sets;
 pub mod slots;
 pub mod slowlog_cmds;
 pub mod sort;
+pub mod stream_groups;
 pub mod streams;
 pub mod strings;
 pub mod tumbler_cmds;

@@ -330,6 +330,7 @@ impl Shared {
             Ordering::Relaxed,
         );
         core.scripts.plans_off = !cfg.get_bool("lua-native-plans");
+        core.scripts.set_profiler(cfg.get_bool("lua-profiler"));
         let ec = &mut core.engine.config;
         ec.notify =
             lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
@@ -344,6 +345,8 @@ impl Shared {
         ec.lfu = cfg.get("maxmemory-policy").ends_with("-lfu");
         ec.lfu_log_factor = cfg.get_i64("lfu-log-factor");
         ec.lfu_decay_time = cfg.get_i64("lfu-decay-time");
+        ec.stream_node_max_entries = cfg.get_i64("stream-node-max-entries") as usize;
+        ec.stream_node_max_bytes = cfg.get_i64("stream-node-max-bytes") as usize;
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.
