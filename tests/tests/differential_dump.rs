@@ -368,7 +368,14 @@ fn restore_builds_the_encoding_redis_builds() {
 #[test]
 fn debug_digest_digest_value_and_reload() {
     // Redis needs `enable-debug-command`; the same commands then give the same digests.
-    let Some(redis) = RedisServer::start_with(&["--enable-debug-command", "yes"]) else {
+    // Its DEBUG RELOAD writes dump.rdb, which every later redis-server started in the same
+    // directory would load: it gets a directory of its own.
+    let dir = std::env::temp_dir().join(format!("tumbler-debug-reload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_arg = dir.to_str().unwrap().to_string();
+    let Some(redis) =
+        RedisServer::start_with(&["--enable-debug-command", "yes", "--dir", &dir_arg])
+    else {
         return;
     };
     let t = Tumbler::start();
@@ -405,6 +412,8 @@ fn debug_digest_digest_value_and_reload() {
         DEBUG DIGEST
     "#,
     );
+    drop(redis);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Runs `script` on `src` (with `{DST}` replaced by `dst`'s port) and returns the replies.
