@@ -251,9 +251,14 @@ impl CommandSpec {
                     return;
                 };
                 let first = numkeys_at + 1;
-                (0..nk.clamp(0, n as i64) as i32)
-                    .map(|i| first + i * step.max(1))
-                    .take_while(|&i| i < n)
+                // More keys than arguments: Redis' key spec is invalid and names no key
+                // (the command then fails on its own; ACL DRYRUN says OK).
+                let step = step.max(1) as i64;
+                if nk > 0 && first as i64 + (nk - 1) * step >= n as i64 {
+                    return;
+                }
+                (0..nk.clamp(0, n as i64))
+                    .map(|i| first as i64 + i * step)
                     .for_each(|i| f(i as usize));
             }
             Keys::DestNumKeys { dest, numkeys_at } => {

@@ -524,5 +524,9 @@ fn acl_key_permissions_of_migrate_and_sort() {
         ACL DRYRUN t SORT read STORE read
         ACL DRYRUN t SORT write STORE write
         ACL DRYRUN t SORT read
+        ACL DRYRUN t EVAL "" 1 read
+        ACL DRYRUN t EVAL "" 0 read
+        ACL DRYRUN t EVAL "" 3 rw read
+        ACL DRYRUN t EVAL "" -1 read
     "#);
 }
