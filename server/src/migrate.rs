@@ -171,11 +171,11 @@ pub fn command(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             .into_iter()
             .find(|l| l.starts_with('-'));
         match failed {
-            Some(err) => {
-                if error_from_target.is_none() {
-                    error_from_target = Some(err[1..].trim_end().to_string());
-                }
+            // The first error is the one reported.
+            Some(err) if error_from_target.is_none() => {
+                error_from_target = Some(err[1..].trim_end().to_string());
             }
+            Some(_) => {}
             None if !copy => {
                 core.engine.dbs[db].remove(k);
                 core.engine
