@@ -109,7 +109,8 @@ bash scripts/redis-tcl-suite.sh --port "$port" --units "$units" --baseline tests
 kill $pid 2>/dev/null || true
 
 # --- ACL and auth units in spawn mode (issue 12): the suite starts its own servers from its
-# config files, with the tumbler binary as src/redis-server. About 10 s in total.
+# config files, with the tumbler binary as src/redis-server. About 35 s in total (unit/dump
+# waits 15 s for MIGRATE's connection cache to expire).
 log "Redis 7.0 Tcl units in spawn mode (ratchet: tests/tcl/tumbler-spawn.baseline)"
 spawn_units=$(grep -v '^#' tests/tcl/tumbler-spawn.baseline | awk 'NF == 2 {print $1}' | tr '\n' ' ')
 timeout 600 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$spawn_units" \

@@ -89,6 +89,8 @@ pub enum Keys {
     /// GEORADIUS[BYMEMBER]: the key at 1, and the arguments after the first STORE and the
     /// first STOREDIST from argument 6 on (Redis 7.0's keyword key specs).
     GeoRadius,
+    /// MIGRATE: the key at 3, or with an empty key there, the arguments after `KEYS`.
+    Migrate,
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> Reply;
@@ -211,6 +213,29 @@ impl CommandSpec {
                     .chain(after(b"storedist"))
                     .for_each(f);
             }
+            Keys::Migrate => {
+                // Redis' migrateGetKeys: the key at 3, or after a KEYS option (skipping
+                // the arguments of AUTH and AUTH2) the rest; none if both are given.
+                let mut keys = 3..4;
+                let mut i = 6;
+                while i < argv.len() {
+                    let a = &argv[i];
+                    if a.eq_ignore_ascii_case(b"keys") {
+                        keys = if argv[3].is_empty() {
+                            i + 1..argv.len()
+                        } else {
+                            0..0
+                        };
+                        break;
+                    } else if a.eq_ignore_ascii_case(b"auth") {
+                        i += 1;
+                    } else if a.eq_ignore_ascii_case(b"auth2") {
+                        i += 2;
+                    }
+                    i += 1;
+                }
+                keys.for_each(f);
+            }
             Keys::Range { first, last, step } => {
                 let last = if last < 0 { n + last } else { last.min(n - 1) };
                 (first..=last)
@@ -226,9 +251,14 @@ impl CommandSpec {
                     return;
                 };
                 let first = numkeys_at + 1;
-                (0..nk.clamp(0, n as i64) as i32)
-                    .map(|i| first + i * step.max(1))
-                    .take_while(|&i| i < n)
+                // More keys than arguments: Redis' key spec is invalid and names no key
+                // (the command then fails on its own; ACL DRYRUN says OK).
+                let step = step.max(1) as i64;
+                if nk > 0 && first as i64 + (nk - 1) * step >= n as i64 {
+                    return;
+                }
+                (0..nk.clamp(0, n as i64))
+                    .map(|i| first as i64 + i * step)
                     .for_each(|i| f(i as usize));
             }
             Keys::DestNumKeys { dest, numkeys_at } => {
@@ -251,6 +281,7 @@ impl CommandSpec {
         match self.keys {
             Keys::None => (0, 0, 0),
             Keys::Sort | Keys::GeoRadius => (1, 1, 1),
+            Keys::Migrate => (3, 3, 1),
             Keys::Range { first, last, step } => (first as i64, last as i64, step as i64),
             Keys::NumKeys { .. } | Keys::Movable => (0, 0, 0),
             Keys::DestNumKeys { dest, .. } => (dest as i64, dest as i64, 1),
@@ -506,6 +537,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::tumbler_cmds::COMMANDS,
         crate::lockdep::COMMANDS,
         crate::cluster_cmds::COMMANDS,
+        crate::slowlog_cmds::COMMANDS,
     ]
     .into_iter()
     .flatten()
@@ -593,6 +625,7 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
                     | Keys::Movable
                     | Keys::Sort
                     | Keys::GeoRadius
+                    | Keys::Migrate
             )
             .then(|| Reply::simple("movablekeys")),
         )
@@ -701,6 +734,7 @@ fn key_specs(c: &CommandSpec) -> Vec<Reply> {
             ])]
         }
         Keys::Sort | Keys::GeoRadius => vec![spec(index(1), range(0, 1))],
+        Keys::Migrate => vec![spec(index(3), range(0, 1))],
         Keys::Range { first, last, step } => {
             let rel_last = if last < 0 { last } else { last - first };
             vec![spec(index(first), range(rel_last, step))]

@@ -86,6 +86,10 @@ pub struct EngineConfig {
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
     pub hll_sparse_max_bytes: usize,
+    /// `maxmemory-policy` is an LFU one: accesses update the LFU counter (crate::lfu).
+    pub lfu: bool,
+    pub lfu_log_factor: i64,
+    pub lfu_decay_time: i64,
     pub stream_node_max_entries: usize,
     pub stream_node_max_bytes: usize,
 }
@@ -101,6 +105,9 @@ impl Default for EngineConfig {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             hll_sparse_max_bytes: 3000,
+            lfu: false,
+            lfu_log_factor: 10,
+            lfu_decay_time: 1,
             stream_node_max_entries: 100,
             stream_node_max_bytes: 4096,
         }
@@ -278,7 +285,12 @@ impl Engine {
             Probe::Live(e) => {
                 self.stats.keyspace_hits += 1;
                 if touch {
-                    e.lru_ms = now;
+                    e.lru_ms = if self.config.lfu {
+                        let c = &self.config;
+                        crate::lfu::touched(e.lru_ms, now, c.lfu_log_factor, c.lfu_decay_time)
+                    } else {
+                        now
+                    };
                 }
                 e
             }

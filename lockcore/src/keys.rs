@@ -58,6 +58,17 @@ pub static COMMANDS: &[CommandSpec] = &[
         &["keyspace", "dangerous"],
         cmd("restore", -4, WRITE | DENYOOM, KEY1, restore),
     ),
+    // Run by the server (server/src/migrate.rs): it opens a connection to another server.
+    CommandSpec {
+        name: "migrate",
+        arity: -6,
+        flags: WRITE | MAY_REPLICATE,
+        keys: Keys::Migrate,
+        acl: &["keyspace", "dangerous"],
+        group: "generic",
+        exec: Exec::Server,
+        ..BASE
+    },
     CommandSpec {
         name: "object",
         arity: -2,
@@ -526,15 +537,19 @@ fn object_refcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn object_idletime(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let now = ctx.now();
+    let lfu = ctx.eng.config.lfu;
     match object_entry(ctx, &a[2]) {
+        Some(_) if lfu => Reply::err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."),
         Some(e) => Reply::Int((now - e.lru_ms).max(0) / 1000),
         None => Reply::Null,
     }
 }
 
 fn object_freq(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
+    let (lfu, decay) = (ctx.eng.config.lfu, ctx.eng.config.lfu_decay_time);
     match object_entry(ctx, &a[2]) {
-        // Tumbler tracks no access frequencies: there is no LFU eviction policy.
+        Some(e) if lfu => Reply::Int(crate::lfu::decayed(e.lru_ms, now, decay) as i64),
         Some(_) => Reply::err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."),
         None => Reply::Null,
     }
@@ -562,9 +577,10 @@ fn object_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
 }
 
 fn dump(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let fill = ctx.eng.config.list_max_listpack_size;
     match ctx.read(&a[1]) {
         None => Reply::Null,
-        Some(e) => match crate::rdb::dump(&e.value) {
+        Some(e) => match crate::rdb::dump(&e.value, fill) {
             Some(p) => Reply::Bulk(Bytes::from(p)),
             None => Reply::err("ERR DUMP of this type is not supported by tumbler"),
         },
@@ -619,11 +635,8 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if !crate::rdb::verify(&a[3]) {
         return Reply::err("ERR DUMP payload version or checksum are wrong");
     }
-    let (me, mv) = (
-        ctx.eng.config.hash_max_listpack_entries,
-        ctx.eng.config.hash_max_listpack_value,
-    );
-    let Some(value) = crate::rdb::load(&a[3]).and_then(|l| crate::rdb::to_value(l, me, mv)) else {
+    let cfg = &ctx.eng.config;
+    let Some(value) = crate::rdb::load(&a[3]).and_then(|l| crate::rdb::to_value(l, cfg)) else {
         return Reply::err("ERR Bad data format");
     };
     let db = ctx.dbi();
@@ -642,9 +655,13 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let expire = (ttl != 0).then_some(ttl);
     ctx.note_new_key(key);
     ctx.eng.dbs[db].insert(key.clone(), value, expire, now);
-    if let Some(i) = idle {
-        if let Some(e) = ctx.eng.dbs[db].get_mut(key) {
-            e.lru_ms = now - i.saturating_mul(1000);
+    // As Redis' objectSetLRUOrLFU: FREQ counts under an LFU policy, IDLETIME otherwise.
+    let lfu = ctx.eng.config.lfu;
+    if let Some(e) = ctx.eng.dbs[db].get_mut(key) {
+        match (lfu, idle, freq) {
+            (false, Some(i), _) => e.lru_ms = now - i.saturating_mul(1000),
+            (true, _, Some(f)) => e.lru_ms = crate::lfu::encode(now, f as u8),
+            _ => {}
         }
     }
     if expire.is_some() {

@@ -2,10 +2,12 @@
 //! (2 bytes, little endian) and a CRC-64 (Jones polynomial, as Redis' `crc64`) of all that
 //! precedes it.
 //!
-//! Tumbler writes the plain RDB object types (string, list, set, hash), which redis-server
-//! 7.0 loads, and reads those plus the compact forms redis-server 7.0 writes for small
-//! values (int-encoded and LZF strings, intset, listpack hash, quicklist of listpacks), so
-//! a payload DUMPed by redis-server RESTOREs here. Sorted sets are not serialized.
+//! Tumbler writes what redis-server 7.0 writes for the same encoding: strings (integer and
+//! LZF forms), lists as quicklists of listpacks split as Redis splits a tail-pushed list,
+//! intsets, listpack hashes and sorted sets, skiplist sorted sets; so those payloads are
+//! byte for byte redis-server's (tests/tests/differential_dump.rs). Hashtable sets and
+//! hashes are written in Tumbler's order. It reads all of those plus the plain list type.
+//! Streams and Tumbler's lock types are not serialized.
 
 use bytes::Bytes;
 use std::collections::VecDeque;
@@ -19,8 +21,10 @@ const T_STRING: u8 = 0;
 const T_LIST: u8 = 1;
 const T_SET: u8 = 2;
 const T_HASH: u8 = 4;
+const T_ZSET_2: u8 = 5;
 const T_SET_INTSET: u8 = 11;
 const T_HASH_LISTPACK: u8 = 16;
+const T_ZSET_LISTPACK: u8 = 17;
 const T_LIST_QUICKLIST_2: u8 = 18;
 
 /// CRC-64/Jones as Redis computes it (reflected, init 0, no final xor).
@@ -54,10 +58,22 @@ fn put_len(out: &mut Vec<u8>, len: usize) {
     }
 }
 
-/// A string, int-encoded when Redis would (short decimal integers that round-trip).
+/// `s` as an integer if it is one in canonical form (what `string2ll` accepts and
+/// `ll2string` prints back the same: no sign on zero, no leading zeros or '+').
+fn canonical_int(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let n = crate::num::parse_i64(s)?;
+    (itoa::Buffer::new().format(n).as_bytes() == s).then_some(n)
+}
+
+/// A string as Redis' `rdbSaveRawString` writes it: a short integer that round-trips as
+/// an 8/16/32-bit integer, more than 20 bytes LZF-compressed when that saves at least 4
+/// bytes (Redis' default `rdbcompression yes`), otherwise length and bytes.
 fn put_string(out: &mut Vec<u8>, s: &[u8]) {
     if s.len() <= 11 {
-        if let Some(n) = crate::num::parse_i64(s) {
+        if let Some(n) = canonical_int(s) {
             if let Ok(v) = i8::try_from(n) {
                 out.push(0xc0);
                 out.push(v as u8);
@@ -73,12 +89,327 @@ fn put_string(out: &mut Vec<u8>, s: &[u8]) {
             }
         }
     }
+    if s.len() > 20 {
+        if let Some(c) = lzf_compress(s, s.len() - 4) {
+            out.push(0xc3);
+            put_len(out, c.len());
+            put_len(out, s.len());
+            out.extend_from_slice(&c);
+            return;
+        }
+    }
     put_len(out, s.len());
     out.extend_from_slice(s);
 }
 
-/// The DUMP payload of `v`, or `None` for a type Tumbler does not serialize.
-pub fn dump(v: &Value) -> Option<Vec<u8>> {
+/// LZF as Redis' bundled liblzf compresses (HLOG 16, VERY_FAST), so compressed strings
+/// come out byte for byte as redis-server writes them; `None` if the result would not fit
+/// in `out_len` bytes. (Redis leaves the hash table uninitialised, so in theory a stale
+/// slot can add a match this version, which starts from an empty table, does not find.)
+pub fn lzf_compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    const HLOG: u32 = 16;
+    const HSIZE: usize = 1 << HLOG;
+    const MAX_LIT: usize = 1 << 5;
+    const MAX_OFF: usize = 1 << 13;
+    const MAX_REF: usize = (1 << 8) + (1 << 3);
+    let in_len = input.len();
+    if in_len == 0 || out_len == 0 {
+        return None;
+    }
+    let frst = |p: usize| ((input[p] as u32) << 8) | input[p + 1] as u32;
+    let next = |v: u32, p: usize| (v << 8) | input[p + 2] as u32;
+    let idx = |h: u32| ((h >> (24 - HLOG)).wrapping_sub(h.wrapping_mul(5)) as usize) & (HSIZE - 1);
+    // Positions + 1 (0 = empty slot).
+    let mut htab = vec![0usize; HSIZE];
+    let mut out = vec![0u8; out_len];
+    let mut ip = 0usize;
+    let mut op = 1usize; // start run
+    let mut lit = 0usize;
+    let mut hval = if in_len >= 2 { frst(0) } else { 0 };
+    while in_len >= 3 && ip < in_len - 2 {
+        hval = next(hval, ip);
+        let slot = idx(hval);
+        let r = htab[slot];
+        htab[slot] = ip + 1;
+        let matched = r != 0 && {
+            let rf = r - 1;
+            rf < ip
+                && ip - rf - 1 < MAX_OFF
+                && rf > 0
+                && input[rf + 2] == input[ip + 2]
+                && input[rf] == input[ip]
+                && input[rf + 1] == input[ip + 1]
+        };
+        if matched {
+            let rf = r - 1;
+            let off = ip - rf - 1;
+            let mut len = 2usize;
+            let maxlen = (in_len - ip - len).min(MAX_REF);
+            if op + 3 + 1 >= out_len && op - (lit == 0) as usize + 3 + 1 >= out_len {
+                return None;
+            }
+            out[op - lit - 1] = (lit as u8).wrapping_sub(1);
+            op -= (lit == 0) as usize;
+            let mut broke = false;
+            if maxlen > 16 {
+                for _ in 0..16 {
+                    len += 1;
+                    if input[rf + len] != input[ip + len] {
+                        broke = true;
+                        break;
+                    }
+                }
+            }
+            if !broke {
+                loop {
+                    len += 1;
+                    if !(len < maxlen && input[rf + len] == input[ip + len]) {
+                        break;
+                    }
+                }
+            }
+            len -= 2;
+            ip += 1;
+            if len < 7 {
+                out[op] = ((off >> 8) + (len << 5)) as u8;
+                op += 1;
+            } else {
+                out[op] = ((off >> 8) + (7 << 5)) as u8;
+                out[op + 1] = (len - 7) as u8;
+                op += 2;
+            }
+            out[op] = off as u8;
+            op += 1;
+            lit = 0;
+            op += 1; // start run
+            ip += len + 1;
+            if ip >= in_len - 2 {
+                break;
+            }
+            ip -= 2;
+            hval = frst(ip);
+            hval = next(hval, ip);
+            htab[idx(hval)] = ip + 1;
+            ip += 1;
+            hval = next(hval, ip);
+            htab[idx(hval)] = ip + 1;
+            ip += 1;
+        } else {
+            if op >= out_len {
+                return None;
+            }
+            lit += 1;
+            out[op] = input[ip];
+            op += 1;
+            ip += 1;
+            if lit == MAX_LIT {
+                out[op - lit - 1] = (lit - 1) as u8;
+                lit = 0;
+                op += 1;
+            }
+        }
+    }
+    if op + 3 > out_len {
+        return None;
+    }
+    while ip < in_len {
+        lit += 1;
+        out[op] = input[ip];
+        op += 1;
+        ip += 1;
+        if lit == MAX_LIT {
+            out[op - lit - 1] = (lit - 1) as u8;
+            lit = 0;
+            op += 1;
+        }
+    }
+    out[op - lit - 1] = (lit as u8).wrapping_sub(1);
+    op -= (lit == 0) as usize;
+    out.truncate(op);
+    Some(out)
+}
+
+/// Redis' listpack: total bytes (u32 LE), entry count (u16 LE, saturating), the entries
+/// (integers in the smallest of Redis' integer encodings, strings with a 6/12/32-bit
+/// length), each followed by its back-length, and 0xFF.
+struct Listpack {
+    buf: Vec<u8>,
+    count: usize,
+}
+
+impl Listpack {
+    fn new() -> Listpack {
+        Listpack {
+            buf: vec![0; 6],
+            count: 0,
+        }
+    }
+
+    fn push(&mut self, s: &[u8]) {
+        match canonical_int(s) {
+            Some(n) => self.push_int(n),
+            None => self.push_str(s),
+        }
+    }
+
+    fn push_int(&mut self, v: i64) {
+        let start = self.buf.len();
+        let b = &mut self.buf;
+        if (0..=127).contains(&v) {
+            b.push(v as u8);
+        } else if (-4096..=4095).contains(&v) {
+            let u = if v < 0 { (1 << 13) + v } else { v } as u16;
+            b.push(((u >> 8) as u8) | 0xc0);
+            b.push(u as u8);
+        } else if (-32768..=32767).contains(&v) {
+            b.push(0xf1);
+            b.extend_from_slice(&(v as i16).to_le_bytes());
+        } else if (-8_388_608..=8_388_607).contains(&v) {
+            b.push(0xf2);
+            b.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
+        } else if let Ok(x) = i32::try_from(v) {
+            b.push(0xf3);
+            b.extend_from_slice(&x.to_le_bytes());
+        } else {
+            b.push(0xf4);
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        self.end_entry(start);
+    }
+
+    fn push_str(&mut self, s: &[u8]) {
+        let start = self.buf.len();
+        let b = &mut self.buf;
+        let n = s.len();
+        if n < 64 {
+            b.push(0x80 | n as u8);
+        } else if n < 4096 {
+            b.push(0xe0 | (n >> 8) as u8);
+            b.push(n as u8);
+        } else {
+            b.push(0xf0);
+            b.extend_from_slice(&(n as u32).to_le_bytes());
+        }
+        b.extend_from_slice(s);
+        self.end_entry(start);
+    }
+
+    /// Appends the back-length of the entry that started at `start`.
+    fn end_entry(&mut self, start: usize) {
+        let l = (self.buf.len() - start) as u64;
+        let b = &mut self.buf;
+        if l <= 127 {
+            b.push(l as u8);
+        } else if l < 16383 {
+            b.extend_from_slice(&[(l >> 7) as u8, (l & 127) as u8 | 128]);
+        } else if l < 2_097_151 {
+            b.extend_from_slice(&[
+                (l >> 14) as u8,
+                ((l >> 7) & 127) as u8 | 128,
+                (l & 127) as u8 | 128,
+            ]);
+        } else if l < 268_435_455 {
+            b.extend_from_slice(&[
+                (l >> 21) as u8,
+                ((l >> 14) & 127) as u8 | 128,
+                ((l >> 7) & 127) as u8 | 128,
+                (l & 127) as u8 | 128,
+            ]);
+        } else {
+            b.extend_from_slice(&[
+                (l >> 28) as u8,
+                ((l >> 21) & 127) as u8 | 128,
+                ((l >> 14) & 127) as u8 | 128,
+                ((l >> 7) & 127) as u8 | 128,
+                (l & 127) as u8 | 128,
+            ]);
+        }
+        self.count += 1;
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.buf.push(0xff);
+        let total = self.buf.len() as u32;
+        self.buf[0..4].copy_from_slice(&total.to_le_bytes());
+        let count = self.count.min(65535) as u16;
+        self.buf[4..6].copy_from_slice(&count.to_le_bytes());
+        self.buf
+    }
+}
+
+/// A zset score as Redis puts it in a listpack: an integer when the double is one
+/// (`double2ll`), otherwise `d2string`'s text.
+fn push_score(lp: &mut Listpack, score: f64) {
+    const HALF: f64 = (i64::MAX / 2) as f64;
+    if (-HALF..=HALF).contains(&score) && score == (score as i64) as f64 {
+        lp.push_int(score as i64);
+    } else if score.is_nan() {
+        lp.push_str(b"nan");
+    } else {
+        lp.push(crate::num::fmt_double_17g(score).as_bytes());
+    }
+}
+
+/// Redis' quicklist node split for a list built by pushing at the tail: a node takes
+/// another element while its listpack plus the element plus 8 stays within the
+/// `list-max-listpack-size` limit (a byte size when negative, else a count with an 8 KiB
+/// safety limit).
+fn quicklist_nodes<'a>(items: impl Iterator<Item = &'a Bytes>, fill: i64) -> Vec<Vec<u8>> {
+    const LEVELS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
+    let mut nodes = Vec::new();
+    let mut cur: Option<Listpack> = None;
+    for it in items {
+        let fits = cur.as_ref().is_some_and(|lp| {
+            let new_sz = lp.buf.len() + 1 + it.len() + 8;
+            if fill < 0 {
+                let level = ((-fill) - 1) as usize;
+                level < LEVELS.len() && new_sz <= LEVELS[level]
+                    || new_sz <= 8192 && (lp.count as i64) < fill
+            } else {
+                new_sz <= 8192 && (lp.count as i64) < fill
+            }
+        });
+        if !fits {
+            if let Some(lp) = cur.take() {
+                nodes.push(lp.finish());
+            }
+            cur = Some(Listpack::new());
+        }
+        cur.as_mut().unwrap().push(it);
+    }
+    if let Some(lp) = cur {
+        nodes.push(lp.finish());
+    }
+    nodes
+}
+
+/// An intset: encoding width (2, 4 or 8, the smallest that holds every member), count,
+/// and the members in ascending order, little endian.
+fn intset(members: &[i64]) -> Vec<u8> {
+    let mut v = members.to_vec();
+    v.sort_unstable();
+    let width = if v.iter().all(|&x| i16::try_from(x).is_ok()) {
+        2
+    } else if v.iter().all(|&x| i32::try_from(x).is_ok()) {
+        4
+    } else {
+        8
+    };
+    let mut out = Vec::with_capacity(8 + width * v.len());
+    out.extend_from_slice(&(width as u32).to_le_bytes());
+    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes()[..width]);
+    }
+    out
+}
+
+/// The DUMP payload of `v`, or `None` for a type Tumbler does not serialize. Each type is
+/// written in the RDB type redis-server 7.0 uses for the encoding OBJECT ENCODING reports
+/// (listpack hashes and sorted sets, intsets, quicklists of listpacks), so for those the
+/// payload is byte for byte what redis-server writes; hashtable sets and hashes come out
+/// in Tumbler's order, which Redis' loader accepts. `list_fill` is `list-max-listpack-size`.
+pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     match v {
         Value::Str(s) => {
@@ -86,18 +417,47 @@ pub fn dump(v: &Value) -> Option<Vec<u8>> {
             put_string(&mut out, s);
         }
         Value::List(l) => {
-            out.push(T_LIST);
-            put_len(&mut out, l.len());
-            for e in l.iter() {
-                put_string(&mut out, e);
+            out.push(T_LIST_QUICKLIST_2);
+            let nodes = quicklist_nodes(l.iter(), list_fill);
+            put_len(&mut out, nodes.len());
+            for n in nodes {
+                put_len(&mut out, 2); // QUICKLIST_NODE_CONTAINER_PACKED
+                put_string(&mut out, &n);
+            }
+        }
+        Value::Set(s) if s.intset => {
+            let ints: Option<Vec<i64>> = s.members.iter().map(|m| canonical_int(m)).collect();
+            match ints {
+                Some(ints) => {
+                    out.push(T_SET_INTSET);
+                    put_string(&mut out, &intset(&ints));
+                }
+                None => {
+                    return dump(
+                        &Value::Set(Box::new(SetValue {
+                            intset: false,
+                            ..(**s).clone()
+                        })),
+                        list_fill,
+                    )
+                }
             }
         }
         Value::Set(s) => {
             out.push(T_SET);
             put_len(&mut out, s.members.len());
-            for m in s.ordered() {
-                put_string(&mut out, &m);
+            for m in s.members.iter() {
+                put_string(&mut out, m);
             }
+        }
+        Value::Hash(h) if !h.is_table() => {
+            out.push(T_HASH_LISTPACK);
+            let mut lp = Listpack::new();
+            for (f, v) in h.iter() {
+                lp.push(f);
+                lp.push(v);
+            }
+            put_string(&mut out, &lp.finish());
         }
         Value::Hash(h) => {
             out.push(T_HASH);
@@ -107,8 +467,26 @@ pub fn dump(v: &Value) -> Option<Vec<u8>> {
                 put_string(&mut out, v);
             }
         }
-        // Sorted sets, streams and Tumbler's own types (locks) are not serialized.
-        Value::ZSet(_) | Value::Stream(_) | Value::Lock(_) => return None,
+        Value::ZSet(z) if !z.big => {
+            out.push(T_ZSET_LISTPACK);
+            let mut lp = Listpack::new();
+            for (m, score) in z.range(0, z.len()) {
+                lp.push(&m);
+                push_score(&mut lp, score);
+            }
+            put_string(&mut out, &lp.finish());
+        }
+        Value::ZSet(z) => {
+            // Redis writes a skiplist from its tail, so that loading inserts at the head.
+            out.push(T_ZSET_2);
+            put_len(&mut out, z.len());
+            for (m, score) in z.range(0, z.len()).into_iter().rev() {
+                put_string(&mut out, &m);
+                out.extend_from_slice(&score.to_le_bytes());
+            }
+        }
+        // Streams and Tumbler's own types (locks) are not serialized.
+        Value::Stream(_) | Value::Lock(_) => return None,
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(0, &out);
@@ -116,7 +494,7 @@ pub fn dump(v: &Value) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Checks the footer: a known RDB version and a matching CRC (0 means "not computed").
+/// Checks the footer as Redis' `verifyDumpPayload`: a known RDB version and a matching CRC.
 pub fn verify(p: &[u8]) -> bool {
     if p.len() < 10 {
         return false;
@@ -127,7 +505,7 @@ pub fn verify(p: &[u8]) -> bool {
         return false;
     }
     let crc = u64::from_le_bytes(p[n - 8..].try_into().unwrap());
-    crc == 0 || crc == crc64(0, &p[..n - 8])
+    crc == crc64(0, &p[..n - 8])
 }
 
 /// What RESTORE builds from a payload, before encodings are chosen.
@@ -136,6 +514,7 @@ pub enum Loaded {
     List(VecDeque<Bytes>),
     Set(Vec<Bytes>),
     Hash(Vec<(Bytes, Bytes)>),
+    ZSet(Vec<(Bytes, f64)>),
 }
 
 struct Reader<'a> {
@@ -345,6 +724,31 @@ pub fn load(p: &[u8]) -> Option<Loaded> {
             }
             Loaded::Hash(e.chunks(2).map(|c| (c[0].clone(), c[1].clone())).collect())
         }
+        T_ZSET_2 => {
+            let n = r.len()?;
+            let mut v = Vec::new();
+            for _ in 0..n {
+                let m = r.string()?;
+                let d = f64::from_le_bytes(r.take(8)?.try_into().ok()?);
+                if d.is_nan() {
+                    return None;
+                }
+                v.push((m, d));
+            }
+            Loaded::ZSet(v)
+        }
+        T_ZSET_LISTPACK => {
+            let e = listpack_entries(&r.string()?)?;
+            if e.len() % 2 != 0 {
+                return None;
+            }
+            let mut v = Vec::new();
+            for c in e.chunks(2) {
+                let d = crate::num::parse_f64(&c[1])?;
+                v.push((c[0].clone(), d));
+            }
+            Loaded::ZSet(v)
+        }
         T_LIST_QUICKLIST_2 => {
             let nodes = r.len()?;
             let mut l = VecDeque::new();
@@ -365,7 +769,9 @@ pub fn load(p: &[u8]) -> Option<Loaded> {
 }
 
 /// Builds the stored value, choosing encodings with the current limits as Redis does.
-pub fn to_value(l: Loaded, hash_max_entries: usize, hash_max_value: usize) -> Option<Value> {
+pub fn to_value(l: Loaded, cfg: &crate::engine::EngineConfig) -> Option<Value> {
+    let (hash_max_entries, hash_max_value) =
+        (cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value);
     Some(match l {
         Loaded::Str(s) => Value::Str(s),
         Loaded::List(l) => Value::List(Box::new(l)),
@@ -399,6 +805,18 @@ pub fn to_value(l: Loaded, hash_max_entries: usize, hash_max_value: usize) -> Op
             }
             Value::Hash(h)
         }
+        Loaded::ZSet(v) => {
+            let mut z = crate::zset::ZSet::default();
+            z.big = v.len() > cfg.zset_max_listpack_entries
+                || v.iter().any(|(m, _)| m.len() > cfg.zset_max_listpack_value);
+            for (m, d) in v {
+                // A duplicate member means a corrupt payload.
+                if z.insert(m, d).is_some() {
+                    return None;
+                }
+            }
+            Value::ZSet(Box::new(z))
+        }
     })
 }
 
@@ -416,7 +834,7 @@ mod tests {
         let mut h = HashValue::default();
         h.set(&Bytes::from("f"), &Bytes::from("x".repeat(20000)), 512, 64);
         h.set(&Bytes::from("n"), &Bytes::from("-70000"), 512, 64);
-        let p = dump(&Value::Hash(h)).unwrap();
+        let p = dump(&Value::Hash(h), -2).unwrap();
         assert!(verify(&p));
         let Some(Loaded::Hash(v)) = load(&p) else {
             panic!("not a hash")
@@ -426,6 +844,34 @@ mod tests {
         let mut bad = p.clone();
         bad[3] ^= 1;
         assert!(!verify(&bad));
+    }
+
+    #[test]
+    fn lzf_compress_round_trips() {
+        let mut x = 1u64;
+        for len in [21usize, 64, 1000, 70_000] {
+            let data: Vec<u8> = (0..len)
+                .map(|i| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    if i % 7 < 4 {
+                        b'a' + (i % 3) as u8
+                    } else {
+                        (x >> 60) as u8
+                    }
+                })
+                .collect();
+            match lzf_compress(&data, data.len() - 4) {
+                Some(c) => assert_eq!(lzf_decompress(&c, data.len()).unwrap(), data),
+                None => assert!(len < 1000, "{len} bytes with long runs did not compress"),
+            }
+        }
+        // Incompressible input does not fit in len - 4.
+        let noise: Vec<u8> = (0..100u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        assert!(lzf_compress(&noise, 96).is_none());
     }
 
     #[test]

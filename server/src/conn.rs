@@ -81,6 +81,8 @@ pub struct Conn {
     pub blocked_cmd: Option<&'static CommandSpec>,
     /// How long the blocked command's first run took (its commandstats finish on wake-up).
     pub blocked_took: std::time::Duration,
+    /// The arguments of a blocked command the slow log will record once it is served.
+    pub slow_blocked_argv: Option<Vec<Bytes>>,
     /// EXEC is running the queued commands.
     pub in_exec: bool,
     /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
@@ -157,6 +159,7 @@ pub async fn serve_node<S: Stream>(
         monitor: false,
         blocked_cmd: None,
         blocked_took: std::time::Duration::ZERO,
+        slow_blocked_argv: None,
         in_exec: false,
         out_push_cost: 0,
         cluster: crate::cluster::ConnState {
@@ -401,7 +404,13 @@ impl Conn {
                 self.shared
                     .cmdstats
                     .record_unblocked(spec, self.blocked_took, &r);
+                if let Some(argv) = self.slow_blocked_argv.take() {
+                    if self.shared.slowlog.over(std::time::Duration::ZERO) {
+                        crate::slowlog::record(self, spec, &argv, std::time::Duration::ZERO);
+                    }
+                }
             }
+            self.slow_blocked_argv = None;
             self.cl.blocked = false;
             self.reply(r);
         }
@@ -704,6 +713,9 @@ impl Conn {
         if self.cl.blocked {
             self.flow = Flow::Blocked;
             self.blocked_cmd = Some(spec);
+            if self.shared.slowlog.over(std::time::Duration::ZERO) {
+                self.slow_blocked_argv = Some(argv.clone());
+            }
             // Release the lock before waiting: the wake-up comes from another client.
             *guard = None;
             return;
@@ -757,15 +769,18 @@ impl Conn {
                 crate::dispatch::server_command(self, guard, spec, argv)
             }
         };
+        let took = started.elapsed();
         // A command that blocked counts its call now and its outcome when it is answered
         // (`wake`), as Redis does; inside EXEC or a script it has answered already.
         if self.cl.blocked && !self.cl.deny_blocking {
-            self.blocked_took = started.elapsed();
-            self.shared.cmdstats.record_blocked(spec, self.blocked_took);
+            self.blocked_took = took;
+            self.shared.cmdstats.record_blocked(spec, took);
         } else {
-            self.shared
-                .cmdstats
-                .record_reply(spec, started.elapsed(), &reply);
+            self.shared.cmdstats.record_reply(spec, took, &reply);
+        }
+        // A blocked command is logged when it is served (`wake`), as in Redis.
+        if self.shared.slowlog.over(took) && !self.cl.blocked {
+            crate::slowlog::record(self, spec, argv, took);
         }
         reply
     }

@@ -35,6 +35,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "reset"
                     | "info"
                     | "debug"
+                    | "migrate"
                     | "tumbler.time"
                     | "tumbler.profile"
             ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
@@ -120,6 +121,8 @@ pub fn server_command(
             let slowlog = c.shared.config.read().get_i64("slowlog-log-slower-than");
             crate::latency::command(&c.shared.cmdstats, slowlog, spec, a)
         }
+        "slowlog" => crate::slowlog::command(c, spec, a),
+        "migrate" => crate::migrate::command(c, core(guard), a),
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
             spec.full_name()
@@ -770,7 +773,7 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
                     format!(
                         "Value at:0x0 refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
                         e.encoding(),
-                        lockcore::rdb::dump(&e.value).map_or(0, |p| p.len().saturating_sub(11)),
+                        lockcore::rdb::dump(&e.value, -2).map_or(0, |p| p.len().saturating_sub(11)),
                         (e.lru_ms / 1000) & 0xff_ffff,
                         (now - e.lru_ms).max(0) / 1000
                     )
@@ -780,6 +783,20 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             }
         }
         "change-repl-id" | "replybuffer" => Reply::ok(),
+        "digest" if a.len() == 2 => Reply::Simple(crate::digest::dataset(&core.engine).into()),
+        "digest-value" => {
+            let db = &core.engine.dbs[c.cl.db];
+            Reply::Array(
+                a[2..]
+                    .iter()
+                    .map(|k| Reply::Simple(crate::digest::value(db.get(k)).into()))
+                    .collect(),
+            )
+        }
+        "reload" => {
+            crate::digest::reload(&mut core.engine);
+            Reply::ok()
+        }
         _ => Reply::err(format!(
             "ERR DEBUG {} is not supported by tumbler",
             sub.to_uppercase()

@@ -130,6 +130,7 @@ pub struct Shared {
     pub counters: Counters,
     /// Per-command calls and time (`/metrics`, INFO commandstats).
     pub cmdstats: crate::cmdstats::CommandStats,
+    pub slowlog: crate::slowlog::SlowLog,
     pub started: Instant,
     /// INFO's run_id: random, fixed for the life of the process, as in Redis.
     pub run_id: String,
@@ -290,6 +291,7 @@ impl Shared {
             script: ScriptStatus::default(),
             counters: Counters::default(),
             cmdstats: Default::default(),
+            slowlog: Default::default(),
             started: Instant::now(),
             run_id: random_run_id(),
             port: AtomicU64::new(0),
@@ -315,6 +317,7 @@ impl Shared {
         self.busy_threshold_ms
             .store(cfg.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         self.pubsub.set_limits(&cfg);
+        self.slowlog.configure(&cfg);
         self.normal_output_limit.set(cfg.output_limit("normal"));
         self.query_buffer_limit
             .store(cfg.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
@@ -341,6 +344,9 @@ impl Shared {
         ec.zset_max_listpack_entries = cfg.get_i64("zset-max-listpack-entries") as usize;
         ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
         ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
+        ec.lfu = cfg.get("maxmemory-policy").ends_with("-lfu");
+        ec.lfu_log_factor = cfg.get_i64("lfu-log-factor");
+        ec.lfu_decay_time = cfg.get_i64("lfu-decay-time");
         ec.stream_node_max_entries = cfg.get_i64("stream-node-max-entries") as usize;
         ec.stream_node_max_bytes = cfg.get_i64("stream-node-max-bytes") as usize;
         drop(cfg);

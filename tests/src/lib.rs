@@ -82,6 +82,27 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// The `process_id` of the server on `s` (INFO server).
+fn server_pid(s: &mut TcpStream) -> Option<u32> {
+    s.write_all(b"INFO server\r\n").ok()?;
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&buf);
+        if let Some(rest) = text.split("process_id:").nth(1) {
+            if let Some(end) = rest.find("\r\n") {
+                return rest[..end].parse().ok();
+            }
+        }
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
 impl RedisServer {
     /// Starts redis-server. Returns `None` (and the caller skips) when it is not installed,
     /// except under `CI=true`, where that panics: differential tests must not silently skip.
@@ -128,7 +149,12 @@ impl RedisServer {
                     let _ = s.write_all(b"PING\r\n");
                     let mut b = [0u8; 7];
                     if s.read_exact(&mut b).is_ok() && &b == b"+PONG\r\n" {
-                        return Some(RedisServer { addr, child });
+                        // Another test's server may have taken the port first (ours then
+                        // fails to bind and exits): only our own child counts.
+                        if server_pid(&mut s) == Some(child.id()) {
+                            return Some(RedisServer { addr, child });
+                        }
+                        break;
                     }
                 }
                 if let Ok(Some(_)) = child.try_wait() {

@@ -756,6 +756,12 @@ fn call_spec_inner(
         crate::cluster::script_call_check(ctx.shared, spec, argv)?;
     }
     *ran = Some(spec);
+    // Redis logs commands scripts run (client "?:0"); timed only when every command is logged.
+    let timed = ctx
+        .shared
+        .slowlog
+        .logs_everything()
+        .then(std::time::Instant::now);
     // The profiler's command time (Lua path: the line the hook saw last; plans time their
     // calls themselves).
     let t0 = (!ctx.prof.is_null() && ctx.prof_line != 0).then(Instant::now);
@@ -787,6 +793,9 @@ fn call_spec_inner(
         let p = unsafe { &mut *ctx.prof };
         p.cmd_ns += ns;
         p.line(ctx.prof_line).cmd_ns += ns;
+    }
+    if let Some(t) = timed {
+        crate::slowlog::record_script(ctx.shared, argv, t.elapsed());
     }
     Ok(reply)
 }
