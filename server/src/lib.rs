@@ -23,6 +23,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod shared;
 pub mod timectl;
+pub mod benchcmd;
 pub mod top;
 
 use std::net::SocketAddr;
