@@ -302,6 +302,34 @@ fn script_file_with_templates_and_its_own_server() {
         "*1\r\n:1\r\n"
     );
 
+    // --profile on a server without the profiler: its answer is printed, the run goes on.
+    let o = bench(&[
+        "--script",
+        script.to_str().unwrap(),
+        "--keys",
+        "user:{client}",
+        "--args",
+        "v",
+        "--url",
+        &url(redis.addr),
+        "--requests",
+        "50",
+        "--rounds",
+        "1",
+        "--profile",
+    ]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains("CONFIG SET lua-profiler yes: ERR Unknown option"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout.contains("profile of 82a76389038e7be594190dd3952dbce2e2bcf5d6 on"),
+        "{}",
+        o.stdout
+    );
+
     // No --url: it starts a Tumbler itself, runs on it and stops it.
     let o = bench(&[
         "--requests",

@@ -8,6 +8,7 @@
 //! is a terminal), `--json FILE`, `--html FILE`.
 
 pub mod load;
+pub mod profile;
 pub mod report;
 pub mod target;
 pub mod template;
@@ -27,13 +28,6 @@ use report::{Header, Run};
 use target::{OwnServer, Target};
 use template::{CmdTemplate, Template};
 use workloads::Arg;
-
-// The script profiler's switch and reply command (server/src/scripting/profile.rs,
-// built alongside this tool). `--profile` sends `CONFIG SET <PROFILER_PARAM> yes` before
-// the first round and `<PROFILER_REPLY...>` after the last, and prints what the server says.
-pub const PROFILER_PARAM: &str = "lua-profiler";
-pub const PROFILER_REPLY: &[&str] = &["TUMBLER.PROFILE", "GET"];
-pub const PROFILER_RESET: &[&str] = &["TUMBLER.PROFILE", "RESET"];
 
 #[derive(Parser, Debug)]
 #[command(
@@ -175,6 +169,8 @@ struct Prepared {
     cycle: Vec<CmdTemplate>,
     /// Top-level command names, for INFO commandstats.
     names: Vec<String>,
+    /// The SHAs of the scripts loaded, for the profiler's report.
+    shas: Vec<String>,
 }
 
 /// Parses every template once, with placeholder SHAs, so a bad one fails before any
@@ -201,9 +197,11 @@ fn check_templates(src: &Source, o: &Opts) -> Result<(), String> {
 }
 
 fn prepare(src: &Source, o: &Opts, admin: &mut target::Admin) -> Result<Prepared, String> {
+    let mut loaded = Vec::new();
     let (setup, cycle) = match src {
         Source::Script { src, .. } => {
             let sha = admin.script_load(src)?;
+            loaded.push(sha.clone());
             let mut args = vec!["EVALSHA".to_string(), sha, o.keys.len().to_string()];
             args.extend(o.keys.iter().cloned());
             args.extend(o.args.iter().cloned());
@@ -218,6 +216,7 @@ fn prepare(src: &Source, o: &Opts, admin: &mut target::Admin) -> Result<Prepared
                 .iter()
                 .map(|s| admin.script_load(s))
                 .collect::<Result<Vec<_>, _>>()?;
+            loaded.extend(shas.iter().cloned());
             let r = |cs: &[Vec<Arg>]| {
                 cs.iter()
                     .map(|c| workloads::resolve(c, &shas).map_err(|e| e.to_string()))
@@ -237,6 +236,7 @@ fn prepare(src: &Source, o: &Opts, admin: &mut target::Admin) -> Result<Prepared
         setup,
         cycle,
         names,
+        shas: loaded,
     })
 }
 
@@ -314,7 +314,9 @@ fn bench(o: Opts) -> Result<i32, String> {
         .map(|a| prepare(&src, &o, a))
         .collect::<Result<Vec<_>, _>>()?;
     if o.profile {
-        profile_on(&mut admins);
+        for a in &mut admins {
+            println!("{}", profile::switch_on(a));
+        }
     }
 
     let budget = match o.duration {
@@ -431,7 +433,9 @@ fn bench(o: Opts) -> Result<i32, String> {
     }
     print!("{}", report::table(&header, &servers, &runs));
     if o.profile {
-        profile_report(&mut admins);
+        for (a, p) in admins.iter_mut().zip(&prepared) {
+            print!("{}", profile::report(a, &p.shas));
+        }
     }
     if let Some(p) = &o.json {
         let j = report::json(&header, &servers, &runs);
@@ -499,52 +503,4 @@ fn progress_bar(budget: &Budget, letter: &str, round: usize, url: &str) -> indic
     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     bar.set_style(style);
     bar
-}
-
-/// `--profile`: the profiler's switch on every server. A server without it answers with an
-/// error, which is printed and does not stop the run.
-fn profile_on(admins: &mut [target::Admin]) {
-    for a in admins {
-        let _ = a.call(PROFILER_RESET);
-        match a.call(&["CONFIG", "SET", PROFILER_PARAM, "yes"]) {
-            Ok(_) => println!("profile: {}: CONFIG SET {PROFILER_PARAM} yes: OK", a.url),
-            Err(e) => println!("profile: {}: CONFIG SET {PROFILER_PARAM} yes: {e}", a.url),
-        }
-    }
-}
-
-/// `--profile`: prints what the profiler's reply command returns, then switches it off.
-fn profile_report(admins: &mut [target::Admin]) {
-    for a in admins {
-        println!("\nprofile: {}: {}", a.url, PROFILER_REPLY.join(" "));
-        match a.call(PROFILER_REPLY) {
-            Ok(f) => print_frame(&f, 1),
-            Err(e) => println!("  {e}"),
-        }
-        let _ = a.call(&["CONFIG", "SET", PROFILER_PARAM, "no"]);
-    }
-}
-
-fn print_frame(f: &target_frame::Frame, depth: usize) {
-    use target_frame::Frame;
-    let pad = "  ".repeat(depth);
-    match f {
-        Frame::Array(items) => {
-            for i in items {
-                match i {
-                    Frame::Array(_) => print_frame(i, depth + 1),
-                    _ => println!("{pad}{}", crate::top::client::text(i)),
-                }
-            }
-        }
-        other => {
-            for line in crate::top::client::text(other).lines() {
-                println!("{pad}{line}");
-            }
-        }
-    }
-}
-
-mod target_frame {
-    pub use crate::top::client::Frame;
 }
