@@ -178,6 +178,9 @@ fn redisson_lock_on_tumbler_and_redis_json_and_html() {
     );
     assert!(o.stdout.contains("B/A throughput     x"), "{}", o.stdout);
     assert!(o.stdout.contains("B/A cpu/call"), "{}", o.stdout);
+    // Each server named as INFO server names it.
+    assert!(o.stdout.contains(&format!("A = {} (tumbler ", url(t.addr()))), "{}", o.stdout);
+    assert!(o.stdout.contains(&format!("B = {} (redis 7.", url(redis.addr))), "{}", o.stdout);
 
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -56,8 +56,17 @@ pub struct Header {
 impl Header {
     pub fn line(&self) -> String {
         format!(
-            "{}\n{} clients, pipeline {}, {} per round, {} rounds interleaved, keyspace {}",
-            self.what, self.clients, self.pipeline, self.budget, self.rounds, self.keyspace
+            "{}\n{} clients, pipeline {}, {} per round, {} keyspace {}",
+            self.what,
+            self.clients,
+            self.pipeline,
+            self.budget,
+            if self.rounds == 1 {
+                "1 round,".to_string()
+            } else {
+                format!("{} rounds interleaved,", self.rounds)
+            },
+            self.keyspace
         )
     }
 }
@@ -141,9 +150,17 @@ pub fn table(h: &Header, servers: &[String], runs: &[Run]) -> String {
     }
     let _ = writeln!(
         s,
-        "\ncalls and cpu: INFO deltas over each round ({}); cpu us/call = (used_cpu_sys + used_cpu_user) / calls",
-        runs.first().map_or("", |r| r.calls_source)
+        "\ncpu us/call = INFO (used_cpu_sys + used_cpu_user) delta over the round / calls; calls from:"
     );
+    for i in 0..servers.len() {
+        let mut src: Vec<&str> = runs
+            .iter()
+            .filter(|r| r.server == i)
+            .map(|r| r.calls_source)
+            .collect();
+        src.dedup();
+        let _ = writeln!(s, "  {}: {}", letter(i), src.join(", "));
+    }
     s
 }
 
@@ -218,7 +235,8 @@ pub fn letter(i: usize) -> String {
 }
 
 /// The `--json` report.
-pub fn json(h: &Header, servers: &[String], runs: &[Run]) -> serde_json::Value {
+/// `urls` are the servers' URLs (password masked), `servers` their labels in the table.
+pub fn json(h: &Header, urls: &[String], servers: &[String], runs: &[Run]) -> serde_json::Value {
     use serde_json::json;
     let runs_j: Vec<_> = runs
         .iter()
@@ -251,8 +269,8 @@ pub fn json(h: &Header, servers: &[String], runs: &[Run]) -> serde_json::Value {
         for (name, f) in METRICS {
             let v = ratios(runs, i, *f);
             ratios_j.push(json!({
-                "url": servers[i],
-                "against": servers[0],
+                "url": urls[i],
+                "against": urls[0],
                 "metric": name,
                 "median": v.median,
                 "min": v.median.map(|_| v.min),
@@ -267,6 +285,7 @@ pub fn json(h: &Header, servers: &[String], runs: &[Run]) -> serde_json::Value {
         "budget": h.budget,
         "rounds": h.rounds,
         "keyspace": h.keyspace,
+        "urls": urls,
         "servers": servers,
         "runs": runs_j,
         "ratios": ratios_j,
@@ -307,9 +326,15 @@ pub fn throughput_svg(servers: &[String], runs: &[Run], rounds: usize) -> String
     let mut s = format!(
         r#"<svg class="chart" id="throughput" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
     );
-    for k in 0..=4 {
-        let v = ymax * k as f64 / 4.0;
-        let y = t + ph - ph * k as f64 / 4.0;
+    // 2, 20, 200k... split in fourths; 1, 5, 10, 50k... in fifths: round labels either way.
+    let ticks = if format!("{ymax}").starts_with('2') {
+        4
+    } else {
+        5
+    };
+    for k in 0..=ticks {
+        let v = ymax * k as f64 / ticks as f64;
+        let y = t + ph - ph * k as f64 / ticks as f64;
         let _ = write!(
             s,
             r##"<line x1="{l}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
@@ -351,6 +376,17 @@ pub fn throughput_svg(servers: &[String], runs: &[Run], rounds: usize) -> String
         t + ph / 2.0
     );
     s
+}
+
+/// A latency in µs as a person reads it: 10 us, 1 ms, 1 s.
+fn fmt_us(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{} s", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{} ms", v / 1e3)
+    } else {
+        format!("{v} us")
+    }
 }
 
 fn fmt_si(v: f64) -> String {
@@ -407,7 +443,7 @@ pub fn latency_svg(servers: &[String], runs: &[Run]) -> String {
             y(v),
             l - 6.0,
             y(v) + 4.0,
-            if v < 1.0 { format!("{v}") } else { fmt_si(v) }
+            fmt_us(v)
         );
         e += 1;
     }
@@ -435,7 +471,7 @@ pub fn latency_svg(servers: &[String], runs: &[Run]) -> String {
     }
     let _ = write!(
         s,
-        r#"<text x="14" y="{:.1}" transform="rotate(-90 14 {:.1})" text-anchor="middle">latency, us (log)</text></svg>"#,
+        r#"<text x="14" y="{:.1}" transform="rotate(-90 14 {:.1})" text-anchor="middle">latency (log scale)</text></svg>"#,
         t + ph / 2.0,
         t + ph / 2.0
     );

@@ -157,6 +157,24 @@ impl Admin {
         }
     }
 
+    /// What the server says it is, from INFO server: `tumbler 0.1.0` or `redis 7.0.15`.
+    pub fn identity(&mut self) -> String {
+        let Ok(f) = self.call(&["INFO", "server"]) else {
+            return String::new();
+        };
+        let info = client::text(&f);
+        let field = |k: &str| {
+            info.lines()
+                .find_map(|l| l.trim_end().strip_prefix(k)?.strip_prefix(':'))
+                .map(str::to_string)
+        };
+        match (field("tumbler_version"), field("redis_version")) {
+            (Some(v), _) => format!("tumbler {v}"),
+            (None, Some(v)) => format!("redis {v}"),
+            _ => String::new(),
+        }
+    }
+
     /// The counters a round reads before and after.
     pub fn stats(&mut self) -> Result<ServerStats, String> {
         let f = self
