@@ -179,8 +179,18 @@ fn redisson_lock_on_tumbler_and_redis_json_and_html() {
     assert!(o.stdout.contains("B/A throughput     x"), "{}", o.stdout);
     assert!(o.stdout.contains("B/A cpu/call"), "{}", o.stdout);
     // Each server named as INFO server names it.
-    assert!(o.stdout.contains(&format!("A = {} (tumbler ", url(t.addr()))), "{}", o.stdout);
-    assert!(o.stdout.contains(&format!("B = {} (redis 7.", url(redis.addr))), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .contains(&format!("A = {} (tumbler ", url(t.addr()))),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout
+            .contains(&format!("B = {} (redis 7.", url(redis.addr))),
+        "{}",
+        o.stdout
+    );
 
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -323,12 +333,14 @@ fn script_file_with_templates_and_its_own_server() {
     ]);
     assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
     assert!(
-        o.stdout.contains("CONFIG SET lua-profiler yes: ERR Unknown option"),
+        o.stdout
+            .contains("CONFIG SET lua-profiler yes: ERR Unknown option"),
         "{}",
         o.stdout
     );
     assert!(
-        o.stdout.contains("profile of 82a76389038e7be594190dd3952dbce2e2bcf5d6 on"),
+        o.stdout
+            .contains("profile of 82a76389038e7be594190dd3952dbce2e2bcf5d6 on"),
         "{}",
         o.stdout
     );

@@ -321,10 +321,13 @@ async fn client(
     })
 }
 
+/// A complete reply's length and, for an error reply, the range of its message.
+type Framed = (usize, Option<(usize, usize)>);
+
 /// The length of the first complete reply in `buf` and, for an error reply, its message's
 /// range. Bulk strings, integers and status replies (nearly every reply a benchmark sees) are
 /// framed here by their header line; aggregates go to `redis-protocol`'s decoder.
-fn next_reply(buf: &[u8]) -> Result<Option<(usize, Option<(usize, usize)>)>, String> {
+fn next_reply(buf: &[u8]) -> Result<Option<Framed>, String> {
     let Some(&tag) = buf.first() else {
         return Ok(None);
     };

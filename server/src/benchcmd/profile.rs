@@ -68,7 +68,7 @@ pub fn render(f: &Frame) -> String {
             "  {:>5} {:>9} {:>10} {:>12} {:>6}  source\n",
             "line", "hits", "usec", "command_usec", "%time"
         ));
-        if let Some(Frame::Array(lines)) = get("lines").map(|f| *f) {
+        if let Some(Frame::Array(lines)) = get("lines").copied() {
             for l in lines {
                 let lm = client::pairs(l);
                 let g = |k: &str| lm.iter().find(|(n, _)| n == k).map(|(_, v)| v);
