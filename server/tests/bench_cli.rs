@@ -467,3 +467,63 @@ fn bad_input_gets_one_line_and_a_failure_exit() {
     let n = j["runs"][0]["errors"]["MYERR"].as_u64().unwrap();
     assert!(n > 0 && n < 200, "{n}");
 }
+
+/// `--profile` against Tumbler: where the server has the script profiler (`lua-profiler`,
+/// TUMBLER.PROFILE), the deliberately slow line heads the per-line table; where it does not
+/// yet, the server's error is printed and the run still completes.
+#[test]
+fn profile_puts_the_slow_line_first() {
+    let t = TestServer::builder().spawn().unwrap();
+    let has_profiler = !cmd(t.addr(), &["CONFIG", "GET", "lua-profiler"]).starts_with("*0");
+    let script = tmp("slow.lua");
+    std::fs::write(
+        &script,
+        "local n = 0\nfor i = 1, 3000 do n = n + i end\nredis.call('SET', KEYS[1], n)\nreturn n\n",
+    )
+    .unwrap();
+    let o = bench(&[
+        "--script",
+        script.to_str().unwrap(),
+        "--keys",
+        "slow:{rand}",
+        "--url",
+        &url(t.addr()),
+        "--requests",
+        "200",
+        "--clients",
+        "2",
+        "--rounds",
+        "1",
+        "--profile",
+    ]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    if has_profiler {
+        assert!(
+            o.stdout.contains("CONFIG SET lua-profiler yes: OK"),
+            "{}",
+            o.stdout
+        );
+        let table: Vec<&str> = o
+            .stdout
+            .lines()
+            .skip_while(|l| !l.contains("command_usec  %time  source"))
+            .skip(1)
+            .collect();
+        assert!(
+            table
+                .first()
+                .is_some_and(|l| l.contains("for i = 1, 3000 do")),
+            "{}",
+            o.stdout
+        );
+        assert!(o.stdout.contains("path lua: 200 calls"), "{}", o.stdout);
+        // Switched off again after the run.
+        assert!(cmd(t.addr(), &["CONFIG", "GET", "lua-profiler"]).contains("no"));
+    } else {
+        assert!(
+            o.stdout.contains("CONFIG SET lua-profiler yes: ERR"),
+            "{}",
+            o.stdout
+        );
+    }
+}
