@@ -3,7 +3,7 @@
 #   1. redis-server (the reference for differential tests; brings redis-cli and
 #      redis-benchmark) and tclsh (Redis' Tcl suite),
 #   2. the client libraries the client tests drive (redis-py, pottery, python-redis-lock;
-#      ioredis, redlock, redis-semaphore) into target/clients,
+#      ioredis, redlock, redis-semaphore, bullmq) into target/clients,
 #   3. unit, end-to-end, differential, client and doc tests (cargo test --workspace),
 #   4. the static binary the container image ships (scripts/static-build.sh),
 #   4b. the pip wheel and npm package around that binary, with their example suites,

@@ -80,7 +80,8 @@ pub enum Keys {
         dest: i32,
         numkeys_at: i32,
     },
-    /// Keys follow a token (`STREAMS`-like); not used yet.
+    /// XREAD/XREADGROUP: the first half of the arguments after the `STREAMS` keyword
+    /// (Redis' keyword key spec; the options before it are skipped as XREAD parses them).
     Movable,
     /// SORT: the key at 1, and the argument after the last STORE option (Redis'
     /// sortGetKeys, which skips the arguments of LIMIT, GET and BY).
@@ -163,7 +164,25 @@ impl CommandSpec {
     pub fn for_each_key(&self, argv: &[Bytes], mut f: impl FnMut(usize)) {
         let n = argv.len() as i32;
         match self.keys {
-            Keys::None | Keys::Movable => {}
+            Keys::None => {}
+            Keys::Movable => {
+                let mut i = 1;
+                while i < argv.len() {
+                    let a = &argv[i];
+                    if a.eq_ignore_ascii_case(b"streams") {
+                        let rest = argv.len() - i - 1;
+                        (i + 1..i + 1 + rest / 2).for_each(f);
+                        return;
+                    }
+                    i += if a.eq_ignore_ascii_case(b"group") {
+                        3
+                    } else if a.eq_ignore_ascii_case(b"block") || a.eq_ignore_ascii_case(b"count") {
+                        2
+                    } else {
+                        1
+                    };
+                }
+            }
             Keys::Sort => {
                 let mut store = None;
                 let mut i = 2;
@@ -477,6 +496,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::hyperloglog::COMMANDS,
         crate::geo::COMMANDS,
         crate::streams::COMMANDS,
+        crate::stream_groups::COMMANDS,
         crate::server_cmds::COMMANDS,
         crate::pubsub::COMMANDS,
         crate::lists::COMMANDS,
@@ -642,7 +662,43 @@ fn key_specs(c: &CommandSpec) -> Vec<Reply> {
         ])
     };
     match c.keys {
-        Keys::None | Keys::Movable => vec![],
+        Keys::None => vec![],
+        Keys::Movable => {
+            let keyword = Reply::Map(vec![
+                (Reply::bulk_str("type"), Reply::bulk_str("keyword")),
+                (
+                    Reply::bulk_str("spec"),
+                    Reply::Map(vec![
+                        (Reply::bulk_str("keyword"), Reply::bulk_str("STREAMS")),
+                        (
+                            Reply::bulk_str("startfrom"),
+                            Reply::Int(if c.name == "xreadgroup" { 4 } else { 1 }),
+                        ),
+                    ]),
+                ),
+            ]);
+            let half = Reply::Map(vec![
+                (Reply::bulk_str("type"), Reply::bulk_str("range")),
+                (
+                    Reply::bulk_str("spec"),
+                    Reply::Map(vec![
+                        (Reply::bulk_str("lastkey"), Reply::Int(-1)),
+                        (Reply::bulk_str("keystep"), Reply::Int(1)),
+                        (Reply::bulk_str("limit"), Reply::Int(2)),
+                    ]),
+                ),
+            ]);
+            // Both stream readers declare their keys "RO access" (XREADGROUP's group
+            // state is not the key's value).
+            vec![Reply::Map(vec![
+                (
+                    Reply::bulk_str("flags"),
+                    Reply::Set(vec![Reply::simple("RO"), Reply::simple("access")]),
+                ),
+                (Reply::bulk_str("begin_search"), keyword),
+                (Reply::bulk_str("find_keys"), half),
+            ])]
+        }
         Keys::Sort | Keys::GeoRadius => vec![spec(index(1), range(0, 1))],
         Keys::Range { first, last, step } => {
             let rel_last = if last < 0 { last } else { last - first };

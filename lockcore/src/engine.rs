@@ -58,6 +58,9 @@ pub struct BlockRequest {
     pub deadline: Option<i64>,
     /// The reply on timeout (a null array for BLPOP, nil for native locks, ...).
     pub timeout_reply: Reply,
+    /// The arguments to re-run the command with when a key becomes ready, if not the
+    /// original ones (XREAD resolves `$` to the stream's last ID at block time).
+    pub argv: Option<Vec<Bytes>>,
 }
 
 #[derive(Debug)]
@@ -81,6 +84,8 @@ pub struct EngineConfig {
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
     pub hll_sparse_max_bytes: usize,
+    pub stream_node_max_entries: usize,
+    pub stream_node_max_bytes: usize,
 }
 
 impl Default for EngineConfig {
@@ -94,6 +99,8 @@ impl Default for EngineConfig {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             hll_sparse_max_bytes: 3000,
+            stream_node_max_entries: 100,
+            stream_node_max_bytes: 4096,
         }
     }
 }
@@ -541,7 +548,7 @@ impl Engine {
             id,
             Blocked {
                 cl: stored,
-                argv: argv.to_vec(),
+                argv: req.argv.unwrap_or_else(|| argv.to_vec()),
                 spec,
                 keys: req.keys,
                 deadline: req.deadline,

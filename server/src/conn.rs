@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use lockcore::commands::{self, flag, CommandSpec, Exec};
@@ -41,6 +41,11 @@ pub struct Multi {
 
 /// Redis' `shared.oomerr`.
 pub const OOM_ERR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// Unwritten replies past which a connection stops reading requests until the client reads
+/// (Redis reads on without bound unless an output buffer limit is set; this keeps a client
+/// that never reads from filling memory with replies by default).
+const PIPELINE_OUT_CAP: usize = 256 << 20;
 
 /// What the main loop does after a batch.
 #[derive(Debug, PartialEq, Eq)]
@@ -203,14 +208,9 @@ impl Conn {
                 if let Some(node) = &self.cluster.node {
                     crate::cluster::faults_before_write(node, &mut self.out).await;
                 }
-                let n = self.out.len();
-                if !self.write_out(&mut wr).await {
+                if !self.write_out(&mut wr, &mut rd, &mut buf).await {
                     return;
                 }
-                self.shared
-                    .counters
-                    .net_output_bytes
-                    .fetch_add(n as u64, Ordering::Relaxed);
                 self.out.clear();
                 self.publish_mem(buf.len(), 0);
                 if self.out_push_cost > 0 {
@@ -265,7 +265,18 @@ impl Conn {
     /// Writes `out` to the socket. A subscriber that stopped reading leaves this write
     /// pending forever, so it also watches for the kill that the output buffer limit (or
     /// CLIENT KILL) decides; returns false when the connection must end.
-    async fn write_out<W: AsyncWrite + Unpin>(&mut self, wr: &mut W) -> bool {
+    ///
+    /// While a write is stuck it keeps reading and running requests, as Redis does (replies
+    /// wait in the output buffer): a client that pipelines a large batch and reads only
+    /// after sending all of it would otherwise wait on us while we wait on it. Reading stops
+    /// past [`PIPELINE_OUT_CAP`] of unwritten replies; the output buffer limits apply as
+    /// they do to any reply.
+    async fn write_out<W: AsyncWrite + Unpin, R: AsyncRead + Unpin>(
+        &mut self,
+        wr: &mut W,
+        rd: &mut R,
+        buf: &mut BytesMut,
+    ) -> bool {
         let mut off = 0;
         // The socket almost always takes the whole batch of replies at once: write it
         // without arming the kill-check timer, which cost a timer-wheel insert and removal
@@ -278,15 +289,51 @@ impl Conn {
             .await;
             match r {
                 std::task::Poll::Ready(Ok(0)) | std::task::Poll::Ready(Err(_)) => return false,
-                std::task::Poll::Ready(Ok(n)) => off += n,
+                std::task::Poll::Ready(Ok(n)) => {
+                    off += n;
+                    self.shared
+                        .counters
+                        .net_output_bytes
+                        .fetch_add(n as u64, Ordering::Relaxed);
+                }
                 std::task::Poll::Pending => break,
             }
         }
         while off < self.out.len() {
+            let query_limit = self.shared.query_buffer_limit.load(Ordering::Relaxed) as usize;
+            // An unauthenticated client is not read on: its stall closes it (below).
+            let read_more = self.flow != Flow::Close
+                && self.authenticated
+                && buf.len() <= query_limit
+                && self.out.len() - off < PIPELINE_OUT_CAP;
             tokio::select! {
                 r = wr.write(&self.out[off..]) => match r {
                     Ok(0) | Err(_) => return false,
-                    Ok(n) => off += n,
+                    Ok(n) => {
+                        off += n;
+                        self.shared.counters.net_output_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    }
+                },
+                n = rd.read_buf(buf), if read_more => match n {
+                    Ok(0) | Err(_) => return false,
+                    Ok(n) => {
+                        self.shared.counters.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                        if buf.len() > query_limit {
+                            tracing::warn!(client = self.cl.id, "closing client that reached max query buffer length");
+                            self.shared.counters.limits.query_buffer_disconnections.fetch_add(1, Ordering::Relaxed);
+                            return false;
+                        }
+                        if self.flow == Flow::Continue {
+                            // Drop what is written so the output limit sees only the rest.
+                            self.out.advance(off);
+                            off = 0;
+                            self.process_buffer(buf).await;
+                            if self.handle.killed.load(Ordering::Relaxed) {
+                                return false;
+                            }
+                            self.publish_mem(buf.len(), self.out.len());
+                        }
+                    }
                 },
                 _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
                     // A stuck write is the reader's fault: CLIENT KILL, or the output

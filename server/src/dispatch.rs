@@ -36,6 +36,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "info"
                     | "debug"
                     | "tumbler.time"
+                    | "tumbler.profile"
             ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
                 || (top == "client" && matches!(spec.name, "unblock" | "kill"))
                 || (top == "config" && matches!(spec.name, "set" | "resetstat"))
@@ -109,6 +110,7 @@ pub fn server_command(
             crate::scripting::command(c, guard, spec, a)
         }
         "tumbler.time" => crate::timectl::command(c, guard, spec, a),
+        "tumbler.profile" => crate::scripting::profile::command(core(guard), spec, a),
         "cluster" => crate::cluster::cluster_command(c, guard, spec, a),
         "asking" | "readonly" | "readwrite" => crate::cluster::conn_command(c, top),
         "tumbler.node" => crate::cluster::control::node_command(c, guard, spec, a),
@@ -594,6 +596,7 @@ fn config(
         "resetstat" => {
             core(guard).engine.stats = Default::default();
             c.shared.cmdstats.reset();
+            core(guard).scripts.reset_stats();
             Reply::ok()
         }
         "rewrite" => Reply::err("ERR The server is running without a config file"),

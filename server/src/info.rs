@@ -96,7 +96,23 @@ pub fn info(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             section(c, core, sec, &mut out);
         }
     }
+    scriptstats(core, &a[1..], &mut out);
     Reply::Verbatim("txt", Bytes::from(out))
+}
+
+/// Tumbler's own `# Scriptstats` (per-script statistics, docs/profiling.md): shown for
+/// `INFO scriptstats` and `INFO everything` only, so the sections Redis clients parse from
+/// `INFO`, `INFO default` and `INFO all` stay exactly Redis'.
+fn scriptstats(core: &Core, args: &[Bytes], out: &mut String) {
+    let wanted = args
+        .iter()
+        .any(|s| s.eq_ignore_ascii_case(b"scriptstats") || s.eq_ignore_ascii_case(b"everything"));
+    if wanted {
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        core.scripts.info_section(out);
+    }
 }
 
 fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {

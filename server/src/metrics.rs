@@ -46,11 +46,12 @@ struct Snapshot {
     busy_scripts: u64,
     script_running: u64,
     commands: Vec<(String, u64, u64, u64)>,
+    scripts: Vec<crate::scripting::stats::Row>,
     uptime_secs: f64,
 }
 
 async fn snapshot(shared: &Shared) -> Snapshot {
-    let (stats, locks, blocked, keys) = {
+    let (stats, locks, blocked, keys, scripts) = {
         // `allow_busy`: a scrape during a long script waits like the timer does; it must
         // not fail with BUSY (and it is bounded by the HTTP client's own timeout).
         let Ok(core) = shared.lock_core(true).await else {
@@ -63,6 +64,7 @@ async fn snapshot(shared: &Shared) -> Snapshot {
             eng.locks.stats.snapshot(held),
             eng.blocked_count() as u64,
             eng.dbs.iter().map(|d| d.len() as u64).sum(),
+            core.scripts.stats_rows(),
         )
     };
     let running = shared.script_running_for().is_some();
@@ -78,6 +80,7 @@ async fn snapshot(shared: &Shared) -> Snapshot {
         busy_scripts: u64::from(shared.script_busy()),
         script_running: u64::from(running),
         commands: shared.cmdstats.called(),
+        scripts,
         uptime_secs: shared.started.elapsed().as_secs_f64(),
     }
 }
@@ -304,8 +307,65 @@ impl Collector for Snapshot {
             "Scripts running now",
             self.script_running as i64,
         )?;
+        script_metrics(e, &self.scripts)?;
         Ok(())
     }
+}
+
+/// INFO scriptstats, per script SHA.
+fn script_metrics(
+    e: &mut DescriptorEncoder,
+    rows: &[crate::scripting::stats::Row],
+) -> std::fmt::Result {
+    type Get = fn(&crate::scripting::stats::Row) -> u64;
+    let counters: [(&str, &str, Get); 3] = [
+        (
+            "tumbler_script_calls",
+            "Runs per cached script (INFO scriptstats calls)",
+            |r| r.calls,
+        ),
+        (
+            "tumbler_script_redis_calls",
+            "redis.call/redis.pcall made by each cached script",
+            |r| r.redis_calls,
+        ),
+        (
+            "tumbler_script_failed_calls",
+            "Runs per cached script that replied with an error",
+            |r| r.failed_calls,
+        ),
+    ];
+    for (name, help, get) in counters {
+        let mut m = e.encode_descriptor(name, help, None, MetricType::Counter)?;
+        for r in rows {
+            ConstCounter::new(get(r)).encode(m.encode_family(&[("sha", r.sha.as_str())])?)?;
+        }
+    }
+    {
+        let mut m = e.encode_descriptor(
+            "tumbler_script_duration_seconds",
+            "Time spent running each cached script",
+            None,
+            MetricType::Counter,
+        )?;
+        for r in rows {
+            ConstCounter::new(r.usec as f64 / 1e6)
+                .encode(m.encode_family(&[("sha", r.sha.as_str())])?)?;
+        }
+    }
+    let mut m = e.encode_descriptor(
+        "tumbler_script_latency_seconds",
+        "Run time percentiles per cached script (INFO scriptstats p50, p99)",
+        None,
+        MetricType::Gauge,
+    )?;
+    for r in rows {
+        for (q, v) in [("0.5", r.p50_us), ("0.99", r.p99_us)] {
+            ConstGauge::new(v / 1e6)
+                .encode(m.encode_family(&[("sha", r.sha.as_str()), ("quantile", q)])?)?;
+        }
+    }
+    Ok(())
 }
 
 /// The `/metrics` body for the current state.

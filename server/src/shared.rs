@@ -327,6 +327,7 @@ impl Shared {
             Ordering::Relaxed,
         );
         core.scripts.plans_off = !cfg.get_bool("lua-native-plans");
+        core.scripts.set_profiler(cfg.get_bool("lua-profiler"));
         let ec = &mut core.engine.config;
         ec.notify =
             lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
@@ -338,6 +339,8 @@ impl Shared {
         ec.zset_max_listpack_entries = cfg.get_i64("zset-max-listpack-entries") as usize;
         ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
         ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
+        ec.stream_node_max_entries = cfg.get_i64("stream-node-max-entries") as usize;
+        ec.stream_node_max_bytes = cfg.get_i64("stream-node-max-bytes") as usize;
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.

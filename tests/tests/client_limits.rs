@@ -439,3 +439,46 @@ fn a_monitor_that_never_reads_is_disconnected() {
     );
     assert_eq!(writer.cmd_str(&["PING"]), "+PONG\r\n");
 }
+
+/// A client that sends a whole large pipeline before reading any reply (what redis-py's and
+/// ioredis' pipelines do) gets every reply, as from Redis: the server keeps reading requests
+/// while its replies wait, rather than waiting for the client to read while the client waits
+/// for it to read. 200 ECHOs of 256 KiB are 50 MiB each way, far past the socket buffers.
+#[test]
+fn a_pipeline_larger_than_the_socket_buffers_is_answered_in_full() {
+    let _s = serial();
+    let t = Tumbler::start();
+    let redis = RedisServer::start();
+    let mut servers = vec![("tumbler", t.raw())];
+    if let Some(r) = &redis {
+        servers.push(("redis-server", r.raw()));
+    } else {
+        assert!(!tumbler_tests::in_ci(), "redis-server is required under CI");
+    }
+    let n = 200;
+    let arg = vec![b'x'; 256 * 1024];
+    let one = tumbler_tests::encode_cmd(&[b"ECHO".as_slice(), &arg]);
+    for (name, mut c) in servers {
+        let mut w = c.stream.try_clone().unwrap();
+        let req = one.clone();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            for _ in 0..n {
+                w.write_all(&req).unwrap();
+            }
+            done_tx.send(()).unwrap();
+        });
+        // Nothing is read until the whole pipeline is written.
+        assert!(
+            done_rx.recv_timeout(Duration::from_secs(60)).is_ok(),
+            "{name}: the pipeline could not be written while no reply was read"
+        );
+        writer.join().unwrap();
+        for i in 0..n {
+            let r = c.read_reply();
+            assert_eq!(r.len(), arg.len() + 11, "{name}: reply {i}");
+        }
+        assert_eq!(c.cmd_str(&["PING"]), "+PONG\r\n", "{name}");
+    }
+}

@@ -38,8 +38,10 @@ fn setup() -> (Tumbler, Option<RedisServer>, Raw) {
 fn send_lossy(c: &mut Raw, b: &[u8]) {
     use std::io::Write;
     // The server answers the first commands while the rest is still being sent, and this
-    // client reads nothing until it is done: once both socket buffers are full, neither
-    // side's write can finish. Stop sending then; the first reply is all the test reads.
+    // client reads nothing until it is done. Tumbler reads on while its replies wait (up to
+    // 256 MiB of them) and redis-server without bound, but a closed connection or a
+    // stalled peer must not hang the test: stop sending then; the first reply is all the
+    // test reads.
     c.stream
         .set_write_timeout(Some(std::time::Duration::from_secs(2)))
         .unwrap();

@@ -3,7 +3,7 @@
 //! without a round trip through RESP.
 
 use bytes::Bytes;
-use mlua::debug::Debug;
+use mlua::debug::{Debug, DebugEvent};
 use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -13,6 +13,7 @@ use lockcore::clock::Clock;
 use lockcore::commands::{flag, lookup_checked, CommandSpec, Exec};
 use lockcore::{ClientCtx, Engine, Reply};
 
+use super::stats::{Profile, ScriptStats};
 use super::Vm;
 use crate::shared::Shared;
 
@@ -44,6 +45,15 @@ pub struct RunCtx<'a> {
     wrote: bool,
     /// Cluster mode: the caller is connected to a replica, which refuses writes.
     on_replica: bool,
+    /// The script's statistics (in its cache entry; null for FCALL) and this run's count
+    /// of redis.call/pcall (stats.rs).
+    stats: *mut ScriptStats,
+    redis_calls: u64,
+    /// The profile this run adds to; null while `lua-profiler` is off.
+    prof: *mut Profile,
+    /// The profiled line running now and when it started (0: none yet).
+    prof_line: u32,
+    prof_at: Instant,
 }
 
 thread_local! {
@@ -76,8 +86,10 @@ impl<'a> RunCtx<'a> {
         args: &'a [Bytes],
         read_only: bool,
         oom_at_start: bool,
+        obs: Observe,
     ) -> RunCtx<'a> {
         engine.time_snapshot = Some(engine.clock.now_ms());
+        let started = Instant::now();
         let ctx = RunCtx {
             engine,
             shared,
@@ -93,7 +105,7 @@ impl<'a> RunCtx<'a> {
             read_only,
             resp3: false,
             killed: false,
-            started: Instant::now(),
+            started,
             detached: false,
             scratch: std::mem::take(&mut vm.scratch),
             keys,
@@ -103,6 +115,11 @@ impl<'a> RunCtx<'a> {
             oom: oom_at_start,
             wrote: false,
             on_replica: shared.cluster.is_some() && crate::cluster::on_replica(shared, caller.id),
+            stats: obs.stats,
+            redis_calls: 0,
+            prof: obs.prof,
+            prof_line: 0,
+            prof_at: started,
         };
         shared.script.kill.store(false, Ordering::Relaxed);
         shared.script.wrote.store(false, Ordering::Relaxed);
@@ -120,6 +137,74 @@ impl<'a> RunCtx<'a> {
         vm.scratch = std::mem::take(&mut self.scratch);
         self.engine.time_snapshot = None;
     }
+
+    /// Adds this run to the script's statistics and profile; `end` is when the script
+    /// returned.
+    fn observe(&mut self, end: Instant, reply: &Reply) {
+        let took = end.saturating_duration_since(self.started);
+        if !self.stats.is_null() {
+            // SAFETY: `Observe` points into the script's boxed stats in its cache entry;
+            // nothing a script can run touches the script cache (SCRIPT, EVAL and FUNCTION
+            // are not allowed from scripts), so the box outlives the run, and the keyspace
+            // lock held for the whole run makes this the only access.
+            let st = unsafe { &mut *self.stats };
+            st.record(took, self.redis_calls, matches!(reply, Reply::Error(_)));
+        }
+        if !self.prof.is_null() {
+            // SAFETY: as above; the profile is boxed inside the same stats.
+            let p = unsafe { &mut *self.prof };
+            if self.prof_line != 0 {
+                let since = end.saturating_duration_since(self.prof_at).as_nanos() as u64;
+                p.line(self.prof_line).ns += since;
+            }
+            p.calls += 1;
+            p.ns += took.as_nanos() as u64;
+        }
+    }
+}
+
+/// Where a run's figures go (stats.rs): the script's stats and, while the profiler is on,
+/// the profile of the path it takes. Null pointers: not observed (FCALL).
+#[derive(Clone, Copy)]
+pub struct Observe {
+    pub stats: *mut ScriptStats,
+    pub prof: *mut Profile,
+}
+
+impl Observe {
+    pub const NONE: Observe = Observe {
+        stats: std::ptr::null_mut(),
+        prof: std::ptr::null_mut(),
+    };
+}
+
+/// The profiler's line event: the time since the previous line event of the script goes
+/// to that line, and this line gets a hit. Lines of the prelude's own Lua (the runners,
+/// the error handler) are not the user's: their time stays with the user line that called
+/// them.
+fn line_event(dbg: &Debug) {
+    with_ctx(|ctx| {
+        if ctx.prof.is_null() {
+            return;
+        }
+        if dbg.source().source.as_deref() != Some("@user_script") {
+            return;
+        }
+        let Some(line) = dbg.current_line() else {
+            return;
+        };
+        let now = Instant::now();
+        // SAFETY: see RunCtx::observe.
+        let p = unsafe { &mut *ctx.prof };
+        if ctx.prof_line != 0 {
+            p.line(ctx.prof_line).ns +=
+                now.saturating_duration_since(ctx.prof_at).as_nanos() as u64;
+        }
+        let line = line.min(u32::MAX as usize) as u32;
+        p.line(line).hits += 1;
+        ctx.prof_line = line;
+        ctx.prof_at = now;
+    });
 }
 
 /// Runs a script's native plan with the same context, checks and bookkeeping as [`run`];
@@ -137,6 +222,7 @@ pub fn run_plan(
     args: &[Bytes],
     read_only: bool,
     oom_at_start: bool,
+    obs: Observe,
 ) -> Reply {
     let mut ctx = RunCtx::start(
         vm,
@@ -147,21 +233,30 @@ pub fn run_plan(
         args,
         read_only,
         oom_at_start,
+        obs,
     );
     let mut argv = std::mem::take(&mut ctx.scratch);
     let res = plan.run(
-        &mut |spec, argv: &[Bytes]| match call_spec(&mut ctx, spec, argv)? {
-            Reply::Error(e) => Err(e.into_owned()),
-            r => Ok(r),
+        &mut |spec, argv: &[Bytes], line| {
+            let r = if ctx.prof.is_null() {
+                call_spec(&mut ctx, spec, argv)?
+            } else {
+                plan_call_profiled(&mut ctx, spec, argv, line)?
+            };
+            match r {
+                Reply::Error(e) => Err(e.into_owned()),
+                r => Ok(r),
+            }
         },
         &mut argv,
         keys,
         args,
     );
+    let end = Instant::now();
     ctx.scratch = argv;
     ctx.finish(vm);
     use super::plan::Failure;
-    match res {
+    let reply = match res {
         Ok(r) => r,
         Err(Failure::Call(msg, line)) => {
             Reply::err(format!("{msg} script: {sha}, on @user_script:{line}."))
@@ -169,7 +264,31 @@ pub fn run_plan(
         Err(Failure::Runtime(msg, line)) => Reply::err(format!(
             "ERR user_script:{line}: {msg} script: {sha}, on @user_script:{line}."
         )),
-    }
+    };
+    ctx.observe(end, &reply);
+    reply
+}
+
+/// A plan's redis.call while profiling. A plan has no per-line clock (its walk between
+/// calls is a few hundred nanoseconds): the call's line gets a hit and the command's time,
+/// and the rest of the run is reported as the script's interpreter time.
+fn plan_call_profiled(
+    ctx: &mut RunCtx<'_>,
+    spec: Option<&'static CommandSpec>,
+    argv: &[Bytes],
+    line: u32,
+) -> Result<Reply, String> {
+    ctx.prof_line = line;
+    let t0 = Instant::now();
+    let r = call_spec(ctx, spec, argv);
+    let ns = t0.elapsed().as_nanos() as u64;
+    // SAFETY: see RunCtx::observe.
+    let l = unsafe { &mut *ctx.prof }.line(line);
+    l.hits += 1;
+    l.ns += ns;
+    // The run's last segment is not a line's: the native path has none.
+    ctx.prof_line = 0;
+    r
 }
 
 /// Runs one script and converts its result to the caller's reply.
@@ -186,6 +305,7 @@ pub fn run(
     args: &[Bytes],
     read_only: bool,
     oom_at_start: bool,
+    obs: Observe,
 ) -> Reply {
     let mut ctx = RunCtx::start(
         vm,
@@ -196,6 +316,7 @@ pub fn run(
         args,
         read_only,
         oom_at_start,
+        obs,
     );
     // The lifetime is erased: CTX is cleared before `ctx` goes out of scope.
     let p = (&mut ctx as *mut RunCtx<'_>).cast::<RunCtx<'static>>();
@@ -207,9 +328,10 @@ pub fn run(
     };
     let res = runner.call::<(bool, Value)>(func);
     CTX.with(|c| c.set(std::ptr::null_mut()));
+    let end = Instant::now();
     let killed = ctx.killed;
     ctx.finish(vm);
-    match res {
+    let reply = match res {
         Ok((true, v)) => lua_to_reply(&vm.lua, v),
         Ok((false, Value::Table(t))) => {
             let msg = if killed {
@@ -238,12 +360,19 @@ pub fn run(
             Reply::err(format!("ERR Error running script {sha}: {m}"))
         }
         Err(e) => Reply::err(format!("ERR Error running script {sha}: {e}")),
-    }
+    };
+    ctx.observe(end, &reply);
+    reply
 }
 
 /// The instruction hook: SCRIPT KILL, SHUTDOWN NOSAVE, and moving a long script off its
 /// tokio worker.
-pub fn hook(_lua: &Lua, _dbg: &Debug) -> mlua::Result<VmState> {
+pub fn hook(_lua: &Lua, dbg: &Debug) -> mlua::Result<VmState> {
+    // Line events come only while the profiler is on (scripting::Scripts::set_profiler).
+    if dbg.event() == DebugEvent::Line {
+        line_event(dbg);
+        return Ok(VmState::Continue);
+    }
     let r = with_ctx(|ctx| {
         let s = &ctx.shared.script;
         if s.kill.load(Ordering::Relaxed) || s.shutdown.load(Ordering::Relaxed) {
@@ -514,6 +643,7 @@ fn call_spec(
     known: Option<&'static CommandSpec>,
     argv: &[Bytes],
 ) -> Result<Reply, String> {
+    ctx.redis_calls += 1;
     let looked_up = match known {
         Some(s) => Ok(s),
         None => lookup_checked(argv),
@@ -554,6 +684,9 @@ fn call_spec(
         }
         crate::cluster::script_call_check(ctx.shared, spec, argv)?;
     }
+    // The profiler's command time (Lua path: the line the hook saw last; plans time their
+    // calls themselves).
+    let t0 = (!ctx.prof.is_null() && ctx.prof_line != 0).then(Instant::now);
     let reply = match spec.exec {
         Exec::Engine(_) => {
             ctx.cl.resp3 = ctx.resp3;
@@ -575,6 +708,13 @@ fn call_spec(
     };
     if ctx.monitors {
         ctx.shared.feed_monitors(ctx.cl.db, "lua", argv);
+    }
+    if let Some(t0) = t0 {
+        let ns = t0.elapsed().as_nanos() as u64;
+        // SAFETY: see RunCtx::observe.
+        let p = unsafe { &mut *ctx.prof };
+        p.cmd_ns += ns;
+        p.line(ctx.prof_line).cmd_ns += ns;
     }
     Ok(reply)
 }

@@ -24,7 +24,9 @@ mod libs;
 mod lua_struct;
 mod patterns;
 mod plan;
+pub mod profile;
 mod sandbox;
+pub mod stats;
 
 use bytes::Bytes;
 use mlua::{Function, Lua, Value};
@@ -57,6 +59,8 @@ pub struct Scripts {
     pub plans_off: bool,
     /// Script runs that took their native plan (INFO `native_plan_runs`).
     pub plan_runs: u64,
+    /// `lua-profiler yes`: runs add to their script's profile (profile.rs).
+    profiling: bool,
 }
 
 /// A compiled script.
@@ -71,6 +75,10 @@ struct Cached {
     last_used: u64,
     /// The native plan, or why the script runs on Lua (plan/mod.rs).
     plan: Result<std::sync::Arc<plan::Plan>, String>,
+    /// INFO scriptstats and the profile (stats.rs). Boxed: runs keep its address.
+    stats: Box<stats::ScriptStats>,
+    /// The body as sent, for the profiler's source column.
+    source: Bytes,
 }
 
 pub(crate) struct Vm {
@@ -93,9 +101,59 @@ pub(crate) struct Vm {
 impl Scripts {
     fn vm(&mut self) -> &mut Vm {
         if self.vm.is_none() {
-            self.vm = Some(Vm::new().expect("creating the Lua state"));
+            let vm = Vm::new().expect("creating the Lua state");
+            if self.profiling {
+                profile::install_hook(&vm.lua, true);
+            }
+            self.vm = Some(vm);
         }
         self.vm.as_mut().unwrap()
+    }
+
+    /// `lua-profiler`: while on, the VM also has a line hook (none while off, so the
+    /// profiler costs nothing then).
+    pub fn set_profiler(&mut self, on: bool) {
+        if on != self.profiling {
+            self.profiling = on;
+            if let Some(vm) = &self.vm {
+                profile::install_hook(&vm.lua, on);
+            }
+        }
+    }
+
+    /// CONFIG RESETSTAT: every script's INFO scriptstats counters start again.
+    pub fn reset_stats(&mut self) {
+        if let Some(vm) = &mut self.vm {
+            for c in vm.cache.values_mut() {
+                c.stats.reset();
+            }
+        }
+    }
+
+    /// Every cached script's figures, by SHA (INFO scriptstats, `/metrics`).
+    pub fn stats_rows(&self) -> Vec<stats::Row> {
+        let mut rows: Vec<stats::Row> = self.vm.as_ref().map_or_else(Vec::new, |v| {
+            v.cache
+                .iter()
+                .map(|(sha, c)| c.stats.row(std::str::from_utf8(sha).unwrap_or("")))
+                .collect()
+        });
+        rows.sort_by(|a, b| a.sha.cmp(&b.sha));
+        rows
+    }
+
+    /// The `# Scriptstats` INFO section: one line per cached script.
+    pub fn info_section(&self, out: &mut String) {
+        out.push_str("# Scriptstats\r\n");
+        let Some(vm) = &self.vm else { return };
+        let mut shas: Vec<&[u8; 40]> = vm.cache.keys().collect();
+        shas.sort();
+        for sha in shas {
+            vm.cache[sha]
+                .stats
+                .info_line(std::str::from_utf8(sha).unwrap_or(""), out);
+            out.push_str("\r\n");
+        }
     }
 
     /// Number of cached scripts (INFO `number_of_cached_scripts`).
@@ -168,6 +226,8 @@ impl Vm {
                 oom,
                 last_used: self.tick,
                 plan,
+                stats: Box::default(),
+                source: Bytes::copy_from_slice(body),
             },
         );
         if self.eval_only > MAX_EVAL_SCRIPTS {
@@ -349,6 +409,7 @@ fn eval(
     let nk = numkeys as usize;
     let Core { engine, scripts } = core;
     let plans = !scripts.plans_off;
+    let profiling = scripts.profiling;
     let vm = scripts.vm();
     let sha = if by_sha {
         let s = &a[1];
@@ -364,18 +425,24 @@ fn eval(
     };
     vm.tick += 1;
     let tick = vm.tick;
-    let (path, no_writes, oom) = match vm.cache.get_mut(&sha) {
+    let (path, no_writes, oom, obs) = match vm.cache.get_mut(&sha) {
         Some(c) => {
             c.last_used = tick;
-            (c.path(plans), c.no_writes, c.oom)
+            let path = c.path(plans);
+            let obs = c.observe(&path, profiling);
+            (path, c.no_writes, c.oom, obs)
         }
         None if by_sha => return Reply::err(error_noscript()),
         None => {
             if let Err(e) = vm.compile(sha, &a[1], false) {
                 return e;
             }
-            let c = &vm.cache[&sha];
-            (c.path(plans), c.no_writes, c.oom)
+            let Some(c) = vm.cache.get_mut(&sha) else {
+                return Reply::err("ERR script cache");
+            };
+            let path = c.path(plans);
+            let obs = c.observe(&path, profiling);
+            (path, c.no_writes, c.oom, obs)
         }
     };
     let over = shared.over_maxmemory();
@@ -401,6 +468,7 @@ fn eval(
                 args,
                 read_only,
                 oom_at_start,
+                obs,
             )
         }
         Path::Lua(func) => bridge::run(
@@ -415,6 +483,7 @@ fn eval(
             args,
             read_only,
             oom_at_start,
+            obs,
         ),
     }
 }
@@ -431,6 +500,23 @@ impl Cached {
         match &self.plan {
             Ok(p) if plans => Path::Plan(p.clone()),
             _ => Path::Lua(self.func.clone()),
+        }
+    }
+
+    /// Where this run's figures go: the script's stats, and its profile for `path` while
+    /// the profiler is on.
+    fn observe(&mut self, path: &Path, profiling: bool) -> bridge::Observe {
+        let st: &mut stats::ScriptStats = &mut self.stats;
+        let prof = if profiling {
+            let i = matches!(path, Path::Plan(_)) as usize;
+            let p: &mut stats::Profile = st.profile[i].get_or_insert_with(Box::default);
+            p as *mut stats::Profile
+        } else {
+            std::ptr::null_mut()
+        };
+        bridge::Observe {
+            stats: st as *mut stats::ScriptStats,
+            prof,
         }
     }
 }
@@ -484,6 +570,8 @@ fn fcall(
         &a[3 + nk..],
         ro || no_writes,
         false,
+        // Functions have no SHA and are not in the script cache: not in INFO scriptstats.
+        bridge::Observe::NONE,
     )
 }
 

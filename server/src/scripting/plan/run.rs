@@ -138,10 +138,10 @@ fn to_reply(v: &Val, depth: usize) -> Reply {
     }
 }
 
-/// `redis.call`'s checks and command: the spec when known at compile time, the arguments;
-/// an error comes back as its text.
+/// `redis.call`'s checks and command: the spec when known at compile time, the arguments
+/// and the source line of the call (for the profiler); an error comes back as its text.
 pub type CallFn<'c> =
-    dyn FnMut(Option<&'static CommandSpec>, &[Bytes]) -> Result<Reply, String> + 'c;
+    dyn FnMut(Option<&'static CommandSpec>, &[Bytes], u32) -> Result<Reply, String> + 'c;
 
 struct Run<'r> {
     call: &'r mut CallFn<'r>,
@@ -376,14 +376,16 @@ impl Run<'_> {
         let base = self.push_exprs(args)?;
         let vals = &self.stack[base..];
         let v = match b {
-            Builtin::Call | Builtin::Pcall => match redis_call(self.call, spec, self.argv, vals) {
-                Ok(v) => v,
-                Err(msg) if b == Builtin::Call => {
-                    self.stack.truncate(base);
-                    return Err(Failure::Call(msg, line));
+            Builtin::Call | Builtin::Pcall => {
+                match redis_call(self.call, spec, self.argv, vals, line) {
+                    Ok(v) => v,
+                    Err(msg) if b == Builtin::Call => {
+                        self.stack.truncate(base);
+                        return Err(Failure::Call(msg, line));
+                    }
+                    Err(msg) => Val::err_table(msg),
                 }
-                Err(msg) => Val::err_table(msg),
-            },
+            }
             Builtin::ToNumber => vals[0].to_num().map_or(Val::Nil, Val::Num),
             Builtin::ToString => Val::Str(match &vals[0] {
                 Val::Nil => Bytes::from_static(b"nil"),
@@ -417,6 +419,7 @@ fn redis_call(
     spec: Option<&'static CommandSpec>,
     argv: &mut Vec<Bytes>,
     vals: &[Val],
+    line: u32,
 ) -> Result<Val, String> {
     if vals.is_empty() {
         return Err("ERR Please specify at least one argument for this redis lib call".into());
@@ -433,7 +436,7 @@ fn redis_call(
             }
         }
     }
-    let r = call(spec, &argv[..]);
+    let r = call(spec, &argv[..], line);
     argv.clear();
     match r? {
         Reply::Error(e) => Err(e.into_owned()),

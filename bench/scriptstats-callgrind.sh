@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# What INFO scriptstats and the script profiler cost per EVALSHA, in server instructions
+# under callgrind (deterministic, so fair on a noisy machine), measured as
+# bench/plans-callgrind.sh does: one redis-benchmark client (-P 1), counters zeroed after
+# warm-up, so the figure covers the whole request (socket I/O, parsing, script, reply).
+#
+# Usage: bench/scriptstats-callgrind.sh BASE_BINARY NEW_BINARY [requests]
+#   BASE_BINARY: a release build without the feature (e.g. main before the merge)
+#   NEW_BINARY:  a release build with it; measured with lua-profiler no, then yes
+# Cases: RLock re-entry and compare-and-delete, on native plans and on Lua.
+set -euo pipefail
+BASE=$1
+NEW=$2
+N=${3:-3000}
+P=${P:-7593}
+DIR=$(mktemp -d)
+trap 'rm -rf "$DIR"' EXIT
+
+LOCK="if (redis.call('exists', KEYS[1]) == 0) then redis.call('hset', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);"
+CAS="if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
+
+measure() { # label command...
+  local label=$1; shift
+  valgrind --tool=callgrind --callgrind-out-file="$DIR/$label.%p" "$@" >/dev/null 2>&1 &
+  local vpid=$!
+  for _ in $(seq 1 150); do redis-cli -p "$P" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  local ls cs
+  ls=$(redis-cli -p "$P" script load "$LOCK")
+  cs=$(redis-cli -p "$P" script load "$CAS")
+  redis-benchmark -p "$P" -n 500 -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 uuid:1 >/dev/null 2>&1
+  for case in reentry cas; do
+    redis-cli -p "$P" flushall >/dev/null
+    [ "$case" = reentry ] && redis-cli -p "$P" evalsha "$ls" 1 mine 30000 uuid:1 >/dev/null
+    callgrind_control -z "$vpid" >/dev/null 2>&1
+    case $case in
+      reentry) redis-benchmark -p "$P" -n "$N" -c 1 evalsha "$ls" 1 mine 30000 uuid:1 >/dev/null 2>&1 ;;
+      cas) redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me >/dev/null 2>&1 ;;
+    esac
+    rm -f "$DIR"/"$label".*.*
+    callgrind_control -d "$case" "$vpid" >/dev/null 2>&1
+    sleep 0.5
+    local ir
+    ir=$(cat "$DIR"/"$label".*.* 2>/dev/null | awk '/^summary:/ {s += $2} END {print s + 0}')
+    printf "%-22s %-8s %10.0f instructions per EVALSHA\n" "$label" "$case" "$(awk -v i="$ir" -v n="$N" 'BEGIN{print i / n}')"
+  done
+  kill "$vpid" 2>/dev/null || true
+  wait "$vpid" 2>/dev/null || true
+}
+
+for plans in yes no; do
+  path=$([ "$plans" = yes ] && echo plan || echo lua)
+  measure "$path:base" "$BASE" --port "$P" --workers 1 --lua-native-plans "$plans"
+  measure "$path:stats" "$NEW" --port "$P" --workers 1 --lua-native-plans "$plans"
+  measure "$path:stats+profiler" "$NEW" --port "$P" --workers 1 --lua-native-plans "$plans" --lua-profiler yes
+done
