@@ -132,6 +132,22 @@ pub static CONFIG_SUBS: &[CommandSpec] = &[
     sub("config", "help", 2, LOADING | STALE),
 ];
 
+/// LATENCY: the latency monitor and the per-command histograms (server/src/latency.rs).
+pub static LATENCY_SUBS: &[CommandSpec] = &[
+    sub("latency", "doctor", 2, ADMIN | NOSCRIPT | LOADING | STALE),
+    sub("latency", "graph", 3, ADMIN | NOSCRIPT | LOADING | STALE),
+    sub("latency", "help", 2, LOADING | STALE),
+    sub(
+        "latency",
+        "histogram",
+        -2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+    ),
+    sub("latency", "history", 3, ADMIN | NOSCRIPT | LOADING | STALE),
+    sub("latency", "latest", 2, ADMIN | NOSCRIPT | LOADING | STALE),
+    sub("latency", "reset", -2, ADMIN | NOSCRIPT | LOADING | STALE),
+];
+
 pub static COMMAND_SUBS: &[CommandSpec] = &[
     with_acl(CONN_ACL, sub("command", "count", 2, LOADING | STALE)),
     with_acl(CONN_ACL, sub("command", "info", -2, LOADING | STALE)),
@@ -394,6 +410,14 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: SERVER,
         exec: Exec::Container,
         subcommands: CONFIG_SUBS,
+        ..BASE
+    },
+    CommandSpec {
+        name: "latency",
+        arity: -2,
+        group: SERVER,
+        exec: Exec::Container,
+        subcommands: LATENCY_SUBS,
         ..BASE
     },
     CommandSpec {

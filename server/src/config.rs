@@ -198,6 +198,11 @@ pub static PARAMS: &[Param] = &[
     p("aof-use-rdb-preamble", "yes", Kind::Bool),
     p("close-on-replica-write", "yes", Kind::Bool),
     p("latency-tracking", "yes", Kind::Bool),
+    p(
+        "latency-tracking-info-percentiles",
+        "50 99 99.9",
+        Kind::Special,
+    ),
     p("active-expire-effort", "1", Kind::Int(1, 10)),
     p("maxmemory-clients", "0", Kind::Special),
     p(
@@ -369,6 +374,7 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
                 .map(|f| f.to_config_string())
                 .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
             "client-output-buffer-limit" => parse_output_limits(value),
+            "latency-tracking-info-percentiles" => crate::latency::normalize_percentiles(value),
             "proto-max-bulk-len" | "client-query-buffer-limit" => match parse_memory(value) {
                 Some(n) if n >= 1 << 20 => Ok(n.to_string()),
                 Some(_) => {

@@ -79,6 +79,8 @@ pub struct Conn {
     pub monitor: bool,
     /// The name of the blocked command, for CLIENT LIST.
     pub blocked_cmd: Option<&'static CommandSpec>,
+    /// How long the blocked command's first run took (its commandstats finish on wake-up).
+    pub blocked_took: std::time::Duration,
     /// EXEC is running the queued commands.
     pub in_exec: bool,
     /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
@@ -154,6 +156,7 @@ pub async fn serve_node<S: Stream>(
         flow: Flow::Continue,
         monitor: false,
         blocked_cmd: None,
+        blocked_took: std::time::Duration::ZERO,
         in_exec: false,
         out_push_cost: 0,
         cluster: crate::cluster::ConnState {
@@ -394,7 +397,11 @@ impl Conn {
     fn wake(&mut self, r: Reply) {
         if self.flow == Flow::Blocked {
             self.flow = Flow::Continue;
-            self.blocked_cmd = None;
+            if let Some(spec) = self.blocked_cmd.take() {
+                self.shared
+                    .cmdstats
+                    .record_unblocked(spec, self.blocked_took, &r);
+            }
             self.cl.blocked = false;
             self.reply(r);
         }
@@ -459,6 +466,7 @@ impl Conn {
     }
 
     fn out_error_and_close(&mut self, e: &str) {
+        self.shared.cmdstats.count_error(e);
         Reply::err(e.to_string()).encode(&mut self.out, self.cl.resp3);
         self.flow = Flow::Close;
     }
@@ -476,6 +484,16 @@ impl Conn {
         if let Some(m) = &mut self.multi {
             m.dirty = true;
         }
+        // rejected_calls, unless the name is one time control or cluster control hide.
+        if crate::timectl::hidden_name(shared, &argv[0])
+            || crate::cluster::hidden_name(shared, &argv[0])
+        {
+            shared.cmdstats.count_error_reply(&err);
+        } else if argv[0].eq_ignore_ascii_case(b"exec") {
+            shared.cmdstats.rejected(argv, &Reply::NoReply);
+        } else {
+            shared.cmdstats.rejected(argv, &err);
+        }
         if argv[0].eq_ignore_ascii_case(b"exec") {
             let msg = match &err {
                 Reply::Error(e) => e.to_string(),
@@ -487,9 +505,11 @@ impl Conn {
             self.multi = None;
             self.handle.info.lock().multi = -1;
             self.discard_watches(guard);
-            self.reply(Reply::err(format!(
+            let abort = Reply::err(format!(
                 "EXECABORT Transaction discarded because of: {reason}"
-            )));
+            ));
+            shared.cmdstats.count_error_reply(&abort);
+            self.reply(abort);
             // As in Redis, monitors see the EXEC that ended the transaction.
             shared.feed_monitors(self.cl.db, &self.handle.addr.to_string(), argv);
             return;
@@ -515,6 +535,7 @@ impl Conn {
         self.multi = None;
         self.handle.info.lock().multi = -1;
         self.discard_watches(guard);
+        shared.cmdstats.rejected(argv, &err);
         self.reply(err);
     }
 
@@ -736,9 +757,16 @@ impl Conn {
                 crate::dispatch::server_command(self, guard, spec, argv)
             }
         };
-        self.shared
-            .cmdstats
-            .record(spec, started.elapsed(), reply.is_error());
+        // A command that blocked counts its call now and its outcome when it is answered
+        // (`wake`), as Redis does; inside EXEC or a script it has answered already.
+        if self.cl.blocked && !self.cl.deny_blocking {
+            self.blocked_took = started.elapsed();
+            self.shared.cmdstats.record_blocked(spec, self.blocked_took);
+        } else {
+            self.shared
+                .cmdstats
+                .record_reply(spec, started.elapsed(), &reply);
+        }
         reply
     }
 

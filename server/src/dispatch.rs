@@ -116,6 +116,10 @@ pub fn server_command(
         "tumbler.node" => crate::cluster::control::node_command(c, guard, spec, a),
         "tumbler.cluster" => crate::cluster::control::cluster_command(c, guard, spec, a),
         "function" => function(c, guard, spec, a),
+        "latency" => {
+            let slowlog = c.shared.config.read().get_i64("slowlog-log-slower-than");
+            crate::latency::command(&c.shared.cmdstats, slowlog, spec, a)
+        }
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
             spec.full_name()

@@ -44,7 +44,9 @@ const SECTIONS: &[&str] = &[
     "replication",
     "cpu",
     "modules",
+    "commandstats",
     "errorstats",
+    "latencystats",
     "cluster",
     "keyspace",
 ];
@@ -203,6 +205,11 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 sh.counters.limits.output_buffer_disconnections.load(Ordering::Relaxed)
                     + ps.limit_kills.load(Ordering::Relaxed),
             );
+            let _ = write!(
+                out,
+                "total_error_replies:{}\r\nunexpected_error_replies:0\r\n",
+                sh.cmdstats.total_error_replies.load(Ordering::Relaxed)
+            );
         }
         "replication" => out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nrepl_backlog_active:0\r\n"),
         "cpu" => {
@@ -210,7 +217,9 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let _ = write!(out, "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n");
         }
         "modules" => out.push_str("# Modules\r\n"),
-        "errorstats" => out.push_str("# Errorstats\r\n"),
+        "commandstats" => sh.cmdstats.info_commandstats(out),
+        "errorstats" => sh.cmdstats.info_errorstats(out),
+        "latencystats" => crate::latency::info_latencystats(&sh.cmdstats, out),
         "cluster" => out.push_str(if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
             "# Cluster\r\ncluster_enabled:1\r\n"
         } else {

@@ -13,6 +13,7 @@ pub mod conn;
 pub mod dispatch;
 pub mod embed;
 pub mod info;
+pub mod latency;
 pub mod metrics;
 pub mod monitor;
 pub mod multi;
@@ -213,7 +214,13 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
             let Ok(mut core) = shared.lock_core(true).await else {
                 continue;
             };
+            // The latency monitor's `expire-cycle`: a tick that deleted expired keys.
+            let (t, expired) = (std::time::Instant::now(), core.engine.stats.expired_keys);
             core.engine.tick();
+            if core.engine.stats.expired_keys != expired {
+                let ms = t.elapsed().as_millis() as u64;
+                shared.cmdstats.monitor.add_if_needed("expire-cycle", ms);
+            }
             core.engine.next_deadline()
         };
         let now = lockcore::clock::Clock::now_ms(&*shared.clock);

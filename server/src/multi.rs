@@ -96,7 +96,10 @@ fn exec(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     for (spec, argv) in &multi.queue {
         let r = match crate::acl::check_exec(c, spec, argv) {
             Ok(()) => c.execute(guard, spec, argv),
-            Err(e) => e,
+            Err(e) => {
+                c.shared.cmdstats.count_error_reply(&e);
+                e
+            }
         };
         c.feed_monitors_for(spec, argv);
         // A blocking command inside EXEC answered with its timeout reply already.

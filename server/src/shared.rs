@@ -327,6 +327,7 @@ impl Shared {
             Ordering::Relaxed,
         );
         core.scripts.plans_off = !cfg.get_bool("lua-native-plans");
+        self.cmdstats.apply_config(&cfg);
         core.scripts.set_profiler(cfg.get_bool("lua-profiler"));
         let ec = &mut core.engine.config;
         ec.notify =

@@ -259,6 +259,11 @@ pub fn run_plan(
     let reply = match res {
         Ok(r) => r,
         Err(Failure::Call(msg, line)) => {
+            // A failed command counted its error already; redis.call's own argument
+            // checks did not.
+            if super::plan::counted_error(&msg) {
+                crate::cmdstats::mark_error_counted();
+            }
             Reply::err(format!("{msg} script: {sha}, on @user_script:{line}."))
         }
         Err(Failure::Runtime(msg, line)) => Reply::err(format!(
@@ -342,6 +347,12 @@ pub fn run(
                     _ => "ERR unknown error".to_string(),
                 }
             };
+            if !killed
+                && t.raw_get::<bool>("ignore_error_stats_update")
+                    .unwrap_or(false)
+            {
+                crate::cmdstats::mark_error_counted();
+            }
             let source: Option<String> = t.raw_get("source").ok().flatten();
             let line: Option<i64> = t.raw_get("line").ok().flatten();
             match (source, line) {
@@ -638,12 +649,49 @@ fn call_checked(ctx: &mut RunCtx<'_>, argv: &[Bytes]) -> Result<Reply, String> {
 /// [`call_checked`], with the command's spec already looked up when `known` is given (a
 /// plan resolves a literal command name with a fixed argument count once, at compile
 /// time: `lookup_checked` depends on nothing else for a command without subcommands).
+///
+/// The call counts in INFO commandstats as Redis' scriptCall counts it: a refusal is the
+/// command's `rejected_calls`, a run its `calls` (failed or not), and either error reply
+/// counts in errorstats now, once (the script's own reply will not count it again).
 fn call_spec(
     ctx: &mut RunCtx<'_>,
     known: Option<&'static CommandSpec>,
     argv: &[Bytes],
 ) -> Result<Reply, String> {
     ctx.redis_calls += 1;
+    let mut ran = None;
+    let started = Instant::now();
+    let r = call_spec_inner(ctx, known, argv, &mut ran);
+    let stats = &ctx.shared.cmdstats;
+    match (&r, ran) {
+        (Ok(reply), Some(spec)) => stats.record_reply(spec, started.elapsed(), reply),
+        (Err(e), _) => {
+            match known.or_else(|| lockcore::commands::lookup_checked(argv).ok()) {
+                Some(spec) => stats.rejected_spec(spec),
+                None => {
+                    let _ = argv
+                        .first()
+                        .and_then(|n| lockcore::commands::lookup(n))
+                        .map(|s| {
+                            if !matches!(s.exec, Exec::Container) {
+                                stats.rejected_spec(s)
+                            }
+                        });
+                }
+            }
+            stats.count_error(e);
+        }
+        _ => {}
+    }
+    r
+}
+
+fn call_spec_inner(
+    ctx: &mut RunCtx<'_>,
+    known: Option<&'static CommandSpec>,
+    argv: &[Bytes],
+    ran: &mut Option<&'static CommandSpec>,
+) -> Result<Reply, String> {
     let looked_up = match known {
         Some(s) => Ok(s),
         None => lookup_checked(argv),
@@ -684,6 +732,7 @@ fn call_spec(
         }
         crate::cluster::script_call_check(ctx.shared, spec, argv)?;
     }
+    *ran = Some(spec);
     // The profiler's command time (Lua path: the line the hook saw last; plans time their
     // calls themselves).
     let t0 = (!ctx.prof.is_null() && ctx.prof_line != 0).then(Instant::now);
@@ -802,6 +851,12 @@ unsafe fn table_to_reply(l: *mut ffi::lua_State) -> Reply {
         r
     };
     if let Some(e) = string_field(c"err") {
+        if push_field(l, c"ignore_error_stats_update") == ffi::LUA_TBOOLEAN
+            && ffi::lua_toboolean(l, -1) != 0
+        {
+            crate::cmdstats::mark_error_counted();
+        }
+        ffi::lua_pop(l, 1);
         return Reply::Error(String::from_utf8_lossy(&e).into_owned().into());
     }
     if let Some(s) = string_field(c"ok") {
@@ -866,14 +921,16 @@ use mlua::ffi;
 use std::os::raw::c_int;
 
 /// Reads the call's arguments into `ctx.scratch` and runs the command. Ok(()) has pushed the
-/// converted reply; Err is the error text.
-unsafe fn raw_call_inner(l: *mut ffi::lua_State) -> Result<(), String> {
+/// converted reply; Err is the error text, and whether errorstats counted it already (the
+/// command's own error or refusal; not a bad argument to `redis.call` itself).
+unsafe fn raw_call_inner(l: *mut ffi::lua_State) -> Result<(), (String, bool)> {
     let n = ffi::lua_gettop(l);
     let r = with_ctx(|ctx| {
         if n == 0 {
-            return Err(
+            return Err((
                 "ERR Please specify at least one argument for this redis lib call".to_string(),
-            );
+                false,
+            ));
         }
         let mut argv = std::mem::take(&mut ctx.scratch);
         argv.clear();
@@ -890,16 +947,17 @@ unsafe fn raw_call_inner(l: *mut ffi::lua_State) -> Result<(), String> {
                 argv.push(arg_bytes(&Value::Number(ffi::lua_tonumber(l, i))).unwrap());
             } else {
                 ctx.scratch = argv;
-                return Err(
+                return Err((
                     "ERR Lua redis lib command arguments must be strings or integers".into(),
-                );
+                    false,
+                ));
             }
         }
         let r = call_checked(ctx, &argv);
         argv.clear();
         ctx.scratch = argv;
-        match r? {
-            Reply::Error(e) => Err(e.into_owned()),
+        match r.map_err(|e| (e, true))? {
+            Reply::Error(e) => Err((e.into_owned(), true)),
             reply => {
                 // Every nesting level holds a table and a key on the stack while its children
                 // are pushed. Command replies are shallow, but the room for an aggregate is
@@ -907,14 +965,19 @@ unsafe fn raw_call_inner(l: *mut ffi::lua_State) -> Result<(), String> {
                 // fits the slots every C call gets, even after 8000 arguments.
                 let depth = reply_depth(&reply);
                 if depth > 0 && ffi::lua_checkstack(l, (2 * depth + 4) as c_int) == 0 {
-                    return Err("ERR reached lua stack limit".into());
+                    return Err(("ERR reached lua stack limit".into(), false));
                 }
                 push_reply(l, reply, ctx.resp3, 0);
                 Ok(())
             }
         }
     });
-    r.unwrap_or_else(|| Err("ERR redis.call() can only be used inside a script".into()))
+    r.unwrap_or_else(|| {
+        Err((
+            "ERR redis.call() can only be used inside a script".into(),
+            false,
+        ))
+    })
 }
 
 /// How deeply `r` nests aggregates (0 for a scalar), without recursion.
@@ -940,18 +1003,24 @@ fn reply_depth(r: &Reply) -> usize {
     max
 }
 
-unsafe fn push_err_table(l: *mut ffi::lua_State, msg: &str) {
-    ffi::lua_createtable(l, 0, 1);
+/// `{err = msg}`, with Redis' `ignore_error_stats_update = true` when errorstats counted the
+/// error already (so that the script's reply, if it is this error, does not count again).
+unsafe fn push_err_table(l: *mut ffi::lua_State, msg: &str, counted: bool) {
+    ffi::lua_createtable(l, 0, 2);
     ffi::lua_pushlstring(l, msg.as_ptr() as *const _, msg.len());
     ffi::lua_setfield(l, -2, c"err".as_ptr());
+    if counted {
+        ffi::lua_pushboolean(l, 1);
+        ffi::lua_setfield(l, -2, c"ignore_error_stats_update".as_ptr());
+    }
 }
 
 /// `redis.call`: raises `{err=...}` on error.
 pub unsafe extern "C-unwind" fn raw_call(l: *mut ffi::lua_State) -> c_int {
     let failed = match raw_call_inner(l) {
         Ok(()) => false,
-        Err(msg) => {
-            push_err_table(l, &msg);
+        Err((msg, counted)) => {
+            push_err_table(l, &msg, counted);
             true
         }
     };
@@ -1007,8 +1076,8 @@ pub unsafe extern "C-unwind" fn raw_fill(l: *mut ffi::lua_State) -> c_int {
 
 /// `redis.pcall`: returns `{err=...}` on error.
 pub unsafe extern "C-unwind" fn raw_pcall(l: *mut ffi::lua_State) -> c_int {
-    if let Err(msg) = raw_call_inner(l) {
-        push_err_table(l, &msg);
+    if let Err((msg, counted)) = raw_call_inner(l) {
+        push_err_table(l, &msg, counted);
     }
     1
 }

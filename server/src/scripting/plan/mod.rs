@@ -19,6 +19,7 @@ mod lex;
 mod luanum;
 mod parse;
 mod run;
+pub(crate) use run::counted_error;
 
 pub use luanum::fmt17g;
 pub use run::Failure;

@@ -37,6 +37,9 @@ struct Tab {
     seq: Vec<Val>,
     err: Option<Val>,
     ok: Option<Val>,
+    /// An error table from a failed `redis.pcall` command: errorstats counted it already
+    /// (Redis' `ignore_error_stats_update`).
+    counted: bool,
 }
 
 impl Val {
@@ -122,6 +125,9 @@ fn to_reply(v: &Val, depth: usize) -> Reply {
                 return Reply::err("ERR reached lua stack limit");
             }
             if let Some(Val::Str(e)) = &t.err {
+                if t.counted && depth == 0 {
+                    crate::cmdstats::mark_error_counted();
+                }
                 return Reply::Error(String::from_utf8_lossy(e).into_owned().into());
             }
             if let Some(Val::Str(s)) = &t.ok {
@@ -383,7 +389,11 @@ impl Run<'_> {
                         self.stack.truncate(base);
                         return Err(Failure::Call(msg, line));
                     }
-                    Err(msg) => Val::err_table(msg),
+                    Err(msg) => Val::Tab(Rc::new(Tab {
+                        counted: counted_error(&msg),
+                        err: Some(Val::Str(msg.into())),
+                        ..Tab::default()
+                    })),
                 }
             }
             Builtin::ToNumber => vals[0].to_num().map_or(Val::Nil, Val::Num),
@@ -411,6 +421,12 @@ impl Run<'_> {
         self.stack.truncate(base);
         Ok(v)
     }
+}
+
+/// Whether errorstats counted a `redis.call` error already: a command's error or refusal
+/// was, the call's own argument checks were not.
+pub(crate) fn counted_error(msg: &str) -> bool {
+    !msg.starts_with("ERR Please specify") && !msg.starts_with("ERR Lua redis lib")
 }
 
 /// `redis.call`'s argument checks (as `bridge::raw_call_inner`), then the command.
