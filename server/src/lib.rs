@@ -28,6 +28,7 @@ pub mod scripting;
 pub mod shared;
 pub mod slowlog;
 pub mod timectl;
+pub mod benchcmd;
 pub mod top;
 
 use std::net::SocketAddr;

@@ -17,7 +17,7 @@ fn cli() -> Command {
         .after_help(
             "Any redis.conf directive can be passed as --name value (e.g. --save \"\" --appendonly no).\n\
              Unknown directives are ignored with a warning.\n\n\
-             Examples:\n  tumbler\n  tumbler --port 0\n  tumbler /etc/redis/redis.conf --port 7777 --requirepass secret\n  tumbler --metrics-port 9121          # Prometheus metrics at http://127.0.0.1:9121/metrics\n  tumbler top --port 6379              # live view of the locks on a server",
+             Examples:\n  tumbler\n  tumbler --port 0\n  tumbler /etc/redis/redis.conf --port 7777 --requirepass secret\n  tumbler --metrics-port 9121          # Prometheus metrics at http://127.0.0.1:9121/metrics\n  tumbler top --port 6379              # live view of the locks on a server\n  tumbler bench --help                 # benchmark a workload on one or more servers",
         )
         .arg(Arg::new("config-file").help("redis.conf-style configuration file").required(false))
         .arg(Arg::new("port").long("port").value_name("PORT").help("TCP port; 0 picks a free port and prints it [default: 6379]"))
@@ -178,6 +178,10 @@ fn main() {
     // `tumbler top ...`: the live lock view (server/src/top), not a server.
     if args.get(1).map(String::as_str) == Some("top") {
         std::process::exit(tumbler::top::run(&args[2..]));
+    }
+    // `tumbler bench ...`: the benchmark client (server/src/benchcmd), not a server.
+    if args.get(1).map(String::as_str) == Some("bench") {
+        std::process::exit(tumbler::benchcmd::run(&args[2..]));
     }
     let (for_clap, directives) = split_args(&args);
     let m = cli().get_matches_from(for_clap);
