@@ -41,6 +41,7 @@ const FLAG_NAMES: [(&str, u8); 5] = [
 const BAD_NAME: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
 
 /// One registered function.
+#[derive(Clone)]
 pub(crate) struct FnDef {
     pub func: Function,
     pub name: String,
@@ -49,10 +50,10 @@ pub(crate) struct FnDef {
     pub lib: String,
 }
 
-/// One library: its code and the (lowercased) names of its functions.
+/// One library: its code and its functions in registration order.
 pub(crate) struct Library {
     pub code: Bytes,
-    pub fns: Vec<String>,
+    pub fns: Vec<FnDef>,
 }
 
 /// Functions by lowercased name (FCALL is case-insensitive), libraries by exact name.
@@ -63,22 +64,26 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    fn remove_lib(&mut self, name: &str) -> Option<(Library, Vec<FnDef>)> {
+    fn remove_lib(&mut self, name: &str) -> Option<Library> {
         let lib = self.libraries.remove(name)?;
-        let fns = lib
-            .fns
-            .iter()
-            .filter_map(|n| self.functions.remove(n))
-            .collect();
-        Some((lib, fns))
+        for f in &lib.fns {
+            let k = f.name.to_ascii_lowercase();
+            if self.functions.get(&k).is_some_and(|g| g.lib == name) {
+                self.functions.remove(&k);
+            }
+        }
+        Some(lib)
     }
 
+    /// Adds a library. Function names are case-sensitive within a library but FCALL's
+    /// lookup is not: of two names differing only in case, the later one answers, as in
+    /// Redis.
     fn insert_lib(&mut self, name: String, code: Bytes, fns: Vec<FnDef>) {
-        let keys = fns.iter().map(|f| f.name.to_ascii_lowercase()).collect();
-        for f in fns {
-            self.functions.insert(f.name.to_ascii_lowercase(), f);
+        for f in &fns {
+            self.functions
+                .insert(f.name.to_ascii_lowercase(), f.clone());
         }
-        self.libraries.insert(name, Library { code, fns: keys });
+        self.libraries.insert(name, Library { code, fns });
     }
 }
 
@@ -136,7 +141,19 @@ fn parse_flags(v: &Value) -> mlua::Result<u8> {
 /// `redis.register_function(name, fn)` or `redis.register_function{function_name=...,
 /// callback=..., flags={...}, description=...}`, valid only while FUNCTION LOAD runs.
 pub fn register_function(lua: &Lua) -> mlua::Result<Function> {
-    lua.create_function(|_, args: MultiValue| {
+    lua.create_function(|lua, args: MultiValue| {
+        // Numbers pass as strings (Redis checks with lua_isstring).
+        let text = |v: &Value| -> Option<Vec<u8>> {
+            match v {
+                Value::String(s) => Some(s.as_bytes().to_vec()),
+                Value::Integer(_) | Value::Number(_) => lua
+                    .coerce_string(v.clone())
+                    .ok()
+                    .flatten()
+                    .map(|s| s.as_bytes().to_vec()),
+                _ => None,
+            }
+        };
         if REGISTERED.with(|r| r.borrow().is_none()) {
             return Err(rt(
                 "redis.register_function can only be called on FUNCTION LOAD command",
@@ -156,12 +173,12 @@ pub fn register_function(lua: &Lua) -> mlua::Result<Function> {
                         ));
                     };
                     match &*k.as_bytes() {
-                        b"function_name" => match v {
-                            Value::String(s) => name = Some(s.as_bytes().to_vec()),
+                        b"function_name" => match text(&v) {
+                            Some(s) => name = Some(s),
                             _ => return Err(rt("function_name argument given to redis.register_function must be a string")),
                         },
-                        b"description" => match v {
-                            Value::String(s) => desc = Some(Bytes::copy_from_slice(&s.as_bytes())),
+                        b"description" => match text(&v) {
+                            Some(s) => desc = Some(Bytes::from(s)),
                             _ => return Err(rt("description argument given to redis.register_function must be a string")),
                         },
                         b"callback" => match v {
@@ -181,13 +198,13 @@ pub fn register_function(lua: &Lua) -> mlua::Result<Function> {
                 (name, func, flags, desc)
             }
             2 => {
-                let Value::String(n) = &args[0] else {
+                let Some(n) = text(&args[0]) else {
                     return Err(rt("first argument to redis.register_function must be a string"));
                 };
                 let Value::Function(f) = &args[1] else {
                     return Err(rt("second argument to redis.register_function must be a function"));
                 };
-                (n.as_bytes().to_vec(), f.clone(), 0, None)
+                (n, f.clone(), 0, None)
             }
             _ => return Err(rt("wrong number of arguments to redis.register_function")),
         };
@@ -198,7 +215,7 @@ pub fn register_function(lua: &Lua) -> mlua::Result<Function> {
         REGISTERED.with(|r| {
             let mut r = r.borrow_mut();
             let v = r.as_mut().expect("checked above");
-            if v.iter().any(|f| f.name.eq_ignore_ascii_case(&name)) {
+            if v.iter().any(|f| f.name == name) {
                 return Err(rt("Function already exists in the library"));
             }
             v.push(Registered {
@@ -491,7 +508,6 @@ fn list(vm: &Vm, a: &[Bytes]) -> Reply {
             let fns = lib
                 .fns
                 .iter()
-                .filter_map(|n| vm.funcs.functions.get(n))
                 .map(|f| {
                     let flags = FLAG_NAMES
                         .iter()
@@ -544,9 +560,10 @@ fn dump(vm: &Vm) -> Reply {
 /// FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]
 fn restore(vm: &mut Vm, a: &[Bytes]) -> Reply {
     if a.len() > 4 {
-        return Reply::err(
-            "ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.",
-        );
+        return Reply::err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+            sanitize(&a[1])
+        ));
     }
     let (mut policy, mut flush) = (Policy::Append, false);
     if let Some(p) = a.get(3) {
@@ -599,12 +616,9 @@ fn restore(vm: &mut Vm, a: &[Bytes]) -> Reply {
     if flush {
         vm.funcs = Registry::default();
     }
-    let libs = std::mem::take(&mut reg.libraries);
-    let mut fns = std::mem::take(&mut reg.functions);
-    for (name, lib) in libs {
+    for (name, lib) in std::mem::take(&mut reg.libraries) {
         vm.funcs.remove_lib(&name);
-        let defs = lib.fns.iter().filter_map(|n| fns.remove(n)).collect();
-        vm.funcs.insert_lib(name, lib.code, defs);
+        vm.funcs.insert_lib(name, lib.code, lib.fns);
     }
     Reply::ok()
 }
@@ -687,9 +701,10 @@ pub fn command(shared: &Shared, core: &mut Core, sub: &str, a: &[Bytes]) -> Repl
                 Reply::ok()
             }
             3 => Reply::err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"),
-            _ => Reply::err(
-                "ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.",
-            ),
+            _ => Reply::err(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+                sanitize(&a[1])
+            )),
         },
         "list" => list(vm, a),
         "dump" => dump(vm),
