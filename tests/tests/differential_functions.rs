@@ -225,6 +225,7 @@ fn kill_and_stats_while_a_function_runs() {
     loop {
         let r = a.cmd_str(&["PING"]);
         if r.starts_with("-BUSY") {
+            assert_eq!(r, "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n");
             break;
         }
         assert!(std::time::Instant::now() < deadline, "never busy: {r}");
@@ -235,7 +236,10 @@ fn kill_and_stats_while_a_function_runs() {
         stats.contains("$4\r\nname\r\n$4\r\nspin\r\n$7\r\ncommand\r\n*3\r\n$5\r\nFCALL\r\n$4\r\nspin\r\n$1\r\n0\r\n$11\r\nduration_ms\r\n:"),
         "{stats}"
     );
-    assert!(a.cmd_str(&["SCRIPT", "KILL"]).starts_with("-BUSY"));
+    assert_eq!(
+        a.cmd_str(&["SCRIPT", "KILL"]),
+        "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
+    );
     assert_eq!(a.cmd_str(&["FUNCTION", "KILL"]), "+OK\r\n");
     let r = runner.read_reply();
     assert!(
@@ -258,7 +262,10 @@ fn kill_and_stats_while_a_function_runs() {
         assert!(std::time::Instant::now() < deadline, "eval never busy");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert!(a.cmd_str(&["FUNCTION", "KILL"]).starts_with("-BUSY"));
+    assert_eq!(
+        a.cmd_str(&["FUNCTION", "KILL"]),
+        "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+    );
     assert_eq!(a.cmd_str(&["SCRIPT", "KILL"]), "+OK\r\n");
     runner.read_reply();
     assert_eq!(a.cmd_str(&["PING"]), "+PONG\r\n");

@@ -660,6 +660,16 @@ pub fn stats(shared: &Shared) -> Reply {
     ])
 }
 
+/// The BUSY error for a command refused while a script runs: it names the kill command
+/// that applies (FUNCTION KILL for a function, SCRIPT KILL for EVAL).
+pub fn busy_err(shared: &Shared) -> &'static str {
+    if shared.script.running_fn.lock().unwrap().is_some() {
+        BUSY_FN_ERR
+    } else {
+        crate::shared::BUSY_ERR
+    }
+}
+
 /// FUNCTION KILL: only a running function (SCRIPT KILL stops EVAL scripts).
 pub fn kill(shared: &Shared) -> Reply {
     if shared
