@@ -89,6 +89,9 @@ const FCALL: &str = r##"
     FLUSHALL
     FLUSHDB
     FCALL r 1 k
+    SCRIPT FLUSH
+    FCALL w 1 k v3
+    FCALL r 1 k
     # Redis lists a library's functions in its dict's (seeded hash) order: one per library.
     FUNCTION LOAD REPLACE "#!lua name=lib\nredis.register_function{function_name='r', callback=function(keys) return redis.call('get', keys[1]) end, flags={'no-writes'}}"
     FUNCTION LIST
