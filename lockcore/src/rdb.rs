@@ -820,6 +820,21 @@ pub fn to_value(l: Loaded, cfg: &crate::engine::EngineConfig) -> Option<Value> {
     })
 }
 
+/// Appends `s` as a plain RDB string (length, then the bytes); FUNCTION DUMP's records.
+pub fn put_raw_string(out: &mut Vec<u8>, s: &[u8]) {
+    put_len(out, s.len());
+    out.extend_from_slice(s);
+}
+
+/// Reads one RDB string (plain, int-encoded or LZF) from the front of `p` and advances
+/// it; FUNCTION RESTORE's records.
+pub fn take_string(p: &mut &[u8]) -> Option<Bytes> {
+    let mut r = Reader { p };
+    let s = r.string()?;
+    *p = r.p;
+    Some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ use lockcore::{error, ClientCtx, Reply};
 
 use crate::net::{Stream, Transport};
 use crate::protocol::{self, Limits};
-use crate::shared::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared, BUSY_ERR};
+use crate::shared::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared};
 
 /// CLIENT REPLY mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -677,7 +677,7 @@ impl Conn {
             return;
         }
         if !spec.has(flag::ALLOW_BUSY) && guard.is_none() && shared.script_busy() {
-            self.reject(shared, guard, &argv, Reply::err(BUSY_ERR));
+            self.reject(shared, guard, &argv, Reply::err(crate::scripting::busy_err(shared)));
             return;
         }
         if let Some(m) = &mut self.multi {
@@ -701,7 +701,7 @@ impl Conn {
             match shared.lock_core(spec.has(flag::ALLOW_BUSY)).await {
                 Ok(g) => *guard = Some(g),
                 Err(LockError::Busy) => {
-                    self.reject(shared, guard, &argv, Reply::err(BUSY_ERR));
+                    self.reject(shared, guard, &argv, Reply::err(crate::scripting::busy_err(shared)));
                     return;
                 }
             }

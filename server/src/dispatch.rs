@@ -810,18 +810,11 @@ fn function(
     spec: &CommandSpec,
     a: &[Bytes],
 ) -> Reply {
-    let _ = c;
     match spec.name {
-        "load" | "delete" | "flush" => {
-            crate::scripting::function_command(core(guard), spec.name, a)
-        }
-        "kill" => crate::scripting::script_kill(&c.shared),
-        "list" => Reply::Array(vec![]),
-        "stats" => Reply::Map(vec![
-            (Reply::bulk_str("running_script"), Reply::Null),
-            (Reply::bulk_str("engines"), Reply::Map(vec![])),
-        ]),
-        _ => Reply::err("ERR Redis Functions are not supported by tumbler; use EVAL/EVALSHA"),
+        "kill" => crate::scripting::function_kill(&c.shared),
+        "stats" => crate::scripting::function_stats(&c.shared),
+        "help" => crate::scripting::function_help(),
+        sub => crate::scripting::function_command(&c.shared, core(guard), sub, a),
     }
 }
 

@@ -102,6 +102,10 @@ pub struct ScriptStatus {
     pub wrote: AtomicBool,
     /// Set by SHUTDOWN NOSAVE during a busy script.
     pub shutdown: AtomicBool,
+    /// The running function's name and FCALL arguments (FUNCTION STATS, FUNCTION KILL).
+    pub running_fn: std::sync::Mutex<Option<(String, Vec<bytes::Bytes>)>>,
+    /// Libraries and functions loaded, for FUNCTION STATS while a script holds the lock.
+    pub fn_counts: std::sync::Mutex<(usize, usize)>,
 }
 
 /// Server-wide counters for INFO.

@@ -406,7 +406,7 @@ pub fn hook(_lua: &Lua, dbg: &Debug) -> mlua::Result<VmState> {
         }
         Ok(VmState::Continue)
     });
-    r.unwrap_or(Ok(VmState::Continue))
+    r.unwrap_or_else(super::functions::load_hook)
 }
 
 /// Hands this worker's scheduler core to a new thread (`block_in_place`), so the rest of a
@@ -576,63 +576,6 @@ pub fn log_function(lua: &Lua) -> mlua::Result<Function> {
             .collect();
         tracing::debug!(level, "lua: {}", msg.join(" "));
         Ok(())
-    })
-}
-
-thread_local! {
-    /// Functions registered by the library FUNCTION LOAD is running; None outside a load.
-    pub static REGISTERED: std::cell::RefCell<Option<Vec<(String, Function, bool)>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// `redis.register_function(name, fn)` or `redis.register_function{function_name=...,
-/// callback=..., flags={...}}`, valid only while FUNCTION LOAD runs the library.
-pub fn register_function(lua: &Lua) -> mlua::Result<Function> {
-    lua.create_function(|_, args: MultiValue| {
-        let (name, f, no_writes) = match (args.front(), args.get(1)) {
-            (Some(Value::String(n)), Some(Value::Function(f))) if args.len() == 2 => {
-                (n.to_string_lossy(), f.clone(), false)
-            }
-            (Some(Value::Table(t)), None) => {
-                let name: Option<mlua::LuaString> = t.get("function_name")?;
-                let f: Option<Function> = t.get("callback")?;
-                let flags: Option<Table> = t.get("flags")?;
-                let no_writes = flags
-                    .map(|fl| {
-                        fl.sequence_values::<String>()
-                            .flatten()
-                            .any(|x| x == "no-writes")
-                    })
-                    .unwrap_or(false);
-                match (name, f) {
-                    (Some(n), Some(f)) => (n.to_string_lossy(), f, no_writes),
-                    (None, _) => {
-                        return Err(mlua::Error::runtime(
-                            "redis.register_function must get a function name argument",
-                        ))
-                    }
-                    (_, None) => {
-                        return Err(mlua::Error::runtime(
-                            "redis.register_function must get a callback argument",
-                        ))
-                    }
-                }
-            }
-            _ => {
-                return Err(mlua::Error::runtime(
-                    "wrong number of arguments to redis.register_function",
-                ))
-            }
-        };
-        REGISTERED.with(|r| match r.borrow_mut().as_mut() {
-            Some(v) => {
-                v.push((name, f, no_writes));
-                Ok(())
-            }
-            None => Err(mlua::Error::runtime(
-                "redis.register_function can only be called on FUNCTION LOAD command",
-            )),
-        })
     })
 }
 

@@ -20,8 +20,11 @@
 
 mod bridge;
 mod cmsgpack;
+mod functions;
 mod libs;
 mod lua_struct;
+pub(crate) use functions::command as function_command;
+pub use functions::{busy_err, help as function_help, kill as function_kill, stats as function_stats};
 mod patterns;
 mod plan;
 pub mod profile;
@@ -29,7 +32,7 @@ mod sandbox;
 pub mod stats;
 
 use bytes::Bytes;
-use mlua::{Function, Lua, Value};
+use mlua::{Function, Lua};
 use sha1::{Digest, Sha1};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -90,10 +93,8 @@ pub(crate) struct Vm {
     runner: Function,
     /// `function(f) return xpcall(function() return f(KEYS, ARGV) end, handler) end`
     fn_runner: Function,
-    /// FUNCTION LOAD-ed functions by name: (function, no-writes, library).
-    functions: HashMap<String, (Function, bool, String)>,
-    /// Libraries by name: their code and function names.
-    libraries: HashMap<String, (Bytes, Vec<String>)>,
+    /// FUNCTION LOAD-ed libraries and their functions.
+    funcs: functions::Registry,
     /// Reused argument vector for redis.call.
     scratch: Vec<Bytes>,
 }
@@ -190,8 +191,7 @@ impl Vm {
             tick: 0,
             runner,
             fn_runner,
-            functions: HashMap::new(),
-            libraries: HashMap::new(),
+            funcs: functions::Registry::default(),
             scratch: Vec::with_capacity(16),
         })
     }
@@ -347,7 +347,7 @@ pub fn command(
     a: &[Bytes],
 ) -> Reply {
     match (top_name(spec), spec.name) {
-        ("script", "kill") => script_kill(&c.shared),
+        ("script", "kill") => script_kill(&c.shared, true),
         ("script", "help") => script_help(),
         ("script", "plans") => {
             let core = crate::dispatch::core(guard);
@@ -364,7 +364,7 @@ pub fn command(
             }
             let shared = c.shared.clone();
             let core = crate::dispatch::core(guard);
-            let r = fcall(core, &shared, &c.cl, a, name == "fcall_ro");
+            let r = functions::fcall(core, &shared, &c.cl, a, name == "fcall_ro");
             core.engine.after_command();
             r
         }
@@ -521,186 +521,6 @@ impl Cached {
     }
 }
 
-/// Checks EVAL-style numkeys: Ok(number of keys) or Redis' error.
-fn numkeys(a: &[Bytes]) -> Result<usize, Reply> {
-    let Some(numkeys) = parse_i64(&a[2]) else {
-        return Err(error::not_integer());
-    };
-    if numkeys < 0 {
-        return Err(Reply::err("ERR Number of keys can't be negative"));
-    }
-    if numkeys as usize > a.len() - 3 {
-        return Err(Reply::err(
-            "ERR Number of keys can't be greater than number of args",
-        ));
-    }
-    Ok(numkeys as usize)
-}
-
-fn fcall(
-    core: &mut Core,
-    shared: &Shared,
-    caller: &lockcore::ClientCtx,
-    a: &[Bytes],
-    ro: bool,
-) -> Reply {
-    let nk = match numkeys(a) {
-        Ok(n) => n,
-        Err(e) => return e,
-    };
-    let Core { engine, scripts } = core;
-    let vm = scripts.vm();
-    let name = String::from_utf8_lossy(&a[1]).into_owned();
-    let Some((func, no_writes, _)) = vm.functions.get(&name) else {
-        return Reply::err("ERR Function not found");
-    };
-    let (func, no_writes) = (func.clone(), *no_writes);
-    if ro && !no_writes {
-        return Reply::err("ERR Can not execute a script with write flag using *_ro command.");
-    }
-    bridge::run(
-        vm,
-        func,
-        engine,
-        shared,
-        caller,
-        &name,
-        true,
-        &a[3..3 + nk],
-        &a[3 + nk..],
-        ro || no_writes,
-        false,
-        // Functions have no SHA and are not in the script cache: not in INFO scriptstats.
-        bridge::Observe::NONE,
-    )
-}
-
-/// FUNCTION LOAD / DELETE / FLUSH / LIST (the subset tumbler implements).
-pub fn function_command(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
-    match sub {
-        "load" => {
-            let (replace, code) = match a.len() {
-                3 => (false, &a[2]),
-                4 if a[2].eq_ignore_ascii_case(b"replace") => (true, &a[3]),
-                _ => {
-                    return Reply::err(format!(
-                        "ERR Unknown option given: {}",
-                        String::from_utf8_lossy(&a[2])
-                    ))
-                }
-            };
-            function_load(core.scripts.vm(), replace, code)
-        }
-        "delete" => {
-            let vm = core.scripts.vm();
-            let lib = String::from_utf8_lossy(&a[2]).into_owned();
-            match vm.libraries.remove(&lib) {
-                Some((_, names)) => {
-                    for n in names {
-                        vm.functions.remove(&n);
-                    }
-                    Reply::ok()
-                }
-                None => Reply::err("ERR Library not found"),
-            }
-        }
-        "flush" => match a.get(2) {
-            Some(m) if !m.eq_ignore_ascii_case(b"sync") && !m.eq_ignore_ascii_case(b"async") => {
-                Reply::err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
-            }
-            _ => {
-                let vm = core.scripts.vm();
-                vm.functions.clear();
-                vm.libraries.clear();
-                Reply::ok()
-            }
-        },
-        _ => Reply::err("ERR this FUNCTION subcommand is not supported by tumbler"),
-    }
-}
-
-fn function_load(vm: &mut Vm, replace: bool, code: &[u8]) -> Reply {
-    let end = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
-    let first = String::from_utf8_lossy(&code[..end]).into_owned();
-    let Some(shebang) = first.strip_prefix("#!") else {
-        return Reply::err("ERR Missing library metadata");
-    };
-    let mut parts = shebang.split(' ').filter(|p| !p.is_empty());
-    let engine = parts.next().unwrap_or("");
-    if engine != "lua" {
-        return Reply::err(format!("ERR Engine '{engine}' not found"));
-    }
-    let mut name = None;
-    for p in parts {
-        match p.split_once('=') {
-            Some(("name", n)) => name = Some(n.to_string()),
-            _ => return Reply::err(format!("ERR Invalid metadata value given: {p}")),
-        }
-    }
-    let Some(lib) = name else {
-        return Reply::err("ERR Library name was not given");
-    };
-    if vm.libraries.contains_key(&lib) && !replace {
-        return Reply::err(format!("ERR Library '{lib}' already exists"));
-    }
-    let mut body = Vec::with_capacity(code.len() + 2);
-    body.extend_from_slice(b"--");
-    body.extend_from_slice(&code[2..]);
-    let f = match vm
-        .lua
-        .load(&body[..])
-        .set_name("@user_function")
-        .set_mode(mlua::chunk::ChunkMode::Text)
-        .into_function()
-    {
-        Ok(f) => f,
-        Err(e) => {
-            let msg = match &e {
-                mlua::Error::SyntaxError { message, .. } => message.clone(),
-                other => other.to_string(),
-            };
-            return Reply::err(format!("ERR Error compiling function: {msg}"));
-        }
-    };
-    bridge::REGISTERED.with(|r| *r.borrow_mut() = Some(Vec::new()));
-    let res = vm.runner.call::<(bool, Value)>(f);
-    let registered = bridge::REGISTERED
-        .with(|r| r.borrow_mut().take())
-        .unwrap_or_default();
-    match res {
-        Ok((true, _)) => {}
-        Ok((false, Value::Table(t))) => {
-            let msg: String = t
-                .raw_get("err")
-                .unwrap_or_else(|_| "ERR unknown error".into());
-            return Reply::err(format!("ERR Error registering functions: {msg}"));
-        }
-        Ok((false, _)) | Err(_) => return Reply::err("ERR Error registering functions"),
-    }
-    if registered.is_empty() {
-        return Reply::err("ERR No functions registered");
-    }
-    for (n, _, _) in &registered {
-        if let Some((_, _, owner)) = vm.functions.get(n) {
-            if *owner != lib {
-                return Reply::err(format!("ERR Function {n} already exists"));
-            }
-        }
-    }
-    if let Some((_, old)) = vm.libraries.remove(&lib) {
-        for n in old {
-            vm.functions.remove(&n);
-        }
-    }
-    let names = registered.iter().map(|(n, _, _)| n.clone()).collect();
-    for (n, f, nw) in registered {
-        vm.functions.insert(n, (f, nw, lib.clone()));
-    }
-    vm.libraries
-        .insert(lib.clone(), (Bytes::copy_from_slice(code), names));
-    Reply::Bulk(Bytes::from(lib))
-}
-
 fn error_noscript() -> &'static str {
     "NOSCRIPT No matching script. Please use EVAL."
 }
@@ -743,12 +563,11 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
             )
         }
         "flush" => {
-            let functions = core.scripts.vm.as_mut().map(|v| {
-                (
-                    std::mem::take(&mut v.functions),
-                    std::mem::take(&mut v.libraries),
-                )
-            });
+            let functions = core
+                .scripts
+                .vm
+                .as_mut()
+                .map(|v| std::mem::take(&mut v.funcs.libraries));
             let ok = match a.len() {
                 2 => true,
                 3 => a[2].eq_ignore_ascii_case(b"sync") || a[2].eq_ignore_ascii_case(b"async"),
@@ -760,11 +579,8 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
             // Redis recreates the Lua state: scripts can leave nothing behind. Functions
             // survive SCRIPT FLUSH in Redis, so their libraries are loaded again.
             core.scripts.vm = None;
-            if let Some((_, libs)) = functions {
-                let vm = core.scripts.vm();
-                for (_, (code, _)) in libs {
-                    let _ = function_load(vm, true, &code);
-                }
+            if let Some(libs) = functions {
+                functions::reload_all(core.scripts.vm(), libs);
             }
             Reply::ok()
         }
@@ -812,9 +628,12 @@ fn plans_switch(shared: &Shared, core: &mut Core, a: &[Bytes]) -> Reply {
 }
 
 /// SCRIPT KILL (and FUNCTION KILL), run without the keyspace lock.
-pub fn script_kill(shared: &Shared) -> Reply {
+pub fn script_kill(shared: &Shared, caller_is_eval: bool) -> Reply {
     if shared.script.started_ms.load(Ordering::Acquire) == 0 {
         return Reply::err("NOTBUSY No scripts in execution right now.");
+    }
+    if caller_is_eval && shared.script.running_fn.lock().unwrap().is_some() {
+        return Reply::err(functions::BUSY_FN_ERR);
     }
     if shared.script.wrote.load(Ordering::Acquire) {
         return Reply::err(

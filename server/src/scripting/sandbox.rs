@@ -184,7 +184,17 @@ local fn_runner = function(f)
   local ok, r = xpcall(function() return f(KEYS, ARGV) end, err_handler)
   return ok, r
 end
-redis.register_function = register_function
+-- FUNCTION LOAD runs a library with only this in reach: `redis` with register_function,
+-- log and the version fields (Redis swaps the globals' __index the same way).
+local function no_global(_, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+local lib_redis = setmetatable({
+  register_function = register_function, log = log,
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+  REDIS_VERSION = version, REDIS_VERSION_NUM = version_num,
+}, {__index = no_global})
+local lib_env = setmetatable({redis = protect(lib_redis)}, {__index = no_global})
 
 G.redis = protect(redis)
 for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'cjson', 'cmsgpack', 'bit', 'struct'}) do
@@ -207,7 +217,10 @@ setmetatable(G, {__index = function(_, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
 end, __newindex = readonly_error, __metatable = false})
 G._G = proxy
-return proxy, runner, KEYS, ARGV, fn_runner
+local load_mode = function(on)
+  if on then proxy_mt.__index = lib_env else proxy_mt.__index = G end
+end
+return proxy, runner, KEYS, ARGV, fn_runner, load_mode
 "#;
 
 /// Builds a fresh, sandboxed Lua state.
@@ -225,11 +238,12 @@ pub fn new_state() -> mlua::Result<Lua> {
     super::patterns::install(&lua)?;
     let (rawcall, rawpcall, sha1hex, setresp, acl_check, errconv) = bridge::functions(&lua)?;
     let log = bridge::log_function(&lua)?;
-    let (proxy, runner, keys, argv, fn_runner): (
+    let (proxy, runner, keys, argv, fn_runner, load_mode): (
         Table,
         mlua::Function,
         Table,
         Table,
+        mlua::Function,
         mlua::Function,
     ) = lua.load(PRELUDE).set_name("=tumbler").call((
         rawcall,
@@ -239,7 +253,7 @@ pub fn new_state() -> mlua::Result<Lua> {
         acl_check,
         errconv,
         log,
-        bridge::register_function(&lua)?,
+        super::functions::register_function(&lua)?,
         // SAFETY: raw_fill only touches the stack slots it is given.
         unsafe { lua.create_c_function(bridge::raw_fill)? },
         crate::dispatch::REDIS_VERSION,
@@ -248,6 +262,7 @@ pub fn new_state() -> mlua::Result<Lua> {
     lua.set_globals(proxy)?;
     lua.set_named_registry_value("tumbler.runner", runner)?;
     lua.set_named_registry_value("tumbler.fn_runner", fn_runner)?;
+    lua.set_named_registry_value("tumbler.load_mode", load_mode)?;
     lua.set_named_registry_value("tumbler.keys", keys)?;
     lua.set_named_registry_value("tumbler.argv", argv)?;
     lua.set_global_hook(
