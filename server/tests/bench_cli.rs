@@ -779,7 +779,7 @@ fn rediss_with_a_client_certificate() {
         "--",
         "PING",
     ]);
-    assert_one_line_failure(&o, &u);
+    assert_one_line_failure(&o, "the server requires a client certificate (give --cert");
     // --cert without --key is a usage error.
     let o = bench(&["--url", &u, "--cacert", &ca, "--cert", &cert, "--", "PING"]);
     assert_eq!(o.code, 2, "{}", o.stderr);

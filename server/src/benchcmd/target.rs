@@ -131,13 +131,16 @@ impl Target {
             match c.call(&cmd) {
                 Ok(Frame::Error(e)) => return Err(format!("{url}: {} failed: {e}", cmd[0])),
                 Ok(_) => {}
-                Err(e) => return Err(format!("{url}: {} failed: {e}", cmd[0])),
+                Err(e) => {
+                    let e = super::tls::describe(&e);
+                    return Err(format!("{url}: {} failed: {e}", cmd[0]));
+                }
             }
         }
         // A server that wants a password we were not given says so on the first command.
         match c.call(&["PING"]) {
             Ok(Frame::Error(e)) => return Err(format!("{url}: {e}")),
-            Err(e) => return Err(format!("{url}: PING failed: {e}")),
+            Err(e) => return Err(format!("{url}: PING failed: {}", super::tls::describe(&e))),
             Ok(_) => {}
         }
         Ok(Admin { c, url })

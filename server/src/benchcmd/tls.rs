@@ -216,3 +216,19 @@ impl ServerCertVerifier for NoVerification {
         self.0.signature_verification_algorithms.supported_schemes()
     }
 }
+
+/// An I/O error as the user should read it. A server that refuses the client's certificate
+/// (or its absence) says so with an alert after the client's TLS 1.3 handshake is over, so
+/// it arrives on the first command; it is named for what it means.
+pub fn describe(e: &std::io::Error) -> String {
+    use rustls::AlertDescription as A;
+    match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+        Some(rustls::Error::AlertReceived(A::CertificateRequired)) => {
+            "the server requires a client certificate (give --cert FILE --key FILE)".into()
+        }
+        Some(rustls::Error::AlertReceived(a)) => {
+            format!("the server refused the TLS connection (alert {a:?})")
+        }
+        _ => e.to_string(),
+    }
+}
