@@ -741,9 +741,12 @@ fn rediss_with_a_client_certificate() {
             &f.path("server.key"),
             Some(&f.path("ca.crt")),
         )
+        .config("requirepass", "s3cret")
         .spawn()
         .unwrap();
-    let u = format!("rediss://{}", t.tls_addr().unwrap());
+    // AUTH and SELECT go over TLS too, on the bench's own connection and on every client's.
+    let u = format!("rediss://:s3cret@{}/2", t.tls_addr().unwrap());
+    let shown = format!("rediss://:***@{}/2", t.tls_addr().unwrap());
     let json = tmp("tls-mutual.json");
     let (ca, cert, key) = (f.path("ca.crt"), f.path("client.crt"), f.path("client.key"));
     let o = bench(&[
@@ -767,7 +770,7 @@ fn rediss_with_a_client_certificate() {
         "PING",
     ]);
     assert_eq!(o.code, 0, "stdout {}\nstderr {}", o.stdout, o.stderr);
-    tls_runs(&json, &u, 2, 200);
+    tls_runs(&json, &shown, 2, 200);
     // Without a client certificate the server refuses the connection: one line.
     let o = bench(&[
         "--url",
@@ -780,6 +783,11 @@ fn rediss_with_a_client_certificate() {
         "PING",
     ]);
     assert_one_line_failure(&o, "the server requires a client certificate (give --cert");
+    assert!(
+        o.stderr.contains(&shown) && !o.stderr.contains("s3cret"),
+        "{}",
+        o.stderr
+    );
     // --cert without --key is a usage error.
     let o = bench(&["--url", &u, "--cacert", &ca, "--cert", &cert, "--", "PING"]);
     assert_eq!(o.code, 2, "{}", o.stderr);

@@ -302,7 +302,7 @@ fn bench(o: Opts) -> Result<i32, String> {
         insecure: o.insecure,
         sni: o.sni.clone(),
     };
-    let tls_targets = if targets.iter().any(|t| t.tls) {
+    let mut tls_targets = if targets.iter().any(|t| t.tls) {
         let config = tls_opts.config()?;
         targets
             .iter()
@@ -319,14 +319,10 @@ fn bench(o: Opts) -> Result<i32, String> {
     let _own = if targets.is_empty() {
         let s = OwnServer::start()?;
         targets.push(Target::parse(&format!("redis://127.0.0.1:{}", s.port))?);
+        tls_targets.push(None);
         Some(s)
     } else {
         None
-    };
-    let tls_targets = if _own.is_some() {
-        vec![None]
-    } else {
-        tls_targets
     };
     let mut admins = targets
         .iter()
