@@ -90,7 +90,13 @@ struct Out {
 
 /// Runs `tumbler bench ARGS`, killed after 120 s.
 fn bench(args: &[&str]) -> Out {
+    bench_env(args, &[])
+}
+
+/// `bench` with extra environment variables.
+fn bench_env(args: &[&str], env: &[(&str, &str)]) -> Out {
     let mut child = Command::new(BIN)
+        .envs(env.iter().copied())
         .arg("bench")
         .args(args)
         .stdin(Stdio::null())
@@ -531,7 +537,8 @@ fn profile_puts_the_slow_line_first() {
 }
 
 /// A CA, a server certificate for `localhost` and `127.0.0.1` and a client certificate
-/// signed by it, and a second CA that signed neither; PEM files in a fresh directory.
+/// signed by it, and a second CA that signed only a `rogue` client certificate; PEM files
+/// in a fresh directory.
 struct TlsFiles {
     dir: std::path::PathBuf,
 }
@@ -551,17 +558,30 @@ impl TlsFiles {
             (p.self_signed(&k).unwrap(), k)
         };
         let (ca_cert, ca_key) = ca("bench test CA");
-        let (other_ca, _) = ca("another CA");
+        let (other_ca, other_key) = ca("another CA");
         let write = |f: &str, text: String| std::fs::write(dir.join(f), text).unwrap();
-        for (stem, purpose) in [
-            ("server", ExtendedKeyUsagePurpose::ServerAuth),
-            ("client", ExtendedKeyUsagePurpose::ClientAuth),
+        for (stem, purpose, (issuer, issuer_key)) in [
+            (
+                "server",
+                ExtendedKeyUsagePurpose::ServerAuth,
+                (&ca_cert, &ca_key),
+            ),
+            (
+                "client",
+                ExtendedKeyUsagePurpose::ClientAuth,
+                (&ca_cert, &ca_key),
+            ),
+            (
+                "rogue",
+                ExtendedKeyUsagePurpose::ClientAuth,
+                (&other_ca, &other_key),
+            ),
         ] {
             let mut p =
                 CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
             p.extended_key_usages = vec![purpose];
             let k = KeyPair::generate().unwrap();
-            let c = p.signed_by(&k, &ca_cert, &ca_key).unwrap();
+            let c = p.signed_by(&k, issuer, issuer_key).unwrap();
             write(&format!("{stem}.crt"), c.pem());
             write(&format!("{stem}.key"), k.serialize_pem());
         }
@@ -685,6 +705,26 @@ fn rediss_verifies_the_server_with_cacert_insecure_and_sni() {
         "PING",
     ]);
     assert_one_line_failure(&o, "TLS handshake failed: invalid peer certificate");
+    // No --cacert: the system's bundle, which SSL_CERT_FILE names.
+    let o = bench_env(
+        &[
+            "--url",
+            &u,
+            "--requests",
+            "200",
+            "--rounds",
+            "1",
+            "--",
+            "PING",
+        ],
+        &[("SSL_CERT_FILE", &ca)],
+    );
+    assert_eq!(o.code, 0, "stdout {}\nstderr {}", o.stdout, o.stderr);
+    let o = bench_env(
+        &["--url", &u, "--requests", "200", "--", "PING"],
+        &[("SSL_CERT_FILE", &f.path("other-ca.crt"))],
+    );
+    assert_one_line_failure(&o, "UnknownIssuer");
     // --insecure: no CA at all.
     let o = bench(&[
         "--url",
@@ -788,6 +828,20 @@ fn rediss_with_a_client_certificate() {
         "{}",
         o.stderr
     );
+    // A certificate from a CA the server does not trust.
+    let o = bench(&[
+        "--url",
+        &u,
+        "--cacert",
+        &ca,
+        "--cert",
+        &f.path("rogue.crt"),
+        "--key",
+        &f.path("rogue.key"),
+        "--",
+        "PING",
+    ]);
+    assert_one_line_failure(&o, "the server refused the TLS connection (alert");
     // --cert without --key is a usage error.
     let o = bench(&["--url", &u, "--cacert", &ca, "--cert", &cert, "--", "PING"]);
     assert_eq!(o.code, 2, "{}", o.stderr);
