@@ -90,7 +90,13 @@ struct Out {
 
 /// Runs `tumbler bench ARGS`, killed after 120 s.
 fn bench(args: &[&str]) -> Out {
+    bench_env(args, &[])
+}
+
+/// `bench` with extra environment variables.
+fn bench_env(args: &[&str], env: &[(&str, &str)]) -> Out {
     let mut child = Command::new(BIN)
+        .envs(env.iter().copied())
         .arg("bench")
         .args(args)
         .stdin(Stdio::null())
@@ -528,4 +534,315 @@ fn profile_puts_the_slow_line_first() {
             o.stdout
         );
     }
+}
+
+/// A CA, a server certificate for `localhost` and `127.0.0.1` and a client certificate
+/// signed by it, and a second CA that signed only a `rogue` client certificate; PEM files
+/// in a fresh directory.
+struct TlsFiles {
+    dir: std::path::PathBuf,
+}
+
+impl TlsFiles {
+    fn new(name: &str) -> TlsFiles {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+        };
+        let dir = tmp(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let ca = |cn: &str| {
+            let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+            p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            p.distinguished_name.push(DnType::CommonName, cn);
+            let k = KeyPair::generate().unwrap();
+            (p.self_signed(&k).unwrap(), k)
+        };
+        let (ca_cert, ca_key) = ca("bench test CA");
+        let (other_ca, other_key) = ca("another CA");
+        let write = |f: &str, text: String| std::fs::write(dir.join(f), text).unwrap();
+        for (stem, purpose, (issuer, issuer_key)) in [
+            (
+                "server",
+                ExtendedKeyUsagePurpose::ServerAuth,
+                (&ca_cert, &ca_key),
+            ),
+            (
+                "client",
+                ExtendedKeyUsagePurpose::ClientAuth,
+                (&ca_cert, &ca_key),
+            ),
+            (
+                "rogue",
+                ExtendedKeyUsagePurpose::ClientAuth,
+                (&other_ca, &other_key),
+            ),
+        ] {
+            let mut p =
+                CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+            p.extended_key_usages = vec![purpose];
+            let k = KeyPair::generate().unwrap();
+            let c = p.signed_by(&k, issuer, issuer_key).unwrap();
+            write(&format!("{stem}.crt"), c.pem());
+            write(&format!("{stem}.key"), k.serialize_pem());
+        }
+        write("ca.crt", ca_cert.pem());
+        write("other-ca.crt", other_ca.pem());
+        TlsFiles { dir }
+    }
+
+    fn path(&self, f: &str) -> String {
+        self.dir.join(f).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for TlsFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The `runs` of a JSON report: every one against `url`, without errors.
+fn tls_runs(json: &std::path::Path, url: &str, rounds: usize, requests: u64) {
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), rounds, "{j}");
+    for (i, r) in runs.iter().enumerate() {
+        assert_eq!(r["url"], url, "{r}");
+        assert_eq!(r["round"], i as u64 + 1, "{r}");
+        assert_eq!(r["requests"], requests, "{r}");
+        assert_eq!(r["errors"], serde_json::json!({}), "{r}");
+        assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["p50_us"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}
+
+#[test]
+fn rediss_verifies_the_server_with_cacert_insecure_and_sni() {
+    let f = TlsFiles::new("tls-verify");
+    let t = TestServer::builder()
+        .tls(&f.path("server.crt"), &f.path("server.key"), None)
+        .spawn()
+        .unwrap();
+    let port = t.tls_addr().unwrap().port();
+    let u = format!("rediss://127.0.0.1:{port}");
+    let json = tmp("tls-verify.json");
+    let j = json.to_str().unwrap();
+    let ca = f.path("ca.crt");
+    let o = bench(&[
+        "--url",
+        &u,
+        "--cacert",
+        &ca,
+        "--requests",
+        "200",
+        "--clients",
+        "4",
+        "--rounds",
+        "2",
+        "--json",
+        j,
+        "--",
+        "PING",
+    ]);
+    assert_eq!(o.code, 0, "stdout {}\nstderr {}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains(&format!("A = {u} (tumbler ")),
+        "{}",
+        o.stdout
+    );
+    tls_runs(&json, &u, 2, 200);
+    // The server saw the PINGs on its TLS port (the plaintext one was never used by the
+    // bench): commandstats counts them.
+    let stats = cmd(t.addr(), &["INFO", "commandstats"]);
+    assert!(stats.contains("cmdstat_ping:calls="), "{stats}");
+
+    // The name checked defaults to the URL's host; --sni names another one.
+    let local = format!("rediss://localhost:{port}/0");
+    let o = bench(&[
+        "--url",
+        &local,
+        "--cacert",
+        &ca,
+        "--requests",
+        "200",
+        "--rounds",
+        "1",
+        "--json",
+        j,
+        "--",
+        "SET",
+        "k:{rand}",
+        "v",
+    ]);
+    assert_eq!(o.code, 0, "stdout {}\nstderr {}", o.stdout, o.stderr);
+    tls_runs(&json, &format!("rediss://localhost:{port}"), 1, 200);
+    let o = bench(&[
+        "--url",
+        &u,
+        "--cacert",
+        &ca,
+        "--sni",
+        "localhost",
+        "--requests",
+        "200",
+        "--rounds",
+        "1",
+        "--",
+        "PING",
+    ]);
+    assert_eq!(o.code, 0, "stdout {}\nstderr {}", o.stdout, o.stderr);
+    let o = bench(&[
+        "--url",
+        &u,
+        "--cacert",
+        &ca,
+        "--sni",
+        "db.example.com",
+        "--requests",
+        "200",
+        "--",
+        "PING",
+    ]);
+    assert_one_line_failure(&o, "TLS handshake failed: invalid peer certificate");
+    // No --cacert: the system's bundle, which SSL_CERT_FILE names.
+    let o = bench_env(
+        &[
+            "--url",
+            &u,
+            "--requests",
+            "200",
+            "--rounds",
+            "1",
+            "--",
+            "PING",
+        ],
+        &[("SSL_CERT_FILE", &ca)],
+    );
+    assert_eq!(o.code, 0, "stdout {}\nstderr {}", o.stdout, o.stderr);
+    let o = bench_env(
+        &["--url", &u, "--requests", "200", "--", "PING"],
+        &[("SSL_CERT_FILE", &f.path("other-ca.crt"))],
+    );
+    assert_one_line_failure(&o, "UnknownIssuer");
+    // --insecure: no CA at all.
+    let o = bench(&[
+        "--url",
+        &u,
+        "--insecure",
+        "--requests",
+        "200",
+        "--rounds",
+        "1",
+        "--json",
+        j,
+        "--",
+        "PING",
+    ]);
+    assert_eq!(o.code, 0, "stdout {}\nstderr {}", o.stdout, o.stderr);
+    tls_runs(&json, &u, 1, 200);
+
+    // A CA that did not sign the server's certificate.
+    let other = f.path("other-ca.crt");
+    let o = bench(&[
+        "--url",
+        &u,
+        "--cacert",
+        &other,
+        "--requests",
+        "200",
+        "--",
+        "PING",
+    ]);
+    assert_one_line_failure(
+        &o,
+        "TLS handshake failed: invalid peer certificate: UnknownIssuer",
+    );
+    // Files that are not CA bundles.
+    let missing = f.path("nope.crt");
+    let o = bench(&["--url", &u, "--cacert", &missing, "--", "PING"]);
+    assert_one_line_failure(&o, "--cacert ");
+    let o = bench(&["--url", &u, "--cacert", &f.path("server.key"), "--", "PING"]);
+    assert_one_line_failure(&o, "no PEM certificate");
+    // TLS options without a rediss:// URL, and TLS against the plaintext port.
+    let o = bench(&["--url", &url(t.addr()), "--cacert", &ca, "--", "PING"]);
+    assert_one_line_failure(&o, "apply to rediss:// URLs");
+    let plain = format!("rediss://127.0.0.1:{}", t.addr().port());
+    let o = bench(&["--url", &plain, "--cacert", &ca, "--", "PING"]);
+    assert_one_line_failure(&o, "TLS handshake failed");
+}
+
+#[test]
+fn rediss_with_a_client_certificate() {
+    let f = TlsFiles::new("tls-mutual");
+    let t = TestServer::builder()
+        .tls(
+            &f.path("server.crt"),
+            &f.path("server.key"),
+            Some(&f.path("ca.crt")),
+        )
+        .config("requirepass", "s3cret")
+        .spawn()
+        .unwrap();
+    // AUTH and SELECT go over TLS too, on the bench's own connection and on every client's.
+    let u = format!("rediss://:s3cret@{}/2", t.tls_addr().unwrap());
+    let shown = format!("rediss://:***@{}/2", t.tls_addr().unwrap());
+    let json = tmp("tls-mutual.json");
+    let (ca, cert, key) = (f.path("ca.crt"), f.path("client.crt"), f.path("client.key"));
+    let o = bench(&[
+        "--url",
+        &u,
+        "--cacert",
+        &ca,
+        "--cert",
+        &cert,
+        "--key",
+        &key,
+        "--requests",
+        "200",
+        "--clients",
+        "4",
+        "--rounds",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "PING",
+    ]);
+    assert_eq!(o.code, 0, "stdout {}\nstderr {}", o.stdout, o.stderr);
+    tls_runs(&json, &shown, 2, 200);
+    // Without a client certificate the server refuses the connection: one line.
+    let o = bench(&[
+        "--url",
+        &u,
+        "--cacert",
+        &ca,
+        "--requests",
+        "200",
+        "--",
+        "PING",
+    ]);
+    assert_one_line_failure(&o, "the server requires a client certificate (give --cert");
+    assert!(
+        o.stderr.contains(&shown) && !o.stderr.contains("s3cret"),
+        "{}",
+        o.stderr
+    );
+    // A certificate from a CA the server does not trust.
+    let o = bench(&[
+        "--url",
+        &u,
+        "--cacert",
+        &ca,
+        "--cert",
+        &f.path("rogue.crt"),
+        "--key",
+        &f.path("rogue.key"),
+        "--",
+        "PING",
+    ]);
+    assert_one_line_failure(&o, "the server refused the TLS connection (alert");
+    // --cert without --key is a usage error.
+    let o = bench(&["--url", &u, "--cacert", &ca, "--cert", &cert, "--", "PING"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
 }

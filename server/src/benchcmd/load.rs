@@ -16,10 +16,11 @@ use hdrhistogram::Histogram;
 use rand::{Rng, SeedableRng};
 use redis_protocol::resp2::decode::decode_range;
 use redis_protocol::resp2::types::RangeFrame;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::template::{CmdTemplate, Vars};
+use super::tls::TlsTarget;
 
 /// What every client of one round sends.
 pub struct Plan {
@@ -29,6 +30,8 @@ pub struct Plan {
     pub round: u64,
     /// AUTH / SELECT, sent before the clock starts.
     pub handshake: Vec<Vec<String>>,
+    /// `rediss://`: every connection is TLS, its handshake done before the clock starts.
+    pub tls: Option<TlsTarget>,
 }
 
 /// How long a round runs.
@@ -98,6 +101,30 @@ pub async fn run(
         s.set_nodelay(true).map_err(|e| e.to_string())?;
         conns.push(s);
     }
+    match plan.tls.clone() {
+        None => drive(conns, plan, pipeline, budget, progress).await,
+        Some(tls) => {
+            let mut wrapped = Vec::with_capacity(clients);
+            for s in conns {
+                wrapped.push(tls.wrap(s).await?);
+            }
+            drive(wrapped, plan, pipeline, budget, progress).await
+        }
+    }
+}
+
+/// The rest of a round, over connected streams (TCP or TLS; one copy of the loop each).
+async fn drive<S>(
+    conns: Vec<S>,
+    plan: Arc<Plan>,
+    pipeline: usize,
+    budget: Budget,
+    progress: Arc<Progress>,
+) -> Result<Outcome, String>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let clients = conns.len();
     let mut streams = Vec::with_capacity(clients);
     for mut s in conns {
         handshake(&mut s, &plan.handshake).await?;
@@ -172,7 +199,10 @@ pub async fn run(
     }
 }
 
-async fn handshake(s: &mut TcpStream, cmds: &[Vec<String>]) -> Result<(), String> {
+async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
+    s: &mut S,
+    cmds: &[Vec<String>],
+) -> Result<(), String> {
     let mut buf = BytesMut::with_capacity(1024);
     for cmd in cmds {
         let t = CmdTemplate::new(
@@ -183,6 +213,7 @@ async fn handshake(s: &mut TcpStream, cmds: &[Vec<String>]) -> Result<(), String
         let (mut out, mut scratch) = (Vec::new(), Vec::new());
         t.encode_into(&Vars::default(), &mut out, &mut scratch);
         s.write_all(&out).await.map_err(|e| e.to_string())?;
+        s.flush().await.map_err(|e| e.to_string())?;
         loop {
             match decode_range(&buf) {
                 Ok(Some((f, n))) => {
@@ -211,9 +242,9 @@ struct ClientOutcome {
     errors: BTreeMap<String, ErrorCount>,
 }
 
-async fn client(
+async fn client<S: AsyncRead + AsyncWrite + Unpin>(
     id: u64,
-    mut s: TcpStream,
+    mut s: S,
     mut hist: Histogram<u64>,
     plan: &Plan,
     pipeline: usize,
@@ -267,6 +298,10 @@ async fn client(
         }
         let t0 = Instant::now();
         s.write_all(&out)
+            .await
+            .map_err(|e| format!("connection lost during the run: {e}"))?;
+        // A no-op on TCP; TLS may hold the last record until flushed.
+        s.flush()
             .await
             .map_err(|e| format!("connection lost during the run: {e}"))?;
         let mut got = 0;

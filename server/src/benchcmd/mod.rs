@@ -12,6 +12,7 @@ pub mod profile;
 pub mod report;
 pub mod target;
 pub mod template;
+pub mod tls;
 pub mod workloads;
 
 use std::io::IsTerminal;
@@ -40,10 +41,26 @@ tumbler bench --script lock.lua --keys 'lock:{rand}' --args 30000 'owner-{client
 tumbler bench --clients 50 --pipeline 16 -- GET 'key:{rand}'\n  tumbler bench --workload list"
 )]
 struct Opts {
-    /// A server: redis://[user:pass@]host:port[/db]. Repeat to compare; the first is the
-    /// reference for ratios. None: start a Tumbler on a free port.
+    /// A server: redis://[user:pass@]host:port[/db], or rediss://... for TLS. Repeat to
+    /// compare; the first is the reference for ratios. None: start a Tumbler on a free port.
     #[arg(long = "url", value_name = "URL")]
     urls: Vec<String>,
+    /// rediss://: the PEM CA bundle that verifies the servers' certificates [default: the
+    /// system's bundle].
+    #[arg(long, value_name = "FILE")]
+    cacert: Option<PathBuf>,
+    /// rediss://: a client certificate (PEM), for servers with tls-auth-clients yes.
+    #[arg(long, value_name = "FILE", requires = "key")]
+    cert: Option<PathBuf>,
+    /// rediss://: the client certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
+    /// rediss://: accept any server certificate (no verification).
+    #[arg(long, conflicts_with = "cacert")]
+    insecure: bool,
+    /// rediss://: the server name to send and verify [default: the URL's host].
+    #[arg(long, value_name = "NAME")]
+    sni: Option<String>,
     /// A Lua script to load once and send as EVALSHA.
     #[arg(long, value_name = "FILE", conflicts_with = "workload")]
     script: Option<PathBuf>,
@@ -278,16 +295,39 @@ fn bench(o: Opts) -> Result<i32, String> {
         .iter()
         .map(|u| Target::parse(u))
         .collect::<Result<Vec<_>, _>>()?;
+    let tls_opts = tls::TlsOptions {
+        cacert: o.cacert.clone(),
+        cert: o.cert.clone(),
+        key: o.key.clone(),
+        insecure: o.insecure,
+        sni: o.sni.clone(),
+    };
+    let mut tls_targets = if targets.iter().any(|t| t.tls) {
+        let config = tls_opts.config()?;
+        targets
+            .iter()
+            .map(|t| t.tls.then(|| tls_opts.target(&config, &t.host)).transpose())
+            .collect::<Result<Vec<_>, _>>()?
+    } else if tls_opts.any() {
+        return Err(
+            "--cacert, --cert, --key, --insecure and --sni apply to rediss:// URLs, and none was given"
+                .into(),
+        );
+    } else {
+        vec![None; targets.len()]
+    };
     let _own = if targets.is_empty() {
         let s = OwnServer::start()?;
         targets.push(Target::parse(&format!("redis://127.0.0.1:{}", s.port))?);
+        tls_targets.push(None);
         Some(s)
     } else {
         None
     };
     let mut admins = targets
         .iter()
-        .map(|t| t.admin())
+        .zip(&tls_targets)
+        .map(|(t, tls)| t.admin(tls.as_ref()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut addrs = Vec::new();
     for t in &targets {
@@ -365,6 +405,7 @@ fn bench(o: Opts) -> Result<i32, String> {
                 keyspace: o.keyspace,
                 round: round as u64,
                 handshake: t.handshake(),
+                tls: tls_targets[i].clone(),
             });
             let before = admin.stats()?;
             let progress = Arc::new(Progress::default());

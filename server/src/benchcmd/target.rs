@@ -1,10 +1,12 @@
-//! The servers a bench runs against: `redis://[user:pass@]host:port[/db]` URLs, the
+//! The servers a bench runs against: `redis://[user:pass@]host:port[/db]` URLs (and
+//! `rediss://`, TLS, server/src/benchcmd/tls.rs), the
 //! administrative connection (AUTH, SELECT, SCRIPT LOAD, INFO) and the Tumbler the bench
 //! starts itself when no URL is given.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
+use super::tls::TlsTarget;
 use crate::top::client::{self, Client, Frame};
 
 /// One `--url`.
@@ -15,20 +17,22 @@ pub struct Target {
     pub user: Option<String>,
     pub password: Option<String>,
     pub db: u32,
+    /// `rediss://`.
+    pub tls: bool,
 }
 
 impl Target {
-    /// Parses `redis://[[user]:pass@]host[:port][/db]`.
+    /// Parses `redis[s]://[[user]:pass@]host[:port][/db]`.
     pub fn parse(url: &str) -> Result<Target, String> {
         let bad = |why: &str| format!("bad URL \"{url}\": {why}");
-        let rest = if let Some(r) = url.strip_prefix("redis://") {
-            r
-        } else if url.starts_with("rediss://") {
-            return Err(bad(
-                "rediss:// (TLS) is not supported by tumbler bench yet; benchmark the plaintext port",
-            ));
+        let (rest, tls) = if let Some(r) = url.strip_prefix("redis://") {
+            (r, false)
+        } else if let Some(r) = url.strip_prefix("rediss://") {
+            (r, true)
         } else {
-            return Err(bad("expected redis://[user:pass@]host:port[/db]"));
+            return Err(bad(
+                "expected redis://[user:pass@]host:port[/db] or rediss://...",
+            ));
         };
         let (auth, hostpart) = match rest.rsplit_once('@') {
             Some((a, h)) => (Some(a), h),
@@ -74,6 +78,7 @@ impl Target {
             user,
             password,
             db,
+            tls,
         })
     }
 
@@ -94,7 +99,8 @@ impl Target {
         } else {
             format!("/{}", self.db)
         };
-        format!("redis://{auth}{host}:{}{db}", self.port)
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        format!("{scheme}://{auth}{host}:{}{db}", self.port)
     }
 
     /// The commands a new connection sends first: AUTH and SELECT as the URL asks.
@@ -111,22 +117,30 @@ impl Target {
         v
     }
 
-    /// An administrative connection, handshake done. The error is one line for the user.
-    pub fn admin(&self) -> Result<Admin, String> {
+    /// An administrative connection, handshake done (`tls` for a `rediss://` URL). The
+    /// error is one line for the user.
+    pub fn admin(&self, tls: Option<&TlsTarget>) -> Result<Admin, String> {
         let url = self.display();
-        let mut c = Client::connect(&self.host, self.port)
+        let tcp = Client::tcp(&self.host, self.port)
             .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+        let mut c = match tls {
+            None => Client::over(tcp),
+            Some(t) => Client::over(t.wrap_blocking(tcp).map_err(|e| format!("{url}: {e}"))?),
+        };
         for cmd in self.handshake() {
             match c.call(&cmd) {
                 Ok(Frame::Error(e)) => return Err(format!("{url}: {} failed: {e}", cmd[0])),
                 Ok(_) => {}
-                Err(e) => return Err(format!("{url}: {} failed: {e}", cmd[0])),
+                Err(e) => {
+                    let e = super::tls::describe(&e);
+                    return Err(format!("{url}: {} failed: {e}", cmd[0]));
+                }
             }
         }
         // A server that wants a password we were not given says so on the first command.
         match c.call(&["PING"]) {
             Ok(Frame::Error(e)) => return Err(format!("{url}: {e}")),
-            Err(e) => return Err(format!("{url}: PING failed: {e}")),
+            Err(e) => return Err(format!("{url}: PING failed: {}", super::tls::describe(&e))),
             Ok(_) => {}
         }
         Ok(Admin { c, url })
@@ -322,14 +336,19 @@ mod tests {
             (t.user, t.password.as_deref(), t.port),
             (None, Some("pw"), 6379)
         );
+        let t = Target::parse("rediss://:pw@localhost:6380/1").unwrap();
+        assert!(t.tls);
+        assert_eq!(t.display(), "rediss://:***@localhost:6380/1");
         let t = Target::parse("redis://[::1]:7000").unwrap();
+        assert!(!t.tls);
         assert_eq!((t.host.as_str(), t.port), ("::1", 7000));
         for bad in [
             "http://x",
             "redis://h:port",
             "redis://h:1/x",
             "redis://",
-            "rediss://h:1",
+            "rediss://",
+            "redis:/h:1",
         ] {
             assert!(Target::parse(bad).is_err(), "{bad}");
         }

@@ -8,13 +8,23 @@ use std::time::Duration;
 use redis_protocol::resp2::decode::decode;
 pub use redis_protocol::resp2::types::OwnedFrame as Frame;
 
+/// Anything the client can talk over: a TCP stream, or TLS over one (`tumbler bench`).
+pub trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
 pub struct Client {
-    stream: TcpStream,
+    stream: Box<dyn Stream>,
     buf: Vec<u8>,
 }
 
 impl Client {
     pub fn connect(host: &str, port: u16) -> std::io::Result<Client> {
+        Ok(Client::over(Client::tcp(host, port)?))
+    }
+
+    /// The TCP connection `connect` makes (timeouts set, Nagle off), for a caller that
+    /// wraps it before use.
+    pub fn tcp(host: &str, port: u16) -> std::io::Result<TcpStream> {
         use std::net::ToSocketAddrs;
         let addr = (host, port)
             .to_socket_addrs()?
@@ -23,10 +33,14 @@ impl Client {
         let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
         stream.set_read_timeout(Some(Duration::from_secs(5)))?;
         stream.set_nodelay(true)?;
-        Ok(Client {
-            stream,
+        Ok(stream)
+    }
+
+    pub fn over(stream: impl Stream + 'static) -> Client {
+        Client {
+            stream: Box::new(stream),
             buf: Vec::new(),
-        })
+        }
     }
 
     /// Sends one command and reads its reply. An error reply is `Ok(Frame::Error)`.
