@@ -71,18 +71,21 @@ else
 fi
 
 log "building"
-cargo build --release --workspace --all-targets
+# The shipped binary (the Tcl suite and the packages run it) with the release profile, and
+# every test and bench target with the ci-test profile (Cargo.toml says why).
+cargo build --release -p tumbler --bin tumbler
+cargo build --profile ci-test --workspace --all-targets
 
 log "cargo test --workspace"
 # (includes doctests: docs/embedding.md's examples run via server/src/embed.rs)
-cargo test --release --workspace
+cargo test --profile ci-test --workspace
 
 # ---- lockdep (issue 18): the lock tests again with the lock-order checker on in every
 # server they start (tests/src/lib.rs reads TUMBLER_TEST_LOCKDEP); already built above, so
 # this costs their run time only, about 40 s (lock_checker 12 s, fuzz_locks 25 s).
 log "lock tests with lockdep on"
 for t in lock_checker locks scripting_fairlock fuzz_locks; do
-  TUMBLER_TEST_LOCKDEP=yes timeout 300 cargo test --release -p tumbler-tests --test "$t"
+  TUMBLER_TEST_LOCKDEP=yes timeout 300 cargo test --profile ci-test -p tumbler-tests --test "$t"
 done
 # ---- end lockdep
 
