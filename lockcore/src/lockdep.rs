@@ -88,6 +88,16 @@ impl ClassRules {
 
     /// The class of a lock name: `order:{42}:line:7` -> `order:{*}:line:*`.
     pub fn class_of(self, key: &[u8]) -> String {
+        let mut out = Vec::with_capacity(key.len());
+        self.class_into(key, &mut out);
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// The bytes of [`ClassRules::class_of`] into `out` (cleared first), so a hot path can
+    /// reuse one buffer and allocate nothing.
+    pub fn class_into(self, key: &[u8], out: &mut Vec<u8>) {
+        out.clear();
         let b = key;
         // Redis' hash tag: the first `{` and the next `}` after it, with something between.
         let tag = self
@@ -100,38 +110,36 @@ impl ClassRules {
             .flatten();
         // Bytes in, bytes out: every part replaced is ASCII, so multi-byte UTF-8 sequences
         // (all bytes >= 0x80) are copied whole.
-        let mut out = Vec::with_capacity(b.len());
-        let mut i = 0;
+        // Plain bytes are copied a run at a time.
+        let (mut i, mut plain) = (0, 0);
         while i < b.len() {
-            if let Some((s, e)) = tag {
-                if i == s {
-                    out.push(b'*');
-                    i = e;
-                    continue;
-                }
-            }
-            if self.uuids && i + 36 <= b.len() && b[i + 8] == b'-' && is_uuid_bytes(&b[i..i + 36]) {
-                out.push(b'*');
-                i += 36;
+            let c = b[i];
+            let next = if tag.is_some_and(|(s, _)| s == i) {
+                tag.map_or(i, |(_, e)| e)
+            } else if self.uuids
+                && c.is_ascii_hexdigit()
+                && i + 36 <= b.len()
+                && b[i + 8] == b'-'
+                && is_uuid_bytes(&b[i..i + 36])
+            {
+                i + 36
+            } else if self.digits && c.is_ascii_digit() {
+                i + b[i..].iter().take_while(|c| c.is_ascii_digit()).count()
+            } else {
+                i += 1;
                 continue;
-            }
-            if self.digits && b[i].is_ascii_digit() {
-                out.push(b'*');
-                while i < b.len() && b[i].is_ascii_digit() {
-                    i += 1;
-                }
-                continue;
-            }
-            out.push(b[i]);
-            i += 1;
+            };
+            out.extend_from_slice(&b[plain..i]);
+            out.push(b'*');
+            i = next;
+            plain = i;
         }
-        String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        out.extend_from_slice(&b[plain..]);
     }
 }
 
 fn is_uuid_bytes(b: &[u8]) -> bool {
-    b.len() == 36 && std::str::from_utf8(b).is_ok_and(crate::redisson::is_uuid)
+    crate::redisson::is_uuid_bytes(b)
 }
 
 /// What kind of lock an owner holds, and how to tell it still holds it.
@@ -206,7 +214,11 @@ pub struct Lockdep {
     script_sha: String,
     /// A script probed a lock hash for this owner's field and found none.
     probe: Option<(String, usize, Bytes)>,
-    held: Map<String, Holdings>,
+    /// hashbrown's map for `entry_ref`: an acquisition hashes its owner once, and clones
+    /// it only for an owner not seen holding anything.
+    held: hashbrown::HashMap<String, Holdings, crate::db::KeyHasher>,
+    /// The class of the lock being acquired is built here (no allocation per acquisition).
+    class_buf: Vec<u8>,
     /// Owners' count at which the next sweep of released holds runs.
     sweep_at: usize,
     /// class -> class -> the first edge seen.
@@ -454,7 +466,9 @@ fn maybe_sweep(eng: &Engine, ld: &mut Lockdep, now: i64) {
     });
     ld.waits.retain(|_, w| w.until > now);
     prune_setnx_owners(eng, ld);
-    ld.sweep_at = (ld.held.len() * 2).max(1024);
+    // Four times what is left: each owner still holding is checked a third of a time per
+    // acquisition, amortised (twice cost a whole check).
+    ld.sweep_at = (ld.held.len() * 4).max(1024);
 }
 
 /// Drops `SET NX` locks whose key no longer holds the token.
@@ -480,42 +494,95 @@ fn with<R>(eng: &mut Engine, f: impl FnOnce(&mut Engine, &mut Lockdep) -> R) -> 
 fn acquire(
     eng: &mut Engine,
     ld: &mut Lockdep,
-    owner: String,
+    owner: &str,
     db: usize,
     key: &Bytes,
     kind: LockKind,
 ) -> Result<(), Reply> {
     let now = eng.now_ms();
-    let class = ld.rules.class_of(key);
-    if holds(eng, ld, &owner, &class, db, key, now) {
-        // Another side of a lock it already holds (a Redisson read-write lock's write hold
-        // next to its read hold): reentry, not a new lock.
+    let mut buf = std::mem::take(&mut ld.class_buf);
+    ld.rules.class_into(key, &mut buf);
+    let r = acquire_class(
+        eng,
+        ld,
+        owner,
+        &String::from_utf8_lossy(&buf),
+        db,
+        key,
+        kind,
+        now,
+    );
+    ld.class_buf = buf;
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn acquire_class(
+    eng: &mut Engine,
+    ld: &mut Lockdep,
+    owner: &str,
+    class: &str,
+    db: usize,
+    key: &Bytes,
+    kind: LockKind,
+    now: i64,
+) -> Result<(), Reply> {
+    let h = match ld.held.entry_ref(owner) {
+        hashbrown::hash_map::EntryRef::Vacant(v) => {
+            // It holds nothing, so this acquisition can make no edge: only record the hold.
+            let h = v.insert(Holdings::default());
+            add_hold(eng, h, owner, class, db, key, kind, now);
+            acquired(eng, ld, owner, db, key, now);
+            return Ok(());
+        }
+        hashbrown::hash_map::EntryRef::Occupied(o) => o.into_mut(),
+    };
+    if let Some((_, ch)) = h.classes.iter().find(|(c, _)| c == class) {
+        if ch
+            .locks
+            .get(&(db, key.clone()))
+            .is_some_and(|k| alive(eng, owner, db, key, k, now))
+        {
+            // Another side of a lock it already holds (a Redisson read-write lock's write
+            // hold next to its read hold): reentry, not a new lock.
+            return Ok(());
+        }
+    }
+    // One lock it still holds per other class, dropping released ones on the way.
+    let mut held: Vec<(String, Bytes)> = Vec::new();
+    for (c, ch) in h.classes.iter_mut() {
+        if c != class {
+            if let Some(k) = live_one(eng, owner, ch, now) {
+                held.push((c.clone(), k));
+            }
+        }
+    }
+    h.classes.retain(|(_, ch)| !ch.locks.is_empty());
+    if held.is_empty() {
+        // Nothing else held (only locks of this class): no edge.
+        add_hold(eng, h, owner, class, db, key, kind, now);
+        acquired(eng, ld, owner, db, key, now);
         return Ok(());
     }
-    let held = held_classes(eng, ld, &owner, &class, now);
-    // Only an owner that holds something makes edges; the site is built for those alone.
-    let site = match held.is_empty() {
-        true => None,
-        false => Some(ld.site(now)),
-    };
+    let site = ld.site(now);
     let mut new_edges = Vec::new();
     for (held_class, held_key) in &held {
         if ld
             .graph
             .get(held_class)
-            .is_some_and(|m| m.contains_key(&class))
+            .is_some_and(|m| m.contains_key(class))
         {
             continue;
         }
         let edge = Edge {
-            owner: owner.clone(),
+            owner: owner.to_string(),
             held: held_key.clone(),
             lock: Bytes::copy_from_slice(key),
-            site: site.clone().expect("built when something is held"),
+            site: site.clone(),
         };
-        if let Some(path) = path(&ld.graph, &class, held_class) {
-            let mut cycle = vec![held_class.clone(), class.clone()];
-            let mut edges = vec![(held_class.clone(), class.clone(), edge.clone())];
+        if let Some(path) = path(&ld.graph, class, held_class) {
+            let mut cycle = vec![held_class.clone(), class.to_string()];
+            let mut edges = vec![(held_class.clone(), class.to_string(), edge.clone())];
             for (from, to) in path {
                 cycle.push(to.clone());
                 let e = ld.graph[&from][&to].clone();
@@ -554,25 +621,33 @@ fn acquire(
         ld.graph
             .entry(from)
             .or_default()
-            .entry(class.clone())
+            .entry(class.to_string())
             .or_insert(edge);
     }
-    ld.acquisitions += 1;
-    if ld
-        .waits
-        .get(&owner)
-        .is_some_and(|w| w.db == db && w.key == *key)
-    {
-        ld.waits.remove(&owner);
-    }
-    let holdings = match ld.held.get_mut(&owner) {
-        Some(h) => h,
-        None => ld.held.entry(owner.clone()).or_default(),
-    };
-    let at = match holdings.classes.iter().position(|(c, _)| *c == class) {
+    let h = ld.held.entry_ref(owner).or_default();
+    add_hold(eng, h, owner, class, db, key, kind, now);
+    acquired(eng, ld, owner, db, key, now);
+    Ok(())
+}
+
+/// Records that `owner` holds `key` (of `class`).
+#[allow(clippy::too_many_arguments)]
+fn add_hold(
+    eng: &Engine,
+    holdings: &mut Holdings,
+    owner: &str,
+    class: &str,
+    db: usize,
+    key: &Bytes,
+    kind: LockKind,
+    now: i64,
+) {
+    let at = match holdings.classes.iter().position(|(c, _)| c == class) {
         Some(at) => at,
         None => {
-            holdings.classes.push((class, ClassHolds::default()));
+            holdings
+                .classes
+                .push((class.to_string(), ClassHolds::default()));
             holdings.classes.len() - 1
         }
     };
@@ -581,11 +656,23 @@ fn acquire(
     ch.locks.insert((db, Bytes::copy_from_slice(key)), kind);
     if ch.locks.len() >= ch.prune_at.max(16) {
         ch.locks
-            .retain(|(db, key), kind| alive(eng, &owner, *db, key, kind, now));
-        ch.prune_at = ch.locks.len() * 2;
+            .retain(|(db, key), kind| alive(eng, owner, *db, key, kind, now));
+        ch.prune_at = ch.locks.len() * 4;
+    }
+}
+
+/// The bookkeeping after any recorded acquisition: counts, the owner's wait for this lock
+/// is over, and now and then a sweep of owners that hold nothing.
+fn acquired(eng: &Engine, ld: &mut Lockdep, owner: &str, db: usize, key: &Bytes, now: i64) {
+    ld.acquisitions += 1;
+    if ld
+        .waits
+        .get(owner)
+        .is_some_and(|w| w.db == db && w.key == *key)
+    {
+        ld.waits.remove(owner);
     }
     maybe_sweep(eng, ld, now);
-    Ok(())
 }
 
 /// A path `from` ->* `to` in the order graph (breadth first: the shortest), as its edges.
@@ -855,9 +942,9 @@ fn deadlock_json(cycle: &[(String, Wait)]) -> String {
 /// LOCK.ACQUIRE / RW.RLOCK / RW.WLOCK grant a lock to `owner`, who did not hold it.
 pub fn native_acquire(ctx: &mut Ctx, owner: &[u8], key: &Bytes) -> Result<(), Reply> {
     let db = ctx.cl.db;
-    let owner = String::from_utf8_lossy(owner).into_owned();
+    let owner = String::from_utf8_lossy(owner);
     with(ctx.eng, |eng, ld| {
-        acquire(eng, ld, owner, db, key, LockKind::Native)
+        acquire(eng, ld, &owner, db, key, LockKind::Native)
     })
     .unwrap_or(Ok(()))
 }
@@ -884,7 +971,7 @@ pub fn set_nx(ctx: &mut Ctx, key: &Bytes, token: &Bytes, stored: bool) -> Result
                 prune_setnx_owners(eng, ld);
                 ld.setnx_sweep_at = ld.setnx_owners.len() * 2;
             }
-            let r = acquire(eng, ld, owner, db, key, LockKind::SetNx(token));
+            let r = acquire(eng, ld, &owner, db, key, LockKind::SetNx(token));
             if r.is_err() {
                 ld.setnx_owners.remove(&(db, key.clone()));
             }
@@ -928,15 +1015,24 @@ fn lock_shaped(eng: &Engine, db: usize, key: &[u8]) -> bool {
 /// that is an acquisition by the holder. In strict mode, one that closes a cycle is
 /// refused: the caller returns the error before writing.
 pub fn hash_first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<(), Reply> {
-    let Some(owner) = std::str::from_utf8(field)
+    first_hold(ctx, key, field, false)
+}
+
+/// [`hash_first_hold`] for a caller that just saw that `key` does not exist (so the hash
+/// the write creates is lock-shaped, and need not be looked up again).
+pub fn hash_first_hold_absent(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<(), Reply> {
+    first_hold(ctx, key, field, true)
+}
+
+fn first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8], absent: bool) -> Result<(), Reply> {
+    let Some((owner, _)) = std::str::from_utf8(field)
         .ok()
         .and_then(crate::redisson::parse_holder_field)
-        .map(|(o, _)| o.to_string())
     else {
         return Ok(());
     };
     let db = ctx.cl.db;
-    if !lock_shaped(ctx.eng, db, key) {
+    if !absent && !lock_shaped(ctx.eng, db, key) {
         return Ok(());
     }
     let r = with(ctx.eng, |eng, ld| {
