@@ -53,10 +53,21 @@ pub fn is_uuid_bytes(b: &[u8]) -> bool {
         && b[13] == b'-'
         && b[18] == b'-'
         && b[23] == b'-'
-        && [&b[..8], &b[9..13], &b[14..18], &b[19..23], &b[24..]]
-            .iter()
-            .all(|g| g.iter().all(u8::is_ascii_hexdigit))
+        && b.iter()
+            .enumerate()
+            .all(|(i, &c)| HEX[c as usize] || matches!(i, 8 | 13 | 18 | 23))
 }
+
+/// Which bytes are ASCII hex digits, as a table: one load per byte.
+static HEX: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (c as u8).is_ascii_hexdigit();
+        c += 1;
+    }
+    t
+};
 
 /// Parses a holder field: `uuid:threadId` or `uuid:threadId:write`.
 /// Returns the owner (`uuid:threadId`) and whether it is a write hold.
@@ -182,6 +193,25 @@ mod tests {
             "no holder"
         );
         assert!(recognise(&h(&[]), 100).is_none());
+    }
+
+    #[test]
+    fn uuids_and_holder_fields() {
+        assert!(is_uuid(ID));
+        assert!(is_uuid(&ID.to_uppercase()));
+        assert!(!is_uuid(&ID.replace('-', "0")));
+        assert!(!is_uuid(&ID.replacen('5', "g", 1)));
+        assert!(!is_uuid(&ID[1..]));
+        assert!(!is_uuid(&format!("{ID}0")));
+        let f = format!("{ID}:57");
+        assert_eq!(parse_holder_field(&f), Some((f.as_str(), false)));
+        let w = format!("{ID}:57:write");
+        assert_eq!(parse_holder_field(&w), Some((f.as_str(), true)));
+        assert_eq!(parse_holder_field(&format!("{ID}:")), None);
+        assert_eq!(parse_holder_field(&format!("{ID}:5a")), None);
+        assert_eq!(parse_holder_field(&format!("{ID}:1:2")), None);
+        assert_eq!(parse_holder_field(&format!("x{ID}:1")), None);
+        assert_eq!(parse_holder_field("mode"), None);
     }
 
     #[test]
