@@ -101,22 +101,24 @@ impl ClassRules {
         out.reserve(key.len());
         // The usual name has no `{` and no `-`, so neither a hash tag nor a UUID: one pass
         // replacing digit runs. Anything else takes the general path below.
-        let mut in_digits = false;
-        for &c in key {
+        let (mut i, mut plain) = (0, 0);
+        while i < key.len() {
+            let c = key[i];
             if c == b'{' || c == b'-' {
                 out.clear();
                 return self.class_into_general(key, out);
             }
+            i += 1;
             if self.digits && c.is_ascii_digit() {
-                if !in_digits {
-                    out.push(b'*');
+                out.extend_from_slice(&key[plain..i - 1]);
+                out.push(b'*');
+                while i < key.len() && key[i].is_ascii_digit() {
+                    i += 1;
                 }
-                in_digits = true;
-            } else {
-                out.push(c);
-                in_digits = false;
+                plain = i;
             }
         }
+        out.extend_from_slice(&key[plain..]);
     }
 
     fn class_into_general(self, key: &[u8], out: &mut Vec<u8>) {
@@ -588,19 +590,11 @@ fn acquire_class(
     };
     h.settle(rules);
     rules.class_into(key, buf);
-    let class = String::from_utf8_lossy(buf);
+    let class = match std::str::from_utf8(buf) {
+        Ok(c) => std::borrow::Cow::Borrowed(c),
+        Err(_) => String::from_utf8_lossy(buf),
+    };
     let class: &str = &class;
-    if let Some((_, ch)) = h.classes.iter().find(|(c, _)| c == class) {
-        if ch
-            .locks
-            .get(&(db, key.clone()))
-            .is_some_and(|k| alive(eng, owner, db, key, k, now))
-        {
-            // Another side of a lock it already holds (a Redisson read-write lock's write
-            // hold next to its read hold): reentry, not a new lock.
-            return Ok(());
-        }
-    }
     // One lock it still holds per other class, dropping released ones on the way.
     let mut held: Vec<(String, Bytes)> = Vec::new();
     for (c, ch) in h.classes.iter_mut() {
@@ -612,10 +606,35 @@ fn acquire_class(
     }
     h.classes.retain(|(_, ch)| !ch.locks.is_empty());
     if held.is_empty() {
-        // Nothing else held (only locks of this class): no edge.
-        add_hold(eng, h, owner, class, db, key, kind, now);
+        // Nothing else held (only locks of this class): no edge. One hash of the lock
+        // finds a reentry or records the hold.
+        let ch = class_holds(h, class);
+        match ch.locks.entry((db, Bytes::copy_from_slice(key))) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                if alive(eng, owner, db, key, e.get(), now) {
+                    // Another side of a lock it already holds (a Redisson read-write
+                    // lock's write hold next to its read hold): reentry, not a new lock.
+                    return Ok(());
+                }
+                e.insert(kind);
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(kind);
+            }
+        }
+        prune(eng, ch, owner, now);
         acquired(eng, ld, owner, db, key, now);
         return Ok(());
+    }
+    if let Some((_, ch)) = h.classes.iter().find(|(c, _)| c == class) {
+        if ch
+            .locks
+            .get(&(db, key.clone()))
+            .is_some_and(|k| alive(eng, owner, db, key, k, now))
+        {
+            // Reentry, as above.
+            return Ok(());
+        }
     }
     let site = ld.site(now);
     let mut new_edges = Vec::new();
@@ -695,6 +714,14 @@ fn add_hold(
     kind: LockKind,
     now: i64,
 ) {
+    let ch = class_holds(holdings, class);
+    // Copies: an argument slice would pin the whole read buffer it came from.
+    ch.locks.insert((db, Bytes::copy_from_slice(key)), kind);
+    prune(eng, ch, owner, now);
+}
+
+/// The owner's holds of `class`, added if it has none.
+fn class_holds<'h>(holdings: &'h mut Holdings, class: &str) -> &'h mut ClassHolds {
     let at = match holdings.classes.iter().position(|(c, _)| c == class) {
         Some(at) => at,
         None => {
@@ -704,9 +731,11 @@ fn add_hold(
             holdings.classes.len() - 1
         }
     };
-    let ch = &mut holdings.classes[at].1;
-    // Copies: an argument slice would pin the whole read buffer it came from.
-    ch.locks.insert((db, Bytes::copy_from_slice(key)), kind);
+    &mut holdings.classes[at].1
+}
+
+/// Drops released locks from `ch` when it has grown eightfold since the last time.
+fn prune(eng: &Engine, ch: &mut ClassHolds, owner: &str, now: i64) {
     if ch.locks.len() >= ch.prune_at.max(16) {
         ch.locks
             .retain(|(db, key), kind| alive(eng, owner, *db, key, kind, now));
