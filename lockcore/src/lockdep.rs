@@ -240,6 +240,16 @@ struct Finding {
     text: String,
 }
 
+/// See [`Lockdep::last_uuid`].
+#[derive(Debug)]
+struct UuidMemo([u8; 36]);
+
+impl Default for UuidMemo {
+    fn default() -> Self {
+        UuidMemo([0; 36])
+    }
+}
+
 /// The checker's state, on the engine (so every hook runs under the keyspace lock).
 #[derive(Debug, Default)]
 pub struct Lockdep {
@@ -259,6 +269,8 @@ pub struct Lockdep {
     held: hashbrown::HashMap<String, Holdings, crate::db::KeyHasher>,
     /// The class of the lock being acquired is built here (no allocation per acquisition).
     class_buf: Vec<u8>,
+    /// The last holder-field UUID found valid (all zeros, not a UUID, until then).
+    last_uuid: UuidMemo,
     /// Owners' count at which the next sweep of released holds runs.
     sweep_at: usize,
     /// class -> class -> the first edge seen.
@@ -1107,10 +1119,10 @@ pub fn hash_first_hold_absent(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Resul
 }
 
 fn first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8], absent: bool) -> Result<(), Reply> {
-    let Some((owner, _)) = std::str::from_utf8(field)
-        .ok()
-        .and_then(crate::redisson::parse_holder_field)
-    else {
+    let Some(ld) = ctx.eng.lockdep.as_deref_mut() else {
+        return Ok(());
+    };
+    let Some(owner) = holder_owner(&mut ld.last_uuid.0, field) else {
         return Ok(());
     };
     let db = ctx.cl.db;
@@ -1135,6 +1147,25 @@ fn first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8], absent: bool) -> Result<
         }
     }
     r
+}
+
+/// The owner a Redisson holder field names, as [`crate::redisson::parse_holder_field`]
+/// does, but remembering the last UUID that passed: a Redisson client's owners all share
+/// its one UUID, so it is checked once rather than on every hold.
+fn holder_owner<'f>(last_uuid: &mut [u8; 36], field: &'f [u8]) -> Option<&'f str> {
+    let f = std::str::from_utf8(field).ok()?;
+    let owner = f.strip_suffix(":write").unwrap_or(f);
+    let b = owner.as_bytes();
+    if !(b.len() > 37 && b[36] == b':' && b[37..].iter().all(u8::is_ascii_digit)) {
+        return None;
+    }
+    if b[..36] != last_uuid[..] {
+        if !crate::redisson::is_uuid_bytes(&b[..36]) {
+            return None;
+        }
+        last_uuid.copy_from_slice(&b[..36]);
+    }
+    Some(owner)
 }
 
 /// HEXISTS answered 0 inside a script: remember the probe; a PTTL of the same lock later in
@@ -1299,6 +1330,27 @@ mod tests {
         run(&mut eng, &mut cl, &["lock.acquire", "k:0", "w", "60000"]);
         let ld = eng.lockdep.as_deref().unwrap();
         assert_eq!(ld.held["w"].classes.len(), 1);
+    }
+
+    #[test]
+    fn holder_owners_match_redissons_parser() {
+        let id = "5f0c1a8e-7b7d-4f0e-9a39-3c2b8e1d0a11";
+        let mut last = [0u8; 36];
+        for f in [
+            format!("{id}:1"),
+            format!("{id}:57:write"),
+            format!("{id}:"),
+            format!("{id}:x"),
+            format!("{}:1", id.replace('5', "g")),
+            format!("{id}:1"),
+            format!("{}:1", &id[1..]),
+            "mode".to_string(),
+            format!("{id}:1:write:write"),
+        ] {
+            let want = crate::redisson::parse_holder_field(&f).map(|(o, _)| o);
+            assert_eq!(holder_owner(&mut last, f.as_bytes()), want, "{f}");
+        }
+        assert_eq!(holder_owner(&mut last, b"\xff"), None);
     }
 
     #[test]
