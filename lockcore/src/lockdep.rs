@@ -602,15 +602,20 @@ fn acquire_class(
     };
     h.settle(rules);
     rules.class_into(key, buf);
-    let class = match std::str::from_utf8(buf) {
-        Ok(c) => std::borrow::Cow::Borrowed(c),
-        Err(_) => String::from_utf8_lossy(buf),
+    // Classes are compared as bytes; a name that is not ASCII gets its class as a (lossy)
+    // string first, as the class strings held are.
+    let lossy;
+    let class_b: &[u8] = match buf.is_ascii() {
+        true => buf,
+        false => {
+            lossy = String::from_utf8_lossy(buf);
+            lossy.as_bytes()
+        }
     };
-    let class: &str = &class;
     // One lock it still holds per other class, dropping released ones on the way.
     let mut held: Vec<(String, Bytes)> = Vec::new();
     for (c, ch) in h.classes.iter_mut() {
-        if c != class {
+        if c.as_bytes() != class_b {
             if let Some(k) = live_one(eng, owner, ch, now) {
                 held.push((c.clone(), k));
             }
@@ -620,7 +625,7 @@ fn acquire_class(
     if held.is_empty() {
         // Nothing else held (only locks of this class): no edge. One hash of the lock
         // finds a reentry or records the hold.
-        let ch = class_holds(h, class);
+        let ch = class_holds(h, class_b);
         match ch.locks.entry((db, Bytes::copy_from_slice(key))) {
             std::collections::hash_map::Entry::Occupied(mut e) => {
                 if alive(eng, owner, db, key, e.get(), now) {
@@ -638,6 +643,7 @@ fn acquire_class(
         acquired(eng, ld, owner, db, key, now);
         return Ok(());
     }
+    let class = std::str::from_utf8(class_b).unwrap_or_default();
     if let Some((_, ch)) = h.classes.iter().find(|(c, _)| c == class) {
         if ch
             .locks
@@ -726,20 +732,21 @@ fn add_hold(
     kind: LockKind,
     now: i64,
 ) {
-    let ch = class_holds(holdings, class);
+    let ch = class_holds(holdings, class.as_bytes());
     // Copies: an argument slice would pin the whole read buffer it came from.
     ch.locks.insert((db, Bytes::copy_from_slice(key)), kind);
     prune(eng, ch, owner, now);
 }
 
 /// The owner's holds of `class`, added if it has none.
-fn class_holds<'h>(holdings: &'h mut Holdings, class: &str) -> &'h mut ClassHolds {
-    let at = match holdings.classes.iter().position(|(c, _)| c == class) {
+fn class_holds<'h>(holdings: &'h mut Holdings, class: &[u8]) -> &'h mut ClassHolds {
+    let at = match holdings.classes.iter().position(|(c, _)| c.as_bytes() == class) {
         Some(at) => at,
         None => {
-            holdings
-                .classes
-                .push((class.to_string(), ClassHolds::default()));
+            holdings.classes.push((
+                String::from_utf8_lossy(class).into_owned(),
+                ClassHolds::default(),
+            ));
             holdings.classes.len() - 1
         }
     };
