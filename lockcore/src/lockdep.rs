@@ -740,7 +740,11 @@ fn add_hold(
 
 /// The owner's holds of `class`, added if it has none.
 fn class_holds<'h>(holdings: &'h mut Holdings, class: &[u8]) -> &'h mut ClassHolds {
-    let at = match holdings.classes.iter().position(|(c, _)| c.as_bytes() == class) {
+    let at = match holdings
+        .classes
+        .iter()
+        .position(|(c, _)| c.as_bytes() == class)
+    {
         Some(at) => at,
         None => {
             holdings.classes.push((
