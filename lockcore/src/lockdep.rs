@@ -1344,6 +1344,24 @@ mod tests {
     }
 
     #[test]
+    fn a_first_lock_keeps_the_class_it_was_taken_under() {
+        let mut eng = Engine::new(1);
+        eng.lockdep = Some(Box::new(Lockdep::new(false, ClassRules::default())));
+        let mut cl = crate::engine::ClientCtx::default();
+        run(&mut eng, &mut cl, &["lock.acquire", "k:1", "w", "60000"]);
+        let ld = eng.lockdep.as_deref_mut().unwrap();
+        assert!(
+            ld.held["w"].first.is_some(),
+            "one lock: no class worked out yet"
+        );
+        ld.set_rules(ClassRules::parse("").unwrap());
+        run(&mut eng, &mut cl, &["lock.acquire", "k:2", "w", "60000"]);
+        let ld = eng.lockdep.as_deref().unwrap();
+        assert!(ld.graph["k:*"].contains_key("k:2"), "{:?}", ld.graph.keys());
+        assert_eq!(ld.edge_count(), 1);
+    }
+
+    #[test]
     fn holder_owners_match_redissons_parser() {
         let id = "5f0c1a8e-7b7d-4f0e-9a39-3c2b8e1d0a11";
         let mut last = [0u8; 36];
