@@ -127,7 +127,11 @@ fn lockdep_hset(ctx: &mut Ctx, a: &[Bytes]) -> Result<(), Reply> {
                 Value::Hash(h) => h.get(&fv[0]).and_then(parse_i64).is_some_and(|n| n > 0),
                 _ => return Ok(()),
             },
-            _ => false,
+            Some(_) => false,
+            None => {
+                crate::lockdep::hash_first_hold_absent(ctx, &a[1], &fv[0])?;
+                continue;
+            }
         };
         if !had {
             crate::lockdep::hash_first_hold(ctx, &a[1], &fv[0])?;

@@ -88,6 +88,40 @@ impl ClassRules {
 
     /// The class of a lock name: `order:{42}:line:7` -> `order:{*}:line:*`.
     pub fn class_of(self, key: &[u8]) -> String {
+        let mut out = Vec::with_capacity(key.len());
+        self.class_into(key, &mut out);
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// The bytes of [`ClassRules::class_of`] into `out` (cleared first), so a hot path can
+    /// reuse one buffer and allocate nothing.
+    pub fn class_into(self, key: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.reserve(key.len());
+        // The usual name has no `{` and no `-`, so neither a hash tag nor a UUID: one pass
+        // replacing digit runs. Anything else takes the general path below.
+        let (mut i, mut plain) = (0, 0);
+        while i < key.len() {
+            let c = key[i];
+            if c == b'{' || c == b'-' {
+                out.clear();
+                return self.class_into_general(key, out);
+            }
+            i += 1;
+            if self.digits && c.is_ascii_digit() {
+                out.extend_from_slice(&key[plain..i - 1]);
+                out.push(b'*');
+                while i < key.len() && key[i].is_ascii_digit() {
+                    i += 1;
+                }
+                plain = i;
+            }
+        }
+        out.extend_from_slice(&key[plain..]);
+    }
+
+    fn class_into_general(self, key: &[u8], out: &mut Vec<u8>) {
         let b = key;
         // Redis' hash tag: the first `{` and the next `}` after it, with something between.
         let tag = self
@@ -100,38 +134,36 @@ impl ClassRules {
             .flatten();
         // Bytes in, bytes out: every part replaced is ASCII, so multi-byte UTF-8 sequences
         // (all bytes >= 0x80) are copied whole.
-        let mut out = Vec::with_capacity(b.len());
-        let mut i = 0;
+        // Plain bytes are copied a run at a time.
+        let (mut i, mut plain) = (0, 0);
         while i < b.len() {
-            if let Some((s, e)) = tag {
-                if i == s {
-                    out.push(b'*');
-                    i = e;
-                    continue;
-                }
-            }
-            if self.uuids && i + 36 <= b.len() && b[i + 8] == b'-' && is_uuid_bytes(&b[i..i + 36]) {
-                out.push(b'*');
-                i += 36;
+            let c = b[i];
+            let next = if tag.is_some_and(|(s, _)| s == i) {
+                tag.map_or(i, |(_, e)| e)
+            } else if self.uuids
+                && c.is_ascii_hexdigit()
+                && i + 36 <= b.len()
+                && b[i + 8] == b'-'
+                && is_uuid_bytes(&b[i..i + 36])
+            {
+                i + 36
+            } else if self.digits && c.is_ascii_digit() {
+                i + b[i..].iter().take_while(|c| c.is_ascii_digit()).count()
+            } else {
+                i += 1;
                 continue;
-            }
-            if self.digits && b[i].is_ascii_digit() {
-                out.push(b'*');
-                while i < b.len() && b[i].is_ascii_digit() {
-                    i += 1;
-                }
-                continue;
-            }
-            out.push(b[i]);
-            i += 1;
+            };
+            out.extend_from_slice(&b[plain..i]);
+            out.push(b'*');
+            i = next;
+            plain = i;
         }
-        String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        out.extend_from_slice(&b[plain..]);
     }
 }
 
 fn is_uuid_bytes(b: &[u8]) -> bool {
-    b.len() == 36 && std::str::from_utf8(b).is_ok_and(crate::redisson::is_uuid)
+    crate::redisson::is_uuid_bytes(b)
 }
 
 /// What kind of lock an owner holds, and how to tell it still holds it.
@@ -156,8 +188,24 @@ struct Site {
 /// holds, however many locks of one class it holds (an owner may hold thousands).
 #[derive(Debug, Default)]
 struct Holdings {
+    /// The owner's first lock, while it is the only one recorded: an owner that holds one
+    /// lock makes no edge, so its class is worked out only once the owner takes another
+    /// lock (or waits), by [`Holdings::settle`]. Set only while `classes` is empty.
+    first: Option<(usize, Bytes, LockKind)>,
     /// Few per owner: a list, not a map.
     classes: Vec<(String, ClassHolds)>,
+}
+
+impl Holdings {
+    /// Files the first lock under its class.
+    fn settle(&mut self, rules: ClassRules) {
+        if let Some((db, key, kind)) = self.first.take() {
+            let mut ch = ClassHolds::default();
+            let class = rules.class_of(&key);
+            ch.locks.insert((db, key), kind);
+            self.classes.push((class, ch));
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -192,6 +240,16 @@ struct Finding {
     text: String,
 }
 
+/// See [`Lockdep::last_uuid`].
+#[derive(Debug)]
+struct UuidMemo([u8; 36]);
+
+impl Default for UuidMemo {
+    fn default() -> Self {
+        UuidMemo([0; 36])
+    }
+}
+
 /// The checker's state, on the engine (so every hook runs under the keyspace lock).
 #[derive(Debug, Default)]
 pub struct Lockdep {
@@ -206,7 +264,13 @@ pub struct Lockdep {
     script_sha: String,
     /// A script probed a lock hash for this owner's field and found none.
     probe: Option<(String, usize, Bytes)>,
-    held: Map<String, Holdings>,
+    /// hashbrown's map for `entry_ref`: an acquisition hashes its owner once, and clones
+    /// it only for an owner not seen holding anything.
+    held: hashbrown::HashMap<String, Holdings, crate::db::KeyHasher>,
+    /// The class of the lock being acquired is built here (no allocation per acquisition).
+    class_buf: Vec<u8>,
+    /// The last holder-field UUID found valid (all zeros, not a UUID, until then).
+    last_uuid: UuidMemo,
     /// Owners' count at which the next sweep of released holds runs.
     sweep_at: usize,
     /// class -> class -> the first edge seen.
@@ -243,6 +307,16 @@ impl Lockdep {
             names: std::mem::take(&mut self.names),
             ..Lockdep::new(self.strict, self.rules)
         };
+    }
+
+    /// Changes the class rules (`lockdep-classes`). Locks already held keep the class they
+    /// were taken under.
+    pub fn set_rules(&mut self, rules: ClassRules) {
+        if rules != self.rules {
+            let old = self.rules;
+            self.held.values_mut().for_each(|h| h.settle(old));
+            self.rules = rules;
+        }
     }
 
     pub fn begin_script(&mut self, sha: &str) {
@@ -404,9 +478,11 @@ fn holds(
     key: &Bytes,
     now: i64,
 ) -> bool {
-    ld.held
-        .get(owner)
-        .and_then(|h| h.classes.iter().find(|(c, _)| c == class))
+    let h = ld.held.get(owner);
+    if let Some((fdb, fkey, kind)) = h.and_then(|h| h.first.as_ref()) {
+        return *fdb == db && fkey == key && alive(eng, owner, db, key, kind, now);
+    }
+    h.and_then(|h| h.classes.iter().find(|(c, _)| c == class))
         .map(|(_, ch)| ch)
         .and_then(|ch| ch.locks.get(&(db, key.clone())))
         .is_some_and(|kind| alive(eng, owner, db, key, kind, now))
@@ -423,6 +499,7 @@ fn held_classes(
     let Some(h) = ld.held.get_mut(owner) else {
         return Vec::new();
     };
+    h.settle(ld.rules);
     let mut out = Vec::new();
     for (class, ch) in h.classes.iter_mut() {
         if class != except {
@@ -445,6 +522,9 @@ fn maybe_sweep(eng: &Engine, ld: &mut Lockdep, now: i64) {
         return;
     }
     ld.held.retain(|owner, h| {
+        if let Some((db, key, kind)) = &h.first {
+            return alive(eng, owner, *db, key, kind, now);
+        }
         h.classes.retain_mut(|(_, ch)| {
             ch.locks
                 .retain(|(db, key), kind| alive(eng, owner, *db, key, kind, now));
@@ -454,7 +534,9 @@ fn maybe_sweep(eng: &Engine, ld: &mut Lockdep, now: i64) {
     });
     ld.waits.retain(|_, w| w.until > now);
     prune_setnx_owners(eng, ld);
-    ld.sweep_at = (ld.held.len() * 2).max(1024);
+    // Eight times what is left: each owner still holding is checked a seventh of a time
+    // per acquisition, amortised (twice cost a whole check per acquisition).
+    ld.sweep_at = (ld.held.len() * 8).max(1024);
 }
 
 /// Drops `SET NX` locks whose key no longer holds the token.
@@ -480,42 +562,117 @@ fn with<R>(eng: &mut Engine, f: impl FnOnce(&mut Engine, &mut Lockdep) -> R) -> 
 fn acquire(
     eng: &mut Engine,
     ld: &mut Lockdep,
-    owner: String,
+    owner: &str,
     db: usize,
     key: &Bytes,
     kind: LockKind,
 ) -> Result<(), Reply> {
     let now = eng.now_ms();
-    let class = ld.rules.class_of(key);
-    if holds(eng, ld, &owner, &class, db, key, now) {
-        // Another side of a lock it already holds (a Redisson read-write lock's write hold
-        // next to its read hold): reentry, not a new lock.
+    let mut buf = std::mem::take(&mut ld.class_buf);
+    let r = acquire_class(eng, ld, owner, &mut buf, db, key, kind, now);
+    ld.class_buf = buf;
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn acquire_class(
+    eng: &mut Engine,
+    ld: &mut Lockdep,
+    owner: &str,
+    buf: &mut Vec<u8>,
+    db: usize,
+    key: &Bytes,
+    kind: LockKind,
+    now: i64,
+) -> Result<(), Reply> {
+    let rules = ld.rules;
+    let h = match ld.held.entry_ref(owner) {
+        hashbrown::hash_map::EntryRef::Vacant(v) => {
+            // It holds nothing, so this acquisition can make no edge: only record the hold
+            // (its class is not even needed yet).
+            v.insert(Holdings {
+                // Copies: an argument slice would pin the whole read buffer it came from.
+                first: Some((db, Bytes::copy_from_slice(key), kind)),
+                classes: Vec::new(),
+            });
+            acquired(eng, ld, owner, db, key, now);
+            return Ok(());
+        }
+        hashbrown::hash_map::EntryRef::Occupied(o) => o.into_mut(),
+    };
+    h.settle(rules);
+    rules.class_into(key, buf);
+    // Classes are compared as bytes; a name that is not ASCII gets its class as a (lossy)
+    // string first, as the class strings held are.
+    let lossy;
+    let class_b: &[u8] = match buf.is_ascii() {
+        true => buf,
+        false => {
+            lossy = String::from_utf8_lossy(buf);
+            lossy.as_bytes()
+        }
+    };
+    // One lock it still holds per other class, dropping released ones on the way.
+    let mut held: Vec<(String, Bytes)> = Vec::new();
+    for (c, ch) in h.classes.iter_mut() {
+        if c.as_bytes() != class_b {
+            if let Some(k) = live_one(eng, owner, ch, now) {
+                held.push((c.clone(), k));
+            }
+        }
+    }
+    h.classes.retain(|(_, ch)| !ch.locks.is_empty());
+    if held.is_empty() {
+        // Nothing else held (only locks of this class): no edge. One hash of the lock
+        // finds a reentry or records the hold.
+        let ch = class_holds(h, class_b);
+        match ch.locks.entry((db, Bytes::copy_from_slice(key))) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                if alive(eng, owner, db, key, e.get(), now) {
+                    // Another side of a lock it already holds (a Redisson read-write
+                    // lock's write hold next to its read hold): reentry, not a new lock.
+                    return Ok(());
+                }
+                e.insert(kind);
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(kind);
+            }
+        }
+        prune(eng, ch, owner, now);
+        acquired(eng, ld, owner, db, key, now);
         return Ok(());
     }
-    let held = held_classes(eng, ld, &owner, &class, now);
-    // Only an owner that holds something makes edges; the site is built for those alone.
-    let site = match held.is_empty() {
-        true => None,
-        false => Some(ld.site(now)),
-    };
+    let class = std::str::from_utf8(class_b).unwrap_or_default();
+    if let Some((_, ch)) = h.classes.iter().find(|(c, _)| c == class) {
+        if ch
+            .locks
+            .get(&(db, key.clone()))
+            .is_some_and(|k| alive(eng, owner, db, key, k, now))
+        {
+            // Reentry, as above.
+            return Ok(());
+        }
+    }
+    let site = ld.site(now);
     let mut new_edges = Vec::new();
     for (held_class, held_key) in &held {
         if ld
             .graph
             .get(held_class)
-            .is_some_and(|m| m.contains_key(&class))
+            .is_some_and(|m| m.contains_key(class))
         {
             continue;
         }
         let edge = Edge {
-            owner: owner.clone(),
+            owner: owner.to_string(),
             held: held_key.clone(),
             lock: Bytes::copy_from_slice(key),
-            site: site.clone().expect("built when something is held"),
+            site: site.clone(),
         };
-        if let Some(path) = path(&ld.graph, &class, held_class) {
-            let mut cycle = vec![held_class.clone(), class.clone()];
-            let mut edges = vec![(held_class.clone(), class.clone(), edge.clone())];
+        if let Some(path) = path(&ld.graph, class, held_class) {
+            let mut cycle = vec![held_class.clone(), class.to_string()];
+            let mut edges = vec![(held_class.clone(), class.to_string(), edge.clone())];
             for (from, to) in path {
                 cycle.push(to.clone());
                 let e = ld.graph[&from][&to].clone();
@@ -554,38 +711,73 @@ fn acquire(
         ld.graph
             .entry(from)
             .or_default()
-            .entry(class.clone())
+            .entry(class.to_string())
             .or_insert(edge);
     }
-    ld.acquisitions += 1;
-    if ld
-        .waits
-        .get(&owner)
-        .is_some_and(|w| w.db == db && w.key == *key)
+    let h = ld.held.entry_ref(owner).or_default();
+    add_hold(eng, h, owner, class, db, key, kind, now);
+    acquired(eng, ld, owner, db, key, now);
+    Ok(())
+}
+
+/// Records that `owner` holds `key` (of `class`).
+#[allow(clippy::too_many_arguments)]
+fn add_hold(
+    eng: &Engine,
+    holdings: &mut Holdings,
+    owner: &str,
+    class: &str,
+    db: usize,
+    key: &Bytes,
+    kind: LockKind,
+    now: i64,
+) {
+    let ch = class_holds(holdings, class.as_bytes());
+    // Copies: an argument slice would pin the whole read buffer it came from.
+    ch.locks.insert((db, Bytes::copy_from_slice(key)), kind);
+    prune(eng, ch, owner, now);
+}
+
+/// The owner's holds of `class`, added if it has none.
+fn class_holds<'h>(holdings: &'h mut Holdings, class: &[u8]) -> &'h mut ClassHolds {
+    let at = match holdings
+        .classes
+        .iter()
+        .position(|(c, _)| c.as_bytes() == class)
     {
-        ld.waits.remove(&owner);
-    }
-    let holdings = match ld.held.get_mut(&owner) {
-        Some(h) => h,
-        None => ld.held.entry(owner.clone()).or_default(),
-    };
-    let at = match holdings.classes.iter().position(|(c, _)| *c == class) {
         Some(at) => at,
         None => {
-            holdings.classes.push((class, ClassHolds::default()));
+            holdings.classes.push((
+                String::from_utf8_lossy(class).into_owned(),
+                ClassHolds::default(),
+            ));
             holdings.classes.len() - 1
         }
     };
-    let ch = &mut holdings.classes[at].1;
-    // Copies: an argument slice would pin the whole read buffer it came from.
-    ch.locks.insert((db, Bytes::copy_from_slice(key)), kind);
+    &mut holdings.classes[at].1
+}
+
+/// Drops released locks from `ch` when it has grown eightfold since the last time.
+fn prune(eng: &Engine, ch: &mut ClassHolds, owner: &str, now: i64) {
     if ch.locks.len() >= ch.prune_at.max(16) {
         ch.locks
-            .retain(|(db, key), kind| alive(eng, &owner, *db, key, kind, now));
-        ch.prune_at = ch.locks.len() * 2;
+            .retain(|(db, key), kind| alive(eng, owner, *db, key, kind, now));
+        ch.prune_at = ch.locks.len() * 8;
+    }
+}
+
+/// The bookkeeping after any recorded acquisition: counts, the owner's wait for this lock
+/// is over, and now and then a sweep of owners that hold nothing.
+fn acquired(eng: &Engine, ld: &mut Lockdep, owner: &str, db: usize, key: &Bytes, now: i64) {
+    ld.acquisitions += 1;
+    if ld
+        .waits
+        .get(owner)
+        .is_some_and(|w| w.db == db && w.key == *key)
+    {
+        ld.waits.remove(owner);
     }
     maybe_sweep(eng, ld, now);
-    Ok(())
 }
 
 /// A path `from` ->* `to` in the order graph (breadth first: the shortest), as its edges.
@@ -855,9 +1047,9 @@ fn deadlock_json(cycle: &[(String, Wait)]) -> String {
 /// LOCK.ACQUIRE / RW.RLOCK / RW.WLOCK grant a lock to `owner`, who did not hold it.
 pub fn native_acquire(ctx: &mut Ctx, owner: &[u8], key: &Bytes) -> Result<(), Reply> {
     let db = ctx.cl.db;
-    let owner = String::from_utf8_lossy(owner).into_owned();
+    let owner = String::from_utf8_lossy(owner);
     with(ctx.eng, |eng, ld| {
-        acquire(eng, ld, owner, db, key, LockKind::Native)
+        acquire(eng, ld, &owner, db, key, LockKind::Native)
     })
     .unwrap_or(Ok(()))
 }
@@ -884,7 +1076,7 @@ pub fn set_nx(ctx: &mut Ctx, key: &Bytes, token: &Bytes, stored: bool) -> Result
                 prune_setnx_owners(eng, ld);
                 ld.setnx_sweep_at = ld.setnx_owners.len() * 2;
             }
-            let r = acquire(eng, ld, owner, db, key, LockKind::SetNx(token));
+            let r = acquire(eng, ld, &owner, db, key, LockKind::SetNx(token));
             if r.is_err() {
                 ld.setnx_owners.remove(&(db, key.clone()));
             }
@@ -928,15 +1120,24 @@ fn lock_shaped(eng: &Engine, db: usize, key: &[u8]) -> bool {
 /// that is an acquisition by the holder. In strict mode, one that closes a cycle is
 /// refused: the caller returns the error before writing.
 pub fn hash_first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<(), Reply> {
-    let Some(owner) = std::str::from_utf8(field)
-        .ok()
-        .and_then(crate::redisson::parse_holder_field)
-        .map(|(o, _)| o.to_string())
-    else {
+    first_hold(ctx, key, field, false)
+}
+
+/// [`hash_first_hold`] for a caller that just saw that `key` does not exist (so the hash
+/// the write creates is lock-shaped, and need not be looked up again).
+pub fn hash_first_hold_absent(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<(), Reply> {
+    first_hold(ctx, key, field, true)
+}
+
+fn first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8], absent: bool) -> Result<(), Reply> {
+    let Some(ld) = ctx.eng.lockdep.as_deref_mut() else {
+        return Ok(());
+    };
+    let Some(owner) = holder_owner(&mut ld.last_uuid.0, field) else {
         return Ok(());
     };
     let db = ctx.cl.db;
-    if !lock_shaped(ctx.eng, db, key) {
+    if !absent && !lock_shaped(ctx.eng, db, key) {
         return Ok(());
     }
     let r = with(ctx.eng, |eng, ld| {
@@ -957,6 +1158,25 @@ pub fn hash_first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<(), R
         }
     }
     r
+}
+
+/// The owner a Redisson holder field names, as [`crate::redisson::parse_holder_field`]
+/// does, but remembering the last UUID that passed: a Redisson client's owners all share
+/// its one UUID, so it is checked once rather than on every hold.
+fn holder_owner<'f>(last_uuid: &mut [u8; 36], field: &'f [u8]) -> Option<&'f str> {
+    let f = std::str::from_utf8(field).ok()?;
+    let owner = f.strip_suffix(":write").unwrap_or(f);
+    let b = owner.as_bytes();
+    if !(b.len() > 37 && b[36] == b':' && b[37..].iter().all(u8::is_ascii_digit)) {
+        return None;
+    }
+    if b[..36] != last_uuid[..] {
+        if !crate::redisson::is_uuid_bytes(&b[..36]) {
+            return None;
+        }
+        last_uuid.copy_from_slice(&b[..36]);
+    }
+    Some(owner)
 }
 
 /// HEXISTS answered 0 inside a script: remember the probe; a PTTL of the same lock later in
@@ -1064,6 +1284,14 @@ mod tests {
     #[test]
     fn classes_replace_digits_uuids_and_hash_tags() {
         let r = ClassRules::default();
+        assert_eq!(r.class_of(b"lock:000123"), "lock:*");
+        assert_eq!(r.class_of(b"a1b22c-3"), "a*b*c-*");
+        assert_eq!(r.class_of(b"12{x}-9"), "*{*}-*");
+        assert_eq!(r.class_of("é7ü".as_bytes()), "é*ü");
+        assert_eq!(
+            r.class_of(b"5f0c1a8e-7b7d-4f0e-9a39-3c2b8e1d0a11:57"),
+            "*:*"
+        );
         assert_eq!(r.class_of(b"order:{42}"), "order:{*}");
         assert_eq!(r.class_of(b"order:{43}"), "order:{*}");
         assert_eq!(r.class_of(b"stock:7:line:12"), "stock:*:line:*");
@@ -1113,6 +1341,45 @@ mod tests {
         run(&mut eng, &mut cl, &["lock.acquire", "k:0", "w", "60000"]);
         let ld = eng.lockdep.as_deref().unwrap();
         assert_eq!(ld.held["w"].classes.len(), 1);
+    }
+
+    #[test]
+    fn a_first_lock_keeps_the_class_it_was_taken_under() {
+        let mut eng = Engine::new(1);
+        eng.lockdep = Some(Box::new(Lockdep::new(false, ClassRules::default())));
+        let mut cl = crate::engine::ClientCtx::default();
+        run(&mut eng, &mut cl, &["lock.acquire", "k:1", "w", "60000"]);
+        let ld = eng.lockdep.as_deref_mut().unwrap();
+        assert!(
+            ld.held["w"].first.is_some(),
+            "one lock: no class worked out yet"
+        );
+        ld.set_rules(ClassRules::parse("").unwrap());
+        run(&mut eng, &mut cl, &["lock.acquire", "k:2", "w", "60000"]);
+        let ld = eng.lockdep.as_deref().unwrap();
+        assert!(ld.graph["k:*"].contains_key("k:2"), "{:?}", ld.graph.keys());
+        assert_eq!(ld.edge_count(), 1);
+    }
+
+    #[test]
+    fn holder_owners_match_redissons_parser() {
+        let id = "5f0c1a8e-7b7d-4f0e-9a39-3c2b8e1d0a11";
+        let mut last = [0u8; 36];
+        for f in [
+            format!("{id}:1"),
+            format!("{id}:57:write"),
+            format!("{id}:"),
+            format!("{id}:x"),
+            format!("{}:1", id.replace('5', "g")),
+            format!("{id}:1"),
+            format!("{}:1", &id[1..]),
+            "mode".to_string(),
+            format!("{id}:1:write:write"),
+        ] {
+            let want = crate::redisson::parse_holder_field(&f).map(|(o, _)| o);
+            assert_eq!(holder_owner(&mut last, f.as_bytes()), want, "{f}");
+        }
+        assert_eq!(holder_owner(&mut last, b"\xff"), None);
     }
 
     #[test]

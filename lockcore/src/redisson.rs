@@ -40,13 +40,34 @@ pub struct RedissonLock {
 
 /// True for a canonical textual UUID: 8-4-4-4-12 hex digits.
 pub fn is_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
+    is_uuid_bytes(s.as_bytes())
 }
+
+/// [`is_uuid`] on bytes: the dashes first, then the hex groups (the lock-order checker
+/// runs this on every hash write that could take a lock, so it is kept branch-light).
+pub fn is_uuid_bytes(b: &[u8]) -> bool {
+    let Ok(b) = <&[u8; 36]>::try_from(b) else {
+        return false;
+    };
+    b[8] == b'-'
+        && b[13] == b'-'
+        && b[18] == b'-'
+        && b[23] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, &c)| HEX[c as usize] || matches!(i, 8 | 13 | 18 | 23))
+}
+
+/// Which bytes are ASCII hex digits, as a table: one load per byte.
+static HEX: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (c as u8).is_ascii_hexdigit();
+        c += 1;
+    }
+    t
+};
 
 /// Parses a holder field: `uuid:threadId` or `uuid:threadId:write`.
 /// Returns the owner (`uuid:threadId`) and whether it is a write hold.
@@ -55,9 +76,11 @@ pub fn parse_holder_field(field: &str) -> Option<(&str, bool)> {
         Some(o) => (o, true),
         None => (field, false),
     };
-    let (uuid, thread) = owner.rsplit_once(':')?;
-    let thread_ok = !thread.is_empty() && thread.bytes().all(|c| c.is_ascii_digit());
-    (is_uuid(uuid) && thread_ok).then_some((owner, write))
+    // `uuid:threadId`: the UUID is 36 bytes, so the thread id starts at byte 37 (a thread
+    // id is digits only, so the last `:` is that one).
+    let b = owner.as_bytes();
+    let thread_ok = b.len() > 37 && b[36] == b':' && b[37..].iter().all(u8::is_ascii_digit);
+    (thread_ok && is_uuid_bytes(&b[..36])).then_some((owner, write))
 }
 
 /// Recognises a hash (its fields and values, and its PTTL) as a Redisson lock. Every field
@@ -170,6 +193,25 @@ mod tests {
             "no holder"
         );
         assert!(recognise(&h(&[]), 100).is_none());
+    }
+
+    #[test]
+    fn uuids_and_holder_fields() {
+        assert!(is_uuid(ID));
+        assert!(is_uuid(&ID.to_uppercase()));
+        assert!(!is_uuid(&ID.replace('-', "0")));
+        assert!(!is_uuid(&ID.replacen('5', "g", 1)));
+        assert!(!is_uuid(&ID[1..]));
+        assert!(!is_uuid(&format!("{ID}0")));
+        let f = format!("{ID}:57");
+        assert_eq!(parse_holder_field(&f), Some((f.as_str(), false)));
+        let w = format!("{ID}:57:write");
+        assert_eq!(parse_holder_field(&w), Some((f.as_str(), true)));
+        assert_eq!(parse_holder_field(&format!("{ID}:")), None);
+        assert_eq!(parse_holder_field(&format!("{ID}:5a")), None);
+        assert_eq!(parse_holder_field(&format!("{ID}:1:2")), None);
+        assert_eq!(parse_holder_field(&format!("x{ID}:1")), None);
+        assert_eq!(parse_holder_field("mode"), None);
     }
 
     #[test]

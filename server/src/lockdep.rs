@@ -21,7 +21,7 @@ pub fn apply(cfg: &Config, eng: &mut Engine) {
     match eng.lockdep.as_deref_mut() {
         Some(ld) => {
             ld.strict = strict;
-            ld.rules = rules;
+            ld.set_rules(rules);
         }
         None => eng.lockdep = Some(Box::new(Lockdep::new(strict, rules))),
     }
