@@ -40,7 +40,9 @@ def work_queue(ports, protocol):
     def worker(name):
         c = redis.Redis(port=ports[0], protocol=protocol)
         while True:
-            reply = c.xreadgroup("workers", name, {"jobs": ">"}, count=5, block=10000)
+            # One entry per read: a worker that took two of the three "stop" entries in one
+            # batch would leave another worker waiting for a stop that never comes.
+            reply = c.xreadgroup("workers", name, {"jobs": ">"}, count=1, block=10000)
             assert reply, f"{name} timed out"
             for job_id, fields in entries_of(reply, b"jobs", protocol):
                 if fields[b"n"] == b"stop":
