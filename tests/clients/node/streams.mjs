@@ -53,8 +53,10 @@ async function queue() {
   const worker = async (name) => {
     const c = client();
     for (;;) {
+      // One entry per read: a worker that took two of the three "stop" entries in one
+      // batch would leave another worker waiting for a stop that never comes.
       const reply = await c.xreadgroup(
-        "GROUP", "workers", name, "COUNT", 4, "BLOCK", 10000, "STREAMS", "q:jobs", ">");
+        "GROUP", "workers", name, "COUNT", 1, "BLOCK", 10000, "STREAMS", "q:jobs", ">");
       assert.ok(reply, `${name} timed out`);
       for (const [id, fields] of reply[0][1]) {
         await c.xack("q:jobs", "workers", id);
