@@ -414,8 +414,10 @@ pub fn hook(_lua: &Lua, dbg: &Debug) -> mlua::Result<VmState> {
 /// connections (and the I/O driver) keep being served. `block_in_place` takes the core back
 /// if its closure ends before the new thread picked it up, which a loaded machine makes
 /// likely for any fixed wait; so the closure waits until a probe task, spawned into this
-/// core's own queue, has run (only the core's new owner runs it), for at most 50 ms.
-/// Returns whether that was seen; if not, the hook tries again on a later call.
+/// core's own queue, has run, for at most 50 ms. A task spawned on a worker goes to its LIFO
+/// slot, which other workers do not steal, so normally only the core's new owner runs it
+/// (were it stolen, the script would keep the worker, as before this check).
+/// Returns whether the probe ran; if not, the hook tries again on a later call.
 fn detach_from_worker() -> bool {
     let Ok(h) = tokio::runtime::Handle::try_current() else {
         return true;
