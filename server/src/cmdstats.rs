@@ -297,7 +297,10 @@ impl CommandStats {
     /// `total_commands_processed`, which Redis counts in the same place (`call()`), so it
     /// includes the commands of transactions and scripts.
     pub fn total_calls(&self) -> u64 {
-        self.slots.iter().map(|s| s.calls.load(Ordering::Relaxed)).sum()
+        self.slots
+            .iter()
+            .map(|s| s.calls.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// `(full name, calls, usec, failed)` of every command called at least once.

@@ -677,7 +677,12 @@ impl Conn {
             return;
         }
         if !spec.has(flag::ALLOW_BUSY) && guard.is_none() && shared.script_busy() {
-            self.reject(shared, guard, &argv, Reply::err(crate::scripting::busy_err(shared)));
+            self.reject(
+                shared,
+                guard,
+                &argv,
+                Reply::err(crate::scripting::busy_err(shared)),
+            );
             return;
         }
         if let Some(m) = &mut self.multi {
@@ -701,7 +706,12 @@ impl Conn {
             match shared.lock_core(spec.has(flag::ALLOW_BUSY)).await {
                 Ok(g) => *guard = Some(g),
                 Err(LockError::Busy) => {
-                    self.reject(shared, guard, &argv, Reply::err(crate::scripting::busy_err(shared)));
+                    self.reject(
+                        shared,
+                        guard,
+                        &argv,
+                        Reply::err(crate::scripting::busy_err(shared)),
+                    );
                     return;
                 }
             }

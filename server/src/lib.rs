@@ -5,17 +5,18 @@
 //! runtime and returns a handle with the address and a shutdown.
 
 pub mod acl;
+pub mod benchcmd;
 pub mod climits;
 pub mod cluster;
 pub mod cmdstats;
 pub mod config;
-pub mod lockdep;
 pub mod conn;
 pub mod digest;
 pub mod dispatch;
 pub mod embed;
 pub mod info;
 pub mod latency;
+pub mod lockdep;
 pub mod metrics;
 pub mod migrate;
 pub mod monitor;
@@ -28,7 +29,6 @@ pub mod scripting;
 pub mod shared;
 pub mod slowlog;
 pub mod timectl;
-pub mod benchcmd;
 pub mod top;
 
 use std::net::SocketAddr;

@@ -172,7 +172,11 @@ fn commandstats_errorstats_and_latencystats_match_redis() {
         let info_calls: u64 = fields(&all["cmdstat_info"])["calls"].parse().unwrap();
         all["total_commands_processed"].parse::<u64>().unwrap() - info_calls
     };
-    assert_eq!(processed(&mut a), processed(&mut b), "total_commands_processed");
+    assert_eq!(
+        processed(&mut a),
+        processed(&mut b),
+        "total_commands_processed"
+    );
 
     // Errorstats and total_error_replies: exactly.
     assert_eq!(section(&mut a, "errorstats"), section(&mut b, "errorstats"));

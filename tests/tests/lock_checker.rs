@@ -222,7 +222,11 @@ fn contended_locks_stay_exclusive_and_tokens_increase() {
             .find_map(|l| l.strip_prefix("lockdep_acquisitions:"))
             .and_then(|n| n.trim().parse().ok())
             .unwrap_or(0);
-        assert!(seen >= tally.grants / 2, "lockdep saw {seen} of {} grants: {info}", tally.grants);
+        assert!(
+            seen >= tally.grants / 2,
+            "lockdep saw {seen} of {} grants: {info}",
+            tally.grants
+        );
         println!("lockdep ({mode}) was on and saw {seen} acquisitions");
     }
     println!(

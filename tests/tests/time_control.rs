@@ -49,7 +49,10 @@ fn time_control_is_absent_unless_enabled() {
     assert!(list.contains("\r\nget\r\n"), "{list}");
     // TUMBLER.PROFILE (the script profiler) and TUMBLER.LOCKDEP are always there;
     // TUMBLER.TIME is not.
-    assert!(!list.to_ascii_lowercase().contains("tumbler.time"), "{list}");
+    assert!(
+        !list.to_ascii_lowercase().contains("tumbler.time"),
+        "{list}"
+    );
     let all = c.cmd_str(&["COMMAND"]);
     assert!(!all.contains("tumbler.time"));
     assert_eq!(

@@ -24,7 +24,9 @@ mod functions;
 mod libs;
 mod lua_struct;
 pub(crate) use functions::command as function_command;
-pub use functions::{busy_err, help as function_help, kill as function_kill, stats as function_stats};
+pub use functions::{
+    busy_err, help as function_help, kill as function_kill, stats as function_stats,
+};
 mod patterns;
 mod plan;
 pub mod profile;
