@@ -6,105 +6,17 @@
 //! keys are compared byte for byte; values derived from the lock's PTTL (which ticks between
 //! the two servers' calls) are compared numerically within a tolerance.
 
+use tumbler::benchcmd::workloads;
 use tumbler_tests::{Raw, RedisServer, Tumbler};
 
 /// RedissonFairLock.tryLockInnerAsync (RedisCommands.EVAL_LONG).
 /// KEYS: lock, queue, timeout set. ARGV: leaseTime, threadId, threadWaitTime, currentTime.
-const ACQUIRE: &str = r#"
-while true do
-    local firstThreadId2 = redis.call('lindex', KEYS[2], 0);
-    if firstThreadId2 == false then
-        break;
-    end;
-    local timeout = tonumber(redis.call('zscore', KEYS[3], firstThreadId2));
-    if timeout <= tonumber(ARGV[4]) then
-        redis.call('zrem', KEYS[3], firstThreadId2);
-        redis.call('lpop', KEYS[2]);
-    else
-        break;
-    end;
-end;
-
-if (redis.call('exists', KEYS[1]) == 0)
-    and ((redis.call('exists', KEYS[2]) == 0)
-        or (redis.call('lindex', KEYS[2], 0) == ARGV[2])) then
-    redis.call('lpop', KEYS[2]);
-    redis.call('zrem', KEYS[3], ARGV[2]);
-    local keys = redis.call('zrange', KEYS[3], 0, -1);
-    for i = 1, #keys, 1 do
-        redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), keys[i]);
-    end;
-    redis.call('hset', KEYS[1], ARGV[2], 1);
-    redis.call('pexpire', KEYS[1], ARGV[1]);
-    return nil;
-end;
-
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    redis.call('hincrby', KEYS[1], ARGV[2],1);
-    redis.call('pexpire', KEYS[1], ARGV[1]);
-    return nil;
-end;
-
-local timeout = redis.call('zscore', KEYS[3], ARGV[2]);
-if timeout ~= false then
-    return timeout - tonumber(ARGV[3]) - tonumber(ARGV[4]);
-end;
-
-local lastThreadId = redis.call('lindex', KEYS[2], -1);
-local ttl;
-if lastThreadId ~= false and lastThreadId ~= ARGV[2] then
-    ttl = tonumber(redis.call('zscore', KEYS[3], lastThreadId)) - tonumber(ARGV[4]);
-else
-    ttl = redis.call('pttl', KEYS[1]);
-end;
-local timeout = ttl + tonumber(ARGV[3]) + tonumber(ARGV[4]);
-if redis.call('zadd', KEYS[3], timeout, ARGV[2]) == 1 then
-    redis.call('rpush', KEYS[2], ARGV[2]);
-end;
-return ttl;
-"#;
+const ACQUIRE: &str = workloads::REDISSON_FAIR_LOCK;
 
 /// RedissonFairLock.unlockInnerAsync.
 /// KEYS: lock, queue, timeout set, channel. ARGV: unlock message, leaseTime, threadId,
 /// currentTime.
-const UNLOCK: &str = r#"
-while true do
-    local firstThreadId2 = redis.call('lindex', KEYS[2], 0);
-    if firstThreadId2 == false then
-        break;
-    end;
-    local timeout = tonumber(redis.call('zscore', KEYS[3], firstThreadId2));
-    if timeout <= tonumber(ARGV[4]) then
-        redis.call('zrem', KEYS[3], firstThreadId2);
-        redis.call('lpop', KEYS[2]);
-    else
-        break;
-    end;
-end;
-
-if (redis.call('exists', KEYS[1]) == 0) then
-    local nextThreadId = redis.call('lindex', KEYS[2], 0);
-    if nextThreadId ~= false then
-        redis.call('publish', KEYS[4] .. ':' .. nextThreadId, ARGV[1]);
-    end;
-    return 1;
-end;
-if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then
-    return nil;
-end;
-local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1);
-if (counter > 0) then
-    redis.call('pexpire', KEYS[1], ARGV[2]);
-    return 0;
-end;
-
-redis.call('del', KEYS[1]);
-local nextThreadId = redis.call('lindex', KEYS[2], 0);
-if nextThreadId ~= false then
-    redis.call('publish', KEYS[4] .. ':' .. nextThreadId, ARGV[1]);
-end;
-return 1;
-"#;
+const UNLOCK: &str = workloads::REDISSON_FAIR_UNLOCK;
 
 /// RedissonFairLock.acquireFailedAsync: a waiter that gave up leaves the queue.
 /// KEYS: queue, timeout set. ARGV: threadId, threadWaitTime.
