@@ -256,16 +256,34 @@ impl Conn {
                 n = rd.read_buf(&mut buf) => match n {
                     Ok(0) | Err(_) => return,
                     Ok(n) => {
-                        self.shared.counters.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
-                        if buf.len() > query_limit {
-                            tracing::warn!(client = self.cl.id, "closing client that reached max query buffer length");
-                            self.shared.counters.limits.query_buffer_disconnections.fetch_add(1, Ordering::Relaxed);
+                        if !self.took_input(n, buf.len(), query_limit) {
                             return;
                         }
                     }
                 },
             }
         }
+    }
+
+    /// Counts `n` bytes read into a query buffer now `len` long; false when that is past
+    /// `client-query-buffer-limit` and the client must be closed.
+    fn took_input(&self, n: usize, len: usize, limit: usize) -> bool {
+        let counters = &self.shared.counters;
+        counters
+            .net_input_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
+        if len > limit {
+            tracing::warn!(
+                client = self.cl.id,
+                "closing client that reached max query buffer length"
+            );
+            counters
+                .limits
+                .query_buffer_disconnections
+                .fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
     }
 
     /// Writes `out` to the socket. A subscriber that stopped reading leaves this write
@@ -323,10 +341,7 @@ impl Conn {
                 n = rd.read_buf(buf), if read_more => match n {
                     Ok(0) | Err(_) => return false,
                     Ok(n) => {
-                        self.shared.counters.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
-                        if buf.len() > query_limit {
-                            tracing::warn!(client = self.cl.id, "closing client that reached max query buffer length");
-                            self.shared.counters.limits.query_buffer_disconnections.fetch_add(1, Ordering::Relaxed);
+                        if !self.took_input(n, buf.len(), query_limit) {
                             return false;
                         }
                         if self.flow == Flow::Continue {
