@@ -1,4 +1,4 @@
-//! The server's side of the lock-order checker (lockcore/src/lockdep.rs): the `lockdep`
+//! The server's side of the lock-order checker (lockcore/src/locks/lockdep.rs): the `lockdep`
 //! and `lockdep-classes` configs turn it on, off or strict, and INFO shows its counters.
 
 use lockcore::lockdep::{ClassRules, Lockdep};

@@ -8,6 +8,10 @@
 //! [`acquire`] grants only to the first lock waiter in that queue, which makes the locks
 //! strictly FIFO without a second queue that could drift out of sync with the engine's.
 
+pub mod lock_stats;
+pub mod lockdep;
+pub mod redisson;
+
 use bytes::Bytes;
 use std::collections::{BTreeSet, HashMap, HashSet};
 

@@ -6,6 +6,26 @@
 //! `COMMANDS` slice; commands the server itself implements (connection state, pub/sub,
 //! scripting, transactions) are listed with [`Exec::Server`].
 
+// One file per command family: its rows of the table and its handlers.
+pub mod bitops;
+pub mod cluster_cmds;
+pub mod geo;
+pub mod hashes;
+pub mod hyperloglog;
+pub mod keys;
+pub mod lists;
+pub mod pubsub;
+pub mod scripting_cmds;
+pub mod server_cmds;
+pub mod sets;
+pub mod slowlog_cmds;
+pub mod sort;
+pub mod stream_groups;
+pub mod streams;
+pub mod strings;
+pub mod tumbler_cmds;
+pub mod zsets;
+
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::OnceLock;

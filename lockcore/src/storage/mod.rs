@@ -1,0 +1,12 @@
+//! The engine and the storage it owns: databases, value encodings, expiry on an injectable
+//! clock, keyspace notifications, the RDB encoding (DUMP/RESTORE) and LFU counters.
+
+pub mod clock;
+pub mod db;
+pub mod engine;
+pub mod lfu;
+pub mod listpack;
+pub mod notify;
+pub mod rdb;
+pub mod value;
+pub mod zset;
