@@ -278,3 +278,51 @@ fn blocked_command_is_logged_when_served() {
     assert_eq!(logs[0], vec!["BLPOP q 10", "LPUSH q x", "SLOWLOG RESET"]);
     assert_eq!(logs[0], logs[1]);
 }
+
+/// With a positive threshold, a command a script runs is logged (as the Lua client `?:0`)
+/// when it alone takes longer than the threshold, as Redis' scriptCall runs it with
+/// CMD_CALL_SLOWLOG; the script's fast commands are not.
+#[test]
+fn a_slow_command_inside_a_script_is_logged_under_a_positive_threshold() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    let mut logs = Vec::new();
+    for url in [t.url(), format!("redis://{}/", redis.addr)] {
+        let mut con = connect(url);
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("slowlog-log-slower-than")
+            .arg(-1)
+            .query(&mut con)
+            .unwrap();
+        let _: () = redis::cmd("EVAL")
+            .arg("for i = 1, 200000 do redis.call('sadd', 's', i) end")
+            .arg(0)
+            .query(&mut con)
+            .unwrap();
+        // A 200,000-member SUNIONSTORE takes tens of ms on either server; SET a few µs.
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("slowlog-log-slower-than")
+            .arg(2000)
+            .query(&mut con)
+            .unwrap();
+        let _: () = redis::cmd("SLOWLOG").arg("RESET").query(&mut con).unwrap();
+        let _: Value = redis::cmd("EVAL")
+            .arg("redis.call('set', 'x', 'y'); return redis.call('sunionstore', 'd', 's')")
+            .arg(0)
+            .query(&mut con)
+            .unwrap();
+        logs.push(entries(&mut con));
+    }
+    assert_eq!(logs[0], logs[1], "tumbler (left) and redis-server (right)");
+    assert!(
+        logs[0]
+            .iter()
+            .any(|(argv, mine, _)| !mine && argv == &["sunionstore", "d", "s"]),
+        "{:?}",
+        logs[0]
+    );
+}
