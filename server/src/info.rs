@@ -211,8 +211,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 "total_error_replies:{}\r\nunexpected_error_replies:0\r\n",
                 sh.cmdstats.total_error_replies.load(Ordering::Relaxed)
             );
-            // MIGRATE opens a connection per call, so none is ever cached.
-            out.push_str("migrate_cached_sockets:0\r\n");
+            let _ = write!(out, "migrate_cached_sockets:{}\r\n", sh.migrate_sockets.len());
         }
         "replication" => out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nrepl_backlog_active:0\r\n"),
         "cpu" => {

@@ -227,6 +227,8 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
             }
             core.engine.next_deadline()
         };
+        // serverCron's migrateCloseTimedoutSockets.
+        shared.migrate_sockets.close_idle();
         let now = lockcore::clock::Clock::now_ms(&*shared.clock);
         let wait = next.map_or(100, |t| (t - now).clamp(1, 100)) as u64;
         tokio::select! {

@@ -530,3 +530,73 @@ fn acl_key_permissions_of_migrate_and_sort() {
         ACL DRYRUN t EVAL "" -1 read
     "#);
 }
+
+/// MIGRATE caches its connection per target as Redis does: INFO's migrate_cached_sockets,
+/// SELECT sent once per target db, and a connection the target closed is replaced by one
+/// retry, so the MIGRATE still succeeds. The same observations from redis-server.
+#[test]
+fn migrate_caches_connections_like_redis() {
+    let (Some(r1), Some(r2)) = (RedisServer::start(), RedisServer::start()) else {
+        return;
+    };
+    let (t1, t2) = (Tumbler::start(), Tumbler::start());
+    let field = |info: &[u8], name: &str| -> String {
+        let text = String::from_utf8_lossy(info).into_owned();
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    let observe = |src: std::net::SocketAddr, dst: std::net::SocketAddr| -> Vec<String> {
+        let mut s = tumbler_tests::Raw::connect(src);
+        let mut d = tumbler_tests::Raw::connect(dst);
+        let mut seen = Vec::new();
+        let to = |key: &str, db: &str| format!("MIGRATE 127.0.0.1 {} {key} {db} 5000", dst.port());
+        d.cmd(&["CONFIG", "RESETSTAT"]);
+        seen.push(field(&s.cmd(&["INFO", "stats"]), "migrate_cached_sockets"));
+        for (key, db) in [("a", "0"), ("b", "0"), ("c", "1"), ("d", "1")] {
+            s.cmd(&["SET", key, "v"]);
+            seen.push(
+                String::from_utf8_lossy(&s.cmd(&tumbler_tests::split_line(&to(key, db))))
+                    .into_owned(),
+            );
+        }
+        seen.push(field(&s.cmd(&["INFO", "stats"]), "migrate_cached_sockets"));
+        let stats = d.cmd(&["INFO", "commandstats"]);
+        seen.push(
+            field(&stats, "cmdstat_select")
+                .split(',')
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        );
+        seen.push(
+            field(&stats, "cmdstat_restore")
+                .split(',')
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        );
+        // The target drops every other client, the cached connection included.
+        d.cmd(&["CLIENT", "KILL", "SKIPME", "yes"]);
+        s.cmd(&["SET", "e", "v"]);
+        seen.push(
+            String::from_utf8_lossy(&s.cmd(&tumbler_tests::split_line(&to("e", "1")))).into_owned(),
+        );
+        seen.push(String::from_utf8_lossy(&d.cmd(&["SELECT", "1"])).into_owned());
+        seen.push(String::from_utf8_lossy(&d.cmd(&["GET", "e"])).into_owned());
+        seen
+    };
+    let seen = observe(t1.addr, t2.addr);
+    assert_eq!(
+        seen,
+        observe(r1.addr, r2.addr),
+        "tumbler (left), redis-server (right)"
+    );
+    assert_eq!(
+        (&seen[0][..], &seen[5][..], &seen[6][..], &seen[7][..]),
+        ("0", "1", "calls=2", "calls=4"),
+        "{seen:?}"
+    );
+    assert_eq!(&seen[8][..], "+OK\r\n", "{seen:?}");
+}
