@@ -36,6 +36,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "info"
                     | "debug"
                     | "migrate"
+                    | "memory"
                     | "tumbler.time"
                     | "tumbler.profile"
             ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
@@ -123,6 +124,7 @@ pub fn server_command(
         }
         "slowlog" => crate::slowlog::command(c, spec, a),
         "migrate" => crate::migrate::command(c, core(guard), a),
+        "memory" => crate::info::memory_stats(&c.shared, core(guard)),
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
             spec.full_name()

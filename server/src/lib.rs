@@ -111,6 +111,7 @@ impl Server {
             Some(l) => Some(l.local_addr()?),
             None => None,
         };
+        crate::info::note_startup_memory();
         let shared = Shared::new(config);
         crate::acl::install_startup_users(&shared, users);
         shared.port.store(

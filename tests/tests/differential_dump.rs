@@ -600,3 +600,69 @@ fn migrate_caches_connections_like_redis() {
     );
     assert_eq!(&seen[8][..], "+OK\r\n", "{seen:?}");
 }
+
+/// SORT's BY and GET patterns read keys the key specs cannot name, so Redis allows them
+/// only to a user with read access to every key; and never in cluster mode (tests/tests/
+/// cluster.rs). The replies as a limited user, next to redis-server's.
+#[test]
+fn sort_patterns_need_access_to_every_key() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    let script = [
+        "(+sort ~mylist)",
+        "(+sort ~mylist ~v*)",
+        "(+sort ~mylist %W~*)",
+        "(+sort ~mylist %R~*)",
+        "+sort ~mylist",
+        "+sort ~*",
+        "+sort allkeys",
+        "-sort (+sort ~*)",
+    ];
+    let mut seen = Vec::new();
+    for addr in [t.addr, redis.addr] {
+        let mut admin = tumbler_tests::Raw::connect(addr);
+        admin.cmd(&["SET", "v1", "1"]);
+        admin.cmd(&["LPUSH", "mylist", "1"]);
+        let mut replies = Vec::new();
+        for rules in script {
+            admin.cmd(&["ACL", "DELUSER", "s"]);
+            let mut setuser = vec!["ACL", "SETUSER", "s", "on", "nopass"];
+            setuser.extend(rules.split_inclusive(')').flat_map(|r| {
+                if r.starts_with('(') || r.starts_with(" (") {
+                    vec![r.trim()]
+                } else {
+                    r.split(' ').filter(|p| !p.is_empty()).collect()
+                }
+            }));
+            replies.push(admin.cmd_str(&setuser));
+            // A new connection each time: deleting the user closed the last one.
+            let mut user = tumbler_tests::Raw::connect(addr);
+            replies.push(user.cmd_str(&["AUTH", "s", "x"]));
+            for cmd in [
+                &["SORT", "mylist", "BY", "v*"][..],
+                &["SORT", "mylist", "GET", "v*"],
+                &["SORT", "mylist", "BY", "nosort"],
+                &["SORT_RO", "mylist", "GET", "#"],
+                &[
+                    "EVAL",
+                    "return redis.call('sort', KEYS[1], 'by', 'v*')",
+                    "1",
+                    "mylist",
+                ],
+            ] {
+                replies.push(user.cmd_str(cmd));
+            }
+        }
+        seen.push(replies);
+    }
+    assert_eq!(seen[0], seen[1], "tumbler (left) and redis-server (right)");
+    assert!(
+        seen[0]
+            .iter()
+            .any(|r| r.contains("BY option of SORT denied due to insufficient ACL permissions")),
+        "{:?}",
+        seen[0]
+    );
+}

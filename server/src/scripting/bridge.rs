@@ -101,6 +101,7 @@ impl<'a> RunCtx<'a> {
                 in_script: true,
                 no_touch: caller.no_touch,
                 blocked: false,
+                sort_patterns_denied: None,
             },
             read_only,
             resp3: false,
@@ -696,6 +697,10 @@ fn call_spec_inner(
         return Err("ERR This Redis command is not allowed from script".into());
     }
     crate::acl::check_script(ctx.shared, ctx.cl.id, spec, argv)?;
+    if spec.name.starts_with("sort") {
+        ctx.cl.sort_patterns_denied =
+            crate::acl::script_sort_patterns_denied(ctx.shared, ctx.cl.id, spec, argv);
+    }
     if spec.has(flag::WRITE) && ctx.read_only {
         return Err("ERR Write commands are not allowed from read-only scripts.".into());
     }
