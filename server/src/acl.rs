@@ -895,6 +895,11 @@ pub struct Acl {
 }
 
 impl Acl {
+    /// Every user as its `user ...` config line (ACL LIST's text), for CONFIG REWRITE.
+    pub fn user_lines(&self) -> Vec<String> {
+        self.users.read().values().map(|u| u.describe()).collect()
+    }
+
     pub fn new(requirepass: &str) -> Acl {
         let mut d = User::default_user();
         if !requirepass.is_empty() {

@@ -460,6 +460,8 @@ pub struct Config {
     explicit: std::collections::BTreeSet<&'static str>,
     /// `user <name> <rules...>` lines (redis.conf or `--user "..."`), loaded by acl.rs.
     pub acl_users: Vec<Vec<String>>,
+    /// The config file the server started from (absolute), for CONFIG REWRITE.
+    pub file: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -471,6 +473,7 @@ impl Default for Config {
                 .collect(),
             explicit: Default::default(),
             acl_users: Vec::new(),
+            file: None,
         }
     }
 }

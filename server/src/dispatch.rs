@@ -611,7 +611,24 @@ fn config(
             core(guard).scripts.reset_stats();
             Reply::ok()
         }
-        "rewrite" => Reply::err("ERR The server is running without a config file"),
+        "rewrite" => {
+            let cfg = c.shared.config.read().clone();
+            let Some(path) = cfg.file.clone() else {
+                return Reply::err("ERR The server is running without a config file");
+            };
+            match crate::config_rewrite::rewrite(&path, &cfg, &c.shared.acl.user_lines()) {
+                Ok(()) => {
+                    tracing::info!("CONFIG REWRITE executed with success.");
+                    Reply::ok()
+                }
+                Err(e) => {
+                    // strerror's text, as Redis prints it.
+                    let e = e.split(" (os error").next().unwrap_or(&e).to_string();
+                    tracing::warn!("CONFIG REWRITE failed: {e}");
+                    Reply::err(format!("ERR Rewriting config file: {e}"))
+                }
+            }
+        }
         "help" => Reply::Array(
             [
                 "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -10,6 +10,7 @@ pub mod climits;
 pub mod cluster;
 pub mod cmdstats;
 pub mod config;
+pub mod config_rewrite;
 pub mod conn;
 pub mod digest;
 pub mod dispatch;
