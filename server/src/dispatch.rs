@@ -816,11 +816,66 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             crate::digest::reload(&mut core.engine);
             Reply::ok()
         }
+        "populate" if (3..=5).contains(&a.len()) => debug_populate(c, core, a),
+        "populate" => Reply::err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+            arg_str(&a[1])
+        )),
         _ => Reply::err(format!(
             "ERR DEBUG {} is not supported by tumbler",
             sub.to_uppercase()
         )),
     }
+}
+
+/// DEBUG POPULATE count [prefix] [size]: `prefix:N` = `value:N` (zero-padded or cut to
+/// `size` bytes) for N in 0..count, skipping keys that exist, as debug.c does (including its
+/// 127-byte limit on the key and value texts).
+fn debug_populate(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
+    // getPositiveLongFromObjectOrReply: one message for negative and non-numbers alike.
+    let positive = |v: &Bytes| match parse_i64(v) {
+        Some(n) if n >= 0 => Ok(n),
+        _ => Err(Reply::err("ERR value is out of range, must be positive")),
+    };
+    let count = match positive(&a[2]) {
+        Ok(n) => n,
+        Err(e) => return e,
+    };
+    let size = match a.get(4).map(positive).transpose() {
+        Ok(n) => n.unwrap_or(0) as usize,
+        Err(e) => return e,
+    };
+    if size as i64 > c.shared.proto_max_bulk.load(Ordering::Relaxed) {
+        return Reply::err("ERR value size exceeds proto-max-bulk-len");
+    }
+    // C's `%s` stops at a NUL; snprintf into char[128] keeps 127 bytes.
+    let prefix: &[u8] = match a.get(3) {
+        Some(p) => p.split(|b| *b == 0).next().unwrap_or(b""),
+        None => b"key",
+    };
+    let db = c.cl.db;
+    let now = core.engine.now_ms();
+    for j in 0..count {
+        let mut key = prefix.to_vec();
+        key.extend_from_slice(format!(":{j}").as_bytes());
+        key.truncate(127);
+        let key = Bytes::from(key);
+        if core.engine.lookup(db, &key).is_some() {
+            continue;
+        }
+        let text = format!("value:{j}");
+        let value = if size == 0 {
+            Bytes::from(text)
+        } else {
+            let mut v = vec![0u8; size];
+            let n = text.len().min(size);
+            v[..n].copy_from_slice(&text.as_bytes()[..n]);
+            Bytes::from(v)
+        };
+        core.engine.dbs[db].insert(key.clone(), lockcore::value::Value::Str(value), None, now);
+        core.engine.touch_watched(db, &key);
+    }
+    Reply::ok()
 }
 
 fn function(
