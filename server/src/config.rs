@@ -267,6 +267,15 @@ pub static PARAMS: &[Param] = &[
     p("tls-session-cache-timeout", "300", Kind::Int(0, BIG)),
     p("tls-replication", "no", Kind::Bool),
     p("tls-cluster", "no", Kind::Bool),
+    // The process title (Tumbler does not set one) and what SIGINT/SIGTERM skip on the way
+    // out (Tumbler saves nothing and has no replicas to wait for): accepted, shown, unused.
+    p(
+        "proc-title-template",
+        "{title} {listen-addr} {server-mode}",
+        Kind::Str,
+    ),
+    p("shutdown-on-sigint", "default", Kind::Special),
+    p("shutdown-on-sigterm", "default", Kind::Special),
 ];
 
 /// Directives Tumbler accepts and stores (CONFIG GET shows them) but that change nothing:
@@ -374,7 +383,13 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
             if choices.contains(&l.as_str()) {
                 Ok(l)
             } else {
-                Err("argument(s) must be one of the following: ".to_string() + &choices.join(", "))
+                // loglevel also takes 7.2's `nothing`, but the message lists 7.0's choices.
+                let listed: Vec<&str> = choices
+                    .iter()
+                    .copied()
+                    .filter(|c| *c != "nothing")
+                    .collect();
+                Err("argument(s) must be one of the following: ".to_string() + &listed.join(", "))
             }
         }
         Kind::Special => match param.name {
@@ -386,6 +401,21 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
                 .map(|r| r.to_config_string())
                 .ok_or_else(|| "argument must be made of the letters u, t and d".to_string()),
             "latency-tracking-info-percentiles" => crate::latency::normalize_percentiles(value),
+            "shutdown-on-sigint" | "shutdown-on-sigterm" => normalize_shutdown_flags(value),
+            // Pairs of seconds (>= 1) and changes (>= 0), or nothing; kept, never acted on.
+            "save" => {
+                let words: Vec<&str> = value.split_whitespace().collect();
+                let valid = words.len() % 2 == 0
+                    && words.iter().enumerate().all(|(j, w)| {
+                        w.parse::<i64>()
+                            .is_ok_and(|n| n >= if j % 2 == 0 { 1 } else { 0 })
+                    });
+                if valid {
+                    Ok(words.join(" "))
+                } else {
+                    Err("Invalid save parameters".into())
+                }
+            }
             "proto-max-bulk-len" | "client-query-buffer-limit" => match parse_memory(value) {
                 Some(n) if n >= 1 << 20 => Ok(n.to_string()),
                 Some(_) => {
@@ -414,6 +444,78 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
             _ => Ok(value.to_string()),
         },
     }
+}
+
+/// `shutdown-on-sig*`: `default`, or any of `save`/`nosave`, `now`, `force`, printed in
+/// that order as Redis prints its flags.
+fn normalize_shutdown_flags(value: &str) -> Result<String, String> {
+    let bad = || {
+        "argument(s) must be one of the following: default, save, nosave, now, force".to_string()
+    };
+    let words: Vec<String> = value
+        .split_whitespace()
+        .map(str::to_ascii_lowercase)
+        .collect();
+    if words.is_empty() {
+        return Err(bad());
+    }
+    if words.iter().any(|w| w == "default") {
+        return if words.len() == 1 {
+            Ok("default".into())
+        } else {
+            Err(bad())
+        };
+    }
+    if words
+        .iter()
+        .any(|w| !matches!(w.as_str(), "save" | "nosave" | "now" | "force"))
+    {
+        return Err(bad());
+    }
+    let has = |f: &str| words.iter().any(|w| w == f);
+    if has("save") && has("nosave") {
+        return Err(bad());
+    }
+    Ok(["save", "nosave", "now", "force"]
+        .into_iter()
+        .filter(|f| has(f))
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// Directives that take several arguments (Redis' MULTI_ARG configs, and the lists it
+/// reads as one line). Every other directive takes exactly one: `port 6379 6380` is Redis'
+/// "wrong number of arguments".
+pub const MULTI_ARG: &[&str] = &[
+    "save",
+    "bind",
+    "client-output-buffer-limit",
+    "latency-tracking-info-percentiles",
+    "oom-score-adj-values",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
+];
+
+/// Applies one directive given as its words (`["port", "6380"]`), from a config-file line
+/// or the command line, with Redis' arity rule.
+pub fn apply_args(
+    cfg: &mut Config,
+    args: &[String],
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let name = args[0].to_ascii_lowercase();
+    if name == "user" {
+        // Kept as separate arguments: a quoted password may contain spaces.
+        cfg.acl_users.push(args[1..].to_vec());
+        return Ok(());
+    }
+    if let Some(p) = find(&name) {
+        if args.len() != 2 && !MULTI_ARG.contains(&p.name) {
+            return Err("wrong number of arguments".into());
+        }
+    }
+    let value = args[1..].join(" ");
+    apply_directive(cfg, &name, &value, warnings)
 }
 
 /// Validates `class hard soft seconds [class ...]`, merging into the defaults.
@@ -589,14 +691,7 @@ pub fn load_file(cfg: &mut Config, text: &str) -> Result<Vec<String>, String> {
             .into_iter()
             .map(|a| String::from_utf8_lossy(&a).into_owned())
             .collect();
-        let name = args[0].to_ascii_lowercase();
-        if name == "user" {
-            // Kept as separate arguments: a quoted password may contain spaces.
-            cfg.acl_users.push(args[1..].to_vec());
-            continue;
-        }
-        let value = args[1..].join(" ");
-        apply_directive(cfg, &name, &value, &mut warnings)
+        apply_args(cfg, &args, &mut warnings)
             .map_err(|e| format!("line {}: '{}': {}", i + 1, line, e))?;
     }
     Ok(warnings)

@@ -100,11 +100,42 @@ fn healthcheck(cfg: &Config) -> ! {
     }
 }
 
+/// One directive from the command line: its words, and its text as Redis shows it in an
+/// error (`port "6379" "6380"`).
+struct Directive {
+    args: Vec<String>,
+    text: String,
+}
+
+/// C's sdscatrepr: a value quoted with Redis' escapes, as redis-server prints it.
+fn repr(v: &str) -> String {
+    let mut out = String::from("\"");
+    for b in v.bytes() {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            7 => out.push_str("\\a"),
+            8 => out.push_str("\\b"),
+            b' '..=b'~' => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Splits argv into what clap should see (help, version, the config file) and redis-style
-/// `--name value...` directives.
-fn split_args(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
+/// directives, by redis-server's own rules (server.c `main`): `--name` starts a directive
+/// and the arguments after it are its values, even ones that start with `--` when the name
+/// came alone (`--logfile --my--file`); `"--name value"` in one argument is a whole
+/// directive; a `--save` with nothing after it, or followed by another `--name`, is
+/// `save ""`.
+fn split_args(args: &[String]) -> (Vec<String>, Vec<Directive>) {
     let mut for_clap = vec!["tumbler".to_string()];
-    let mut directives = Vec::new();
+    let mut directives: Vec<Directive> = Vec::new();
     let mut i = 1;
     if let Some(first) = args.get(1) {
         if !first.starts_with('-') {
@@ -112,6 +143,8 @@ fn split_args(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
             i = 2;
         }
     }
+    // Whether the last directive is complete, so that a `--word` starts a new one.
+    let mut complete = true;
     while i < args.len() {
         let a = &args[i];
         if matches!(
@@ -122,29 +155,47 @@ fn split_args(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
             i += 1;
             continue;
         }
-        if let Some(name) = a.strip_prefix("--") {
-            let mut vals = Vec::new();
-            i += 1;
-            while i < args.len() && !args[i].starts_with("--") {
-                vals.push(args[i].clone());
-                i += 1;
-            }
-            let v = vals
-                .iter()
-                .map(|v| {
-                    if v.is_empty() {
-                        "\"\"".to_string()
+        match a.strip_prefix("--") {
+            Some(rest) if complete => {
+                let words: Vec<String> = tumbler::protocol::split_args(rest.as_bytes())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|w| String::from_utf8_lossy(&w).into_owned())
+                    .collect();
+                let alone = words.len() <= 1;
+                let mut d = Directive {
+                    args: if words.is_empty() {
+                        vec![String::new()]
                     } else {
-                        v.clone()
+                        words
+                    },
+                    text: rest.to_string(),
+                };
+                complete = !alone;
+                if alone && d.args[0].eq_ignore_ascii_case("save") {
+                    let last = i + 1 == args.len();
+                    if last || args[i + 1].starts_with("--") {
+                        d.args.push(String::new());
+                        d.text.push_str(" \"\"");
+                        complete = !last;
                     }
-                })
-                .collect::<Vec<_>>()
-                .join(" ");
-            directives.push((name.to_string(), v));
-        } else {
-            eprintln!("tumbler: unexpected argument '{a}'");
-            std::process::exit(1);
+                }
+                directives.push(d);
+            }
+            _ => match directives.last_mut() {
+                Some(d) => {
+                    d.args.push(a.clone());
+                    d.text.push(' ');
+                    d.text.push_str(&repr(a));
+                    complete = true;
+                }
+                None => {
+                    eprintln!("tumbler: unexpected argument '{a}'");
+                    std::process::exit(1);
+                }
+            },
         }
+        i += 1;
     }
     (for_clap, directives)
 }
@@ -189,6 +240,9 @@ fn main() {
     let mut cfg = Config::default();
     let mut warnings = Vec::new();
     apply_env(&mut cfg);
+    // redis-server appends the command-line directives to the file's text after one more
+    // newline: its error messages count lines that way.
+    let mut first_option_line = 2;
     if let Some(path) = m.get_one::<String>("config-file") {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -198,6 +252,7 @@ fn main() {
             }
         };
         cfg.file = std::fs::canonicalize(path).ok();
+        first_option_line = text.matches('\n').count() + 2;
         match config::load_file(&mut cfg, &text) {
             Ok(w) => warnings.extend(w),
             Err(e) => {
@@ -206,12 +261,15 @@ fn main() {
             }
         }
     }
-    for (name, value) in &directives {
-        let value = if value == "\"\"" { "" } else { value.as_str() };
-        if let Err(e) =
-            config::apply_directive(&mut cfg, &name.to_ascii_lowercase(), value, &mut warnings)
-        {
-            eprintln!("tumbler: --{name} {value}: {e}");
+    for (n, d) in directives.iter().enumerate() {
+        if let Err(e) = config::apply_args(&mut cfg, &d.args, &mut warnings) {
+            // redis-server's words: the directives after the config file are its last lines.
+            eprintln!(
+                "\n*** FATAL CONFIG FILE ERROR (Redis {}) ***\nReading the configuration file, at line {}\n>>> '{}'\n{e}",
+                tumbler::dispatch::REDIS_VERSION,
+                first_option_line + n,
+                d.text.trim()
+            );
             std::process::exit(1);
         }
     }

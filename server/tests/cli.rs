@@ -108,8 +108,40 @@ impl Drop for Proc {
     }
 }
 
+/// Runs tumbler to completion (for arguments that must make it exit); killed after 10 s,
+/// so a command line that starts a server instead fails the test rather than hanging it.
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run tumbler")
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tumbler");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
 }
 
 #[test]
@@ -245,7 +277,7 @@ fn bad_values_and_files_fail_fast_with_a_message() {
     let o = run(&["--port", "70000"]);
     assert!(!o.status.success());
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("--port 70000"),
+        String::from_utf8_lossy(&o.stderr).contains(">>> 'port \"70000\"'"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -473,4 +505,128 @@ fn config_rewrite_persists_settings_and_users_across_a_restart() {
         p.cmd("CONFIG REWRITE"),
         "-ERR The server is running without a config file\r\n"
     );
+}
+
+/// The two lines of redis-server's FATAL CONFIG error that name the directive and the
+/// reason (`>>> 'port "6379" "6380"'`, `wrong number of arguments`).
+fn config_error(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text.lines().collect();
+    match lines.iter().position(|l| l.starts_with(">>> ")) {
+        Some(i) => lines[i..(i + 2).min(lines.len())].join("\n"),
+        None => text.into_owned(),
+    }
+}
+
+/// Command lines parsed by redis-server's rules (server.c): the same directive, value and
+/// reason in the error for each bad one, and the same settings from the good ones
+/// (`--name value` in one argument, values that start with `--`, `--save` with no value,
+/// several words for a multi-argument directive).
+#[test]
+fn command_line_parsing_matches_redis_server() {
+    let redis = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    if Command::new(&redis).arg("--version").output().is_err() {
+        assert!(
+            !in_ci(),
+            "redis-server is needed for this differential test under CI"
+        );
+        return;
+    }
+    for args in [
+        &["--port"][..],
+        &["--port", "6380", "--loglevel"],
+        &["--port", "6379", "6380"],
+        &["--port", "--loglevel", "verbose"],
+        &["--port", "--bla", "--loglevel", "verbose"],
+        &["--logfile", "--my--log--file", "--loglevel", "--bla"],
+        &["--shutdown-on-sigint"],
+        &["--shutdown-on-sigint", "now force", "--shutdown-on-sigterm"],
+        &["--maxmemory 1x"],
+        &["--save", "x y"],
+    ] {
+        let t = run(args);
+        let r = Command::new(&redis).args(args).output().unwrap();
+        assert!(!t.status.success() && !r.status.success(), "{args:?}");
+        assert_eq!(config_error(&t.stderr), config_error(&r.stderr), "{args:?}");
+    }
+    for (args, want) in [
+        (
+            &["--maxmemory 700mb", "--maxmemory-policy volatile-lru"][..],
+            &[
+                ("maxmemory", "734003200"),
+                ("maxmemory-policy", "volatile-lru"),
+            ][..],
+        ),
+        (
+            &["--maxmemory '700mb'", "--maxmemory-policy 'volatile-lru'"],
+            &[
+                ("maxmemory", "734003200"),
+                ("maxmemory-policy", "volatile-lru"),
+            ],
+        ),
+        (
+            &[
+                "--proc-title-template",
+                "--my--title",
+                "--loglevel",
+                "verbose",
+            ],
+            &[
+                ("proc-title-template", "--my--title"),
+                ("loglevel", "verbose"),
+            ],
+        ),
+        (
+            &["--save", "--loglevel", "verbose"],
+            &[("save", ""), ("loglevel", "verbose")],
+        ),
+        (
+            &["--loglevel", "verbose", "--save"],
+            &[("save", ""), ("loglevel", "verbose")],
+        ),
+        (
+            &[
+                "--proc-title-template",
+                "--save",
+                "--save",
+                "",
+                "--loglevel",
+                "verbose",
+            ],
+            &[
+                ("proc-title-template", "--save"),
+                ("save", ""),
+                ("loglevel", "verbose"),
+            ],
+        ),
+        (
+            &[
+                "--shutdown-on-sigint",
+                "nosave",
+                "force",
+                "now",
+                "--shutdown-on-sigterm",
+                "nosave force",
+            ],
+            &[
+                ("shutdown-on-sigint", "nosave now force"),
+                ("shutdown-on-sigterm", "nosave force"),
+            ],
+        ),
+    ] {
+        let mut full = vec!["--port", "0"];
+        full.extend_from_slice(args);
+        let p = Proc::start(&full);
+        for (name, value) in want {
+            assert_eq!(
+                p.cmd(&format!("CONFIG GET {name}")),
+                format!(
+                    "*2\r\n${}\r\n{name}\r\n${}\r\n{value}\r\n",
+                    name.len(),
+                    value.len()
+                ),
+                "{args:?}"
+            );
+        }
+    }
 }
