@@ -162,18 +162,22 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
         }
         "memory" => {
             let rss = rss_bytes();
+            let used = crate::memory::used_memory();
+            let peak = crate::memory::peak(used);
             let maxmem: u64 = sh.config.read().get_i64("maxmemory") as u64;
             let lua_mem = core.scripts.memory();
             let nscripts = core.scripts.len();
             let (nplans, plan_runs) = (core.scripts.plans(), core.scripts.plan_runs);
             let _ = write!(
                 out,
-                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{rss}\r\nused_memory_peak_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{nscripts}\r\nnumber_of_native_plans:{nplans}\r\nnative_plan_runs:{plan_runs}\r\nmaxmemory:{maxmem}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{nscripts}\r\nnumber_of_native_plans:{nplans}\r\nnative_plan_runs:{plan_runs}\r\nmaxmemory:{maxmem}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_not_counted_for_evict:{}\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
+                human(used),
                 human(rss),
-                human(rss),
-                human(rss),
+                human(peak),
                 human(maxmem),
                 sh.config.read().get("maxmemory-policy"),
+                rss as f64 / used.max(1) as f64,
+                crate::memory::not_counted_for_evict(),
             );
         }
         "persistence" => {

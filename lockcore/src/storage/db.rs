@@ -233,6 +233,44 @@ impl Db {
         self.map.keys().nth(n).cloned()
     }
 
+    /// Up to `n` keys for maxmemory eviction to weigh (storage/evict.rs): all keys, or
+    /// with `volatile` only keys with a TTL, read in table order from a random position
+    /// (wrapping). Table order is hash order, so the keys are a uniform random pick.
+    /// Reaching the position walks the table, O(keys); evict.rs asks for many keys at a
+    /// time to spread that cost. Keys may be logically expired.
+    pub fn sample_keys(&self, n: usize, volatile: bool) -> Vec<Bytes> {
+        use rand::Rng;
+        let len = if volatile {
+            self.expires.len()
+        } else {
+            self.map.len()
+        };
+        if len == 0 || n == 0 {
+            return Vec::new();
+        }
+        let start = rand::thread_rng().gen_range(0..len);
+        let n = n.min(len);
+        let mut out = Vec::with_capacity(n);
+        if volatile {
+            let mut it = self.expires.iter().map(|(_, k)| k);
+            if start > 0 {
+                it.nth(start - 1);
+            }
+            out.extend(
+                it.chain(self.expires.iter().map(|(_, k)| k))
+                    .take(n)
+                    .cloned(),
+            );
+        } else {
+            let mut it = self.map.keys();
+            if start > 0 {
+                it.nth(start - 1);
+            }
+            out.extend(it.chain(self.map.keys()).take(n).cloned());
+        }
+        out
+    }
+
     /// One step of SCAN. Keys are visited in the order of a hash that is fixed for the
     /// life of the db, and the cursor is the next hash to visit, so a key present for the
     /// whole iteration is returned at least once however the map changes in between, as

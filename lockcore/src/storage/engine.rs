@@ -151,6 +151,8 @@ pub struct Engine {
     /// The lock-order checker, when `lockdep` is on (crate::lockdep); `None` costs every
     /// lock hook one check.
     pub lockdep: Option<Box<crate::lockdep::Lockdep>>,
+    /// maxmemory's eviction pool (storage/evict.rs), kept between evictions as Redis does.
+    pub evict_pool: crate::storage::evict::Pool,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
@@ -183,6 +185,7 @@ impl Engine {
             started_ms: clock.now_ms(),
             locks: Default::default(),
             lockdep: None,
+            evict_pool: Default::default(),
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
             blocked: HashMap::new(),
@@ -419,26 +422,6 @@ impl Engine {
         self.stats.dirty += 1;
         self.notify(class, event, db, key);
         self.signal_ready(db, key);
-    }
-
-    /// Evicts one key for `maxmemory`: any key, or with `volatile` only keys with a TTL
-    /// (the one expiring soonest). Runs the epilogue with the `evicted` event. Returns false
-    /// when there is nothing left to evict.
-    pub fn evict_one(&mut self, volatile: bool) -> bool {
-        for db in 0..self.dbs.len() {
-            let key = if volatile {
-                self.dbs[db].due_keys(i64::MAX, 1).into_iter().next()
-            } else {
-                self.dbs[db].random_key()
-            };
-            if let Some(k) = key {
-                self.dbs[db].remove(&k);
-                self.stats.evicted_keys += 1;
-                self.modified(db, &k, notify::EVICTED, "evicted");
-                return true;
-            }
-        }
-        false
     }
 
     /// Sends the `new` event (class `n`) if `key` does not exist in `db`: the caller is
