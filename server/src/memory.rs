@@ -124,7 +124,9 @@ fn evict_to_limit(shared: &Shared, engine: &mut lockcore::Engine) -> bool {
     let (policy, samples) = {
         let cfg = shared.config.read();
         let p = Policy::parse(cfg.get("maxmemory-policy")).unwrap_or(Policy::NoEviction);
-        (p, cfg.get_i64("maxmemory-samples").max(1) as usize)
+        // Redis allows up to INT_MAX samples; beyond 1,024 only the cost grows.
+        let samples = cfg.get_i64("maxmemory-samples").clamp(1, 1024) as usize;
+        (p, samples)
     };
     let mut n = 0u64;
     peak(used_memory());

@@ -235,40 +235,26 @@ impl Db {
 
     /// Up to `n` keys for maxmemory eviction to weigh (storage/evict.rs): all keys, or
     /// with `volatile` only keys with a TTL, read in table order from a random position
-    /// (wrapping). Table order is hash order, so the keys are a uniform random pick.
+    /// (wrapping). Table order is hash order, so the keys are a uniform random pick, also
+    /// among keys with a TTL (the expiry index is in deadline order, which would not be).
     /// Reaching the position walks the table, O(keys); evict.rs asks for many keys at a
     /// time to spread that cost. Keys may be logically expired.
     pub fn sample_keys(&self, n: usize, volatile: bool) -> Vec<Bytes> {
         use rand::Rng;
-        let len = if volatile {
-            self.expires.len()
-        } else {
-            self.map.len()
-        };
-        if len == 0 || n == 0 {
+        let len = self.map.len();
+        if len == 0 || n == 0 || (volatile && self.expires.is_empty()) {
             return Vec::new();
         }
         let start = rand::thread_rng().gen_range(0..len);
-        let n = n.min(len);
-        let mut out = Vec::with_capacity(n);
-        if volatile {
-            let mut it = self.expires.iter().map(|(_, k)| k);
-            if start > 0 {
-                it.nth(start - 1);
-            }
-            out.extend(
-                it.chain(self.expires.iter().map(|(_, k)| k))
-                    .take(n)
-                    .cloned(),
-            );
-        } else {
-            let mut it = self.map.keys();
-            if start > 0 {
-                it.nth(start - 1);
-            }
-            out.extend(it.chain(self.map.keys()).take(n).cloned());
+        let mut it = self.map.iter();
+        if start > 0 {
+            it.nth(start - 1);
         }
-        out
+        it.chain(self.map.iter().take(start))
+            .filter(|(_, e)| !volatile || e.expire_at.is_some())
+            .take(n)
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 
     /// One step of SCAN. Keys are visited in the order of a hash that is fixed for the
