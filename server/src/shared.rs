@@ -352,6 +352,8 @@ impl Shared {
         ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
         ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
         ec.lfu = cfg.get("maxmemory-policy").ends_with("-lfu");
+        ec.no_shared_integers = cfg.get_i64("maxmemory") != 0
+            && (ec.lfu || cfg.get("maxmemory-policy").ends_with("-lru"));
         ec.lfu_log_factor = cfg.get_i64("lfu-log-factor");
         ec.lfu_decay_time = cfg.get_i64("lfu-decay-time");
         ec.stream_node_max_entries = cfg.get_i64("stream-node-max-entries") as usize;

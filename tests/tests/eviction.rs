@@ -345,13 +345,25 @@ fn eviction_is_a_deletion() {
     ok(&mut b, &["CONFIG", "SET", "maxmemory", "0"]);
 }
 
-/// Config values and errors, OBJECT FREQ/IDLETIME under each policy, and -OOM, against
+/// Config values and errors, OBJECT FREQ/IDLETIME under each policy, which reads leave the
+/// LFU counter alone, OBJECT REFCOUNT of small integers under maxmemory, and -OOM, against
 /// redis-server.
 #[test]
 fn config_object_freq_and_oom_match_redis() {
     let _s = serial();
     diff_against_redis(
         r#"
+        SET i 1
+        OBJECT REFCOUNT i
+        CONFIG SET maxmemory 1073741824
+        CONFIG SET maxmemory-policy allkeys-lru
+        SET i 1
+        OBJECT REFCOUNT i
+        CONFIG SET maxmemory-policy allkeys-random
+        SET j 2
+        OBJECT REFCOUNT j
+        CONFIG SET maxmemory 0
+        CONFIG SET maxmemory-policy noeviction
         CONFIG GET maxmemory-samples
         CONFIG SET maxmemory-samples 0
         CONFIG SET maxmemory-samples 2147483648

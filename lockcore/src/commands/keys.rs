@@ -536,10 +536,17 @@ fn object_encoding(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn object_refcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let unshared = ctx.eng.config.no_shared_integers;
     match object_entry(ctx, &a[2]) {
-        // Redis shares the integers 0..9999 and reports them with refcount INT_MAX.
+        // Redis shares the integers 0..9999 and reports them with refcount INT_MAX, unless
+        // maxmemory with an LRU/LFU policy needs per-key access data. (Redis decides when
+        // the value is created; this reads the current config.)
         Some(e) => match &e.value {
-            Value::Str(s) if !e.raw && parse_i64(s).is_some_and(|n| (0..10000).contains(&n)) => {
+            Value::Str(s)
+                if !e.raw
+                    && !unshared
+                    && parse_i64(s).is_some_and(|n| (0..10000).contains(&n)) =>
+            {
                 Reply::Int(i32::MAX as i64)
             }
             _ => Reply::Int(1),

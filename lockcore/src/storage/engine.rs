@@ -88,6 +88,9 @@ pub struct EngineConfig {
     pub hll_sparse_max_bytes: usize,
     /// `maxmemory-policy` is an LFU one: accesses update the LFU counter (crate::lfu).
     pub lfu: bool,
+    /// `maxmemory` is set with an LRU or LFU policy: Redis then gives every integer its own
+    /// object (each needs its own access data), so OBJECT REFCOUNT says 1, not shared.
+    pub no_shared_integers: bool,
     pub lfu_log_factor: i64,
     pub lfu_decay_time: i64,
     pub stream_node_max_entries: usize,
@@ -106,6 +109,7 @@ impl Default for EngineConfig {
             zset_max_listpack_value: 64,
             hll_sparse_max_bytes: 3000,
             lfu: false,
+            no_shared_integers: false,
             lfu_log_factor: 10,
             lfu_decay_time: 1,
             stream_node_max_entries: 100,
