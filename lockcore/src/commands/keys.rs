@@ -543,9 +543,7 @@ fn object_refcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         // the value is created; this reads the current config.)
         Some(e) => match &e.value {
             Value::Str(s)
-                if !e.raw
-                    && !unshared
-                    && parse_i64(s).is_some_and(|n| (0..10000).contains(&n)) =>
+                if !e.raw && !unshared && parse_i64(s).is_some_and(|n| (0..10000).contains(&n)) =>
             {
                 Reply::Int(i32::MAX as i64)
             }
