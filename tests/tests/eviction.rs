@@ -417,6 +417,19 @@ fn config_object_freq_and_oom_match_redis() {
         EXEC
         CONFIG SET maxmemory 0
         SET k2 v
+        CONFIG SET maxmemory-policy allkeys-lru
+        CONFIG SET maxmemory 1
+        DBSIZE
+        EVAL "return redis.call('set','x','y')" 0
+        EVAL "return redis.call('get','k2')" 0
+        EVAL_RO "return redis.call('get','k2')" 0
+        MULTI
+        SET x y
+        EXEC
+        SET x y
+        GET x
+        CONFIG SET maxmemory 0
+        SET x y
         "#,
     );
 }
