@@ -314,21 +314,22 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
     )
 }
 
-/// The process' RSS when the server started: MEMORY STATS' `startup.allocated`.
+/// used_memory when the server started: MEMORY STATS' `startup.allocated`.
 static STARTUP_RSS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Notes the RSS at startup (the first server of the process to start).
+/// Notes used_memory at startup (the first server of the process to start).
 pub fn note_startup_memory() {
-    let _ = STARTUP_RSS.compare_exchange(0, rss_bytes(), Ordering::Relaxed, Ordering::Relaxed);
+    let used = crate::memory::used_memory();
+    let _ = STARTUP_RSS.compare_exchange(0, used, Ordering::Relaxed, Ordering::Relaxed);
 }
 
-/// MEMORY STATS, with Redis 7.0's fields in its order. Tumbler uses the system allocator
-/// and does not count allocations, so the totals are the process' RSS (as INFO memory's
-/// used_memory is); the per-part overheads follow Redis' formulas for its own structures
+/// MEMORY STATS, with Redis 7.0's fields in its order. The totals are INFO memory's
+/// used_memory (the counting allocator's bytes in use, docs/memory.md); the per-part overheads follow Redis' formulas for its own structures
 /// (a 24-byte dict entry and an 8-byte bucket per key, a 16-byte object header) so that
 /// the shares are comparable, and the allocator ratios are 1.
 pub fn memory_stats(sh: &crate::shared::Shared, core: &crate::shared::Core) -> Reply {
-    let total = rss_bytes();
+    let total = crate::memory::used_memory();
+    let peak = crate::memory::peak(total);
     let startup = STARTUP_RSS.load(Ordering::Relaxed).min(total);
     let lua = core.scripts.memory() as u64;
     let clients: u64 = sh
@@ -340,7 +341,7 @@ pub fn memory_stats(sh: &crate::shared::Shared, core: &crate::shared::Core) -> R
         .sum();
     let int = |n: u64| Reply::Int(n.min(i64::MAX as u64) as i64);
     let mut fields = vec![
-        ("peak.allocated".to_string(), int(total)),
+        ("peak.allocated".to_string(), int(peak)),
         ("total.allocated".into(), int(total)),
         ("startup.allocated".into(), int(startup)),
         ("replication.backlog".into(), int(0)),
