@@ -332,7 +332,12 @@ fn eviction_is_a_deletion() {
         .cmd_str(&["LOCK.ACQUIRE", "lk", "owner1", "60000"])
         .starts_with(':'));
     w.send(&["LOCK.ACQUIRE", "lk", "owner2", "60000", "WAIT", "20000"]);
-    std::thread::sleep(Duration::from_millis(50));
+    // The waiter must be queued before the lock key is evicted.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while info_field(&mut b, "clients", "blocked_clients") != "1" {
+        assert!(std::time::Instant::now() < deadline, "the waiter never blocked");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     ok(
         &mut b,
         &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
