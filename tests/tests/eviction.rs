@@ -335,7 +335,10 @@ fn eviction_is_a_deletion() {
     // The waiter must be queued before the lock key is evicted.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while info_field(&mut b, "clients", "blocked_clients") != "1" {
-        assert!(std::time::Instant::now() < deadline, "the waiter never blocked");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the waiter never blocked"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     ok(
