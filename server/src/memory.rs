@@ -118,7 +118,11 @@ pub fn over_limit(shared: &Shared) -> bool {
 
 fn evict_to_limit(shared: &Shared, engine: &mut lockcore::Engine) -> bool {
     let over = || over_limit(shared);
-    if !shared.evicting.load(Ordering::Relaxed) {
+    if !shared.evicting.load(Ordering::Relaxed) || shared.maxmemory.load(Ordering::Relaxed) <= 0 {
+        // Eviction is off (CONFIG SET runs this too): let go of the pooled key handles.
+        if !engine.evict_pool.is_empty() {
+            engine.evict_pool.clear();
+        }
         return !over();
     }
     let (policy, samples) = {

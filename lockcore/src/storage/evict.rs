@@ -123,8 +123,9 @@ impl Pool {
         self.entries.len()
     }
 
+    /// No candidates and no sampled keys held.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.is_empty() && self.windows.iter().all(|(w, _)| w.is_empty())
     }
 
     /// Forgets every candidate.
