@@ -646,14 +646,14 @@ impl Conn {
                 return;
             }
         }
-        if self.over_maxmemory(shared) && evicting(shared) {
+        if evicting(shared) && crate::memory::over_limit(shared) {
             if guard.is_none() {
                 if let Ok(g) = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await {
                     *guard = Some(g);
                 }
             }
             if let Some(core) = guard.as_mut() {
-                perform_evictions(shared, &mut core.engine);
+                crate::memory::perform_evictions(shared, &mut core.engine);
             }
         }
         if self.over_maxmemory(shared) {
@@ -760,8 +760,8 @@ impl Conn {
             .feed_monitors(self.cl.db, &self.handle.addr.to_string(), &argv);
     }
 
-    /// True if `maxmemory` is set and the process uses more (Redis' OOM check). Tumbler has
-    /// no eviction: over the limit, commands that may add memory are refused.
+    /// Redis' OOM state (Shared::over_maxmemory): over `maxmemory` and eviction could not
+    /// help, so commands that may add memory are refused.
     fn over_maxmemory(&self, shared: &Shared) -> bool {
         shared.over_maxmemory()
     }
@@ -840,34 +840,4 @@ impl Conn {
 /// True if `maxmemory-policy` evicts (anything but `noeviction`).
 fn evicting(shared: &Shared) -> bool {
     shared.evicting.load(Ordering::Relaxed)
-}
-
-/// Redis' `performEvictions`: while the process is over `maxmemory`, evicts keys per
-/// `maxmemory-policy` (all keys, or only keys with a TTL for `volatile-*`), each with the
-/// `evicted` keyspace event. Used memory is the process RSS, which freeing keys does not
-/// always lower, so this can evict more than Redis would; with `maxmemory` under the
-/// server's own footprint it empties the keyspace, as Redis does.
-pub fn perform_evictions(shared: &Shared, engine: &mut lockcore::Engine) {
-    let max = shared.maxmemory.load(Ordering::Relaxed);
-    if max <= 0 || !evicting(shared) {
-        return;
-    }
-    let volatile = shared
-        .config
-        .read()
-        .get("maxmemory-policy")
-        .starts_with("volatile");
-    let mut n = 0u64;
-    while crate::info::rss_bytes() > max as u64 {
-        // Re-reading RSS per key would cost a file read each; check every 64 keys.
-        for _ in 0..64 {
-            if !engine.evict_one(volatile) {
-                return;
-            }
-            n += 1;
-        }
-    }
-    if n > 0 {
-        tracing::debug!(evicted = n, "maxmemory eviction");
-    }
 }

@@ -162,18 +162,22 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
         }
         "memory" => {
             let rss = rss_bytes();
+            let used = crate::memory::used_memory();
+            let peak = crate::memory::peak(used);
             let maxmem: u64 = sh.config.read().get_i64("maxmemory") as u64;
             let lua_mem = core.scripts.memory();
             let nscripts = core.scripts.len();
             let (nplans, plan_runs) = (core.scripts.plans(), core.scripts.plan_runs);
             let _ = write!(
                 out,
-                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{rss}\r\nused_memory_peak_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{nscripts}\r\nnumber_of_native_plans:{nplans}\r\nnative_plan_runs:{plan_runs}\r\nmaxmemory:{maxmem}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{nscripts}\r\nnumber_of_native_plans:{nplans}\r\nnative_plan_runs:{plan_runs}\r\nmaxmemory:{maxmem}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_not_counted_for_evict:{}\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
+                human(used),
                 human(rss),
-                human(rss),
-                human(rss),
+                human(peak),
                 human(maxmem),
                 sh.config.read().get("maxmemory-policy"),
+                rss as f64 / used.max(1) as f64,
+                crate::memory::not_counted_for_evict(),
             );
         }
         "persistence" => {
@@ -188,7 +192,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let ps = &sh.pubsub;
             let _ = write!(
                 out,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\nclient_query_buffer_limit_disconnections:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\nclient_query_buffer_limit_disconnections:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n",
                 sh.counters.connections_received.load(Ordering::Relaxed),
                 sh.cmdstats.total_calls(),
                 sh.counters.net_input_bytes.load(Ordering::Relaxed),
@@ -310,21 +314,22 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
     )
 }
 
-/// The process' RSS when the server started: MEMORY STATS' `startup.allocated`.
+/// used_memory when the server started: MEMORY STATS' `startup.allocated`.
 static STARTUP_RSS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Notes the RSS at startup (the first server of the process to start).
+/// Notes used_memory at startup (the first server of the process to start).
 pub fn note_startup_memory() {
-    let _ = STARTUP_RSS.compare_exchange(0, rss_bytes(), Ordering::Relaxed, Ordering::Relaxed);
+    let used = crate::memory::used_memory();
+    let _ = STARTUP_RSS.compare_exchange(0, used, Ordering::Relaxed, Ordering::Relaxed);
 }
 
-/// MEMORY STATS, with Redis 7.0's fields in its order. Tumbler uses the system allocator
-/// and does not count allocations, so the totals are the process' RSS (as INFO memory's
-/// used_memory is); the per-part overheads follow Redis' formulas for its own structures
+/// MEMORY STATS, with Redis 7.0's fields in its order. The totals are INFO memory's
+/// used_memory (the counting allocator's bytes in use, docs/memory.md); the per-part overheads follow Redis' formulas for its own structures
 /// (a 24-byte dict entry and an 8-byte bucket per key, a 16-byte object header) so that
 /// the shares are comparable, and the allocator ratios are 1.
 pub fn memory_stats(sh: &crate::shared::Shared, core: &crate::shared::Core) -> Reply {
-    let total = rss_bytes();
+    let total = crate::memory::used_memory();
+    let peak = crate::memory::peak(total);
     let startup = STARTUP_RSS.load(Ordering::Relaxed).min(total);
     let lua = core.scripts.memory() as u64;
     let clients: u64 = sh
@@ -336,7 +341,7 @@ pub fn memory_stats(sh: &crate::shared::Shared, core: &crate::shared::Core) -> R
         .sum();
     let int = |n: u64| Reply::Int(n.min(i64::MAX as u64) as i64);
     let mut fields = vec![
-        ("peak.allocated".to_string(), int(total)),
+        ("peak.allocated".to_string(), int(peak)),
         ("total.allocated".into(), int(total)),
         ("startup.allocated".into(), int(startup)),
         ("replication.backlog".into(), int(0)),

@@ -17,6 +17,7 @@ pub mod dispatch;
 pub mod embed;
 pub mod info;
 pub mod latency;
+pub mod memory;
 pub mod lockdep;
 pub mod metrics;
 pub mod migrate;

@@ -10,6 +10,10 @@ use std::io::Write;
 
 use tumbler::config::{self, Config};
 
+/// Counts allocated bytes for INFO's `used_memory` and maxmemory (server/src/memory.rs).
+#[global_allocator]
+static ALLOC: tumbler::memory::CountingAlloc = tumbler::memory::CountingAlloc;
+
 fn cli() -> Command {
     Command::new("tumbler")
         .version(env!("CARGO_PKG_VERSION"))

@@ -143,6 +143,8 @@ pub struct Shared {
     /// per-command OOM check reads two atomics instead of the config table.
     pub maxmemory: AtomicI64,
     pub evicting: AtomicBool,
+    /// The last eviction could not get under `maxmemory` (crate::memory).
+    pub evict_failed: AtomicBool,
     /// Hot-path copies of `proto-max-bulk-len` and `client-query-buffer-limit`.
     pub proto_max_bulk: AtomicI64,
     pub query_buffer_limit: AtomicI64,
@@ -282,6 +284,7 @@ impl Shared {
             busy_threshold_ms: AtomicI64::new(config.get_i64("busy-reply-threshold")),
             maxmemory: AtomicI64::new(0),
             evicting: AtomicBool::new(false),
+            evict_failed: AtomicBool::new(false),
             proto_max_bulk: AtomicI64::new(config.get_i64("proto-max-bulk-len")),
             query_buffer_limit: AtomicI64::new(config.get_i64("client-query-buffer-limit")),
             normal_output_limit: Default::default(),
@@ -352,6 +355,8 @@ impl Shared {
         ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
         ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
         ec.lfu = cfg.get("maxmemory-policy").ends_with("-lfu");
+        ec.no_shared_integers = cfg.get_i64("maxmemory") != 0
+            && (ec.lfu || cfg.get("maxmemory-policy").ends_with("-lru"));
         ec.lfu_log_factor = cfg.get_i64("lfu-log-factor");
         ec.lfu_decay_time = cfg.get_i64("lfu-decay-time");
         ec.stream_node_max_entries = cfg.get_i64("stream-node-max-entries") as usize;
@@ -359,13 +364,14 @@ impl Shared {
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.
-        crate::conn::perform_evictions(self, &mut core.engine);
+        crate::memory::perform_evictions(self, &mut core.engine);
     }
 
-    /// True if `maxmemory` is set and the process uses more (Redis' OOM check).
+    /// Redis' OOM state: `maxmemory` is set, used memory is over it, and eviction (if the
+    /// policy evicts) could not get under it (crate::memory::perform_evictions).
     pub fn over_maxmemory(&self) -> bool {
-        let max = self.maxmemory.load(Ordering::Relaxed);
-        max > 0 && used_memory() > max as u64
+        crate::memory::over_limit(self)
+            && (!self.evicting.load(Ordering::Relaxed) || self.evict_failed.load(Ordering::Relaxed))
     }
 
     /// How long the running script has run, in ms, if one runs.
@@ -447,19 +453,7 @@ impl Shared {
     }
 }
 
-/// The process' resident memory, re-read from /proc at most every 10 ms so that the
-/// maxmemory check does not cost a file read per command.
+/// INFO's `used_memory`, which maxmemory is compared with (crate::memory).
 pub fn used_memory() -> u64 {
-    use std::sync::atomic::AtomicU64;
-    use std::sync::OnceLock;
-    static START: OnceLock<Instant> = OnceLock::new();
-    static READ_AT_MS: AtomicU64 = AtomicU64::new(0);
-    static RSS: AtomicU64 = AtomicU64::new(0);
-    let now = START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1;
-    let at = READ_AT_MS.load(Ordering::Relaxed);
-    if at == 0 || now - at >= 10 {
-        READ_AT_MS.store(now, Ordering::Relaxed);
-        RSS.store(crate::info::rss_bytes(), Ordering::Relaxed);
-    }
-    RSS.load(Ordering::Relaxed)
+    crate::memory::used_memory()
 }

@@ -122,17 +122,30 @@ const KEY2: Keys = Keys::Range {
     step: 1,
 };
 
+/// A read lookup that leaves the access time and LFU counter alone (Redis'
+/// `LOOKUP_NOTOUCH`, used by EXISTS, TYPE and the TTL family); hits and misses still count.
+fn read_notouch<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a mut crate::value::Entry> {
+    let db = ctx.dbi();
+    let now = ctx.eng.now_ms();
+    ctx.eng.lookup_read(db, key, now, false)
+}
+
 fn del(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let db = ctx.dbi();
     Reply::Int(a[1..].iter().filter(|k| delete_key(ctx.eng, db, k)).count() as i64)
 }
 
 fn exists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    Reply::Int(a[1..].iter().filter(|k| ctx.read(k).is_some()).count() as i64)
+    Reply::Int(
+        a[1..]
+            .iter()
+            .filter(|k| read_notouch(ctx, k).is_some())
+            .count() as i64,
+    )
 }
 
 fn type_(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    match ctx.read(&a[1]) {
+    match read_notouch(ctx, &a[1]) {
         Some(e) => Reply::simple(e.value.type_name()),
         None => Reply::simple("none"),
     }
@@ -216,7 +229,7 @@ fn pexpireat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 /// -2 if the key is missing, -1 if it has no TTL, else `f(expire_at)`.
 fn ttl_generic(ctx: &mut Ctx, key: &[u8], f: impl Fn(i64, i64) -> i64) -> Reply {
     let now = ctx.now();
-    match ctx.read(key) {
+    match read_notouch(ctx, key) {
         None => Reply::Int(-2),
         Some(e) => match e.expire_at {
             None => Reply::Int(-1),
@@ -523,10 +536,15 @@ fn object_encoding(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn object_refcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let unshared = ctx.eng.config.no_shared_integers;
     match object_entry(ctx, &a[2]) {
-        // Redis shares the integers 0..9999 and reports them with refcount INT_MAX.
+        // Redis shares the integers 0..9999 and reports them with refcount INT_MAX, unless
+        // maxmemory with an LRU/LFU policy needs per-key access data. (Redis decides when
+        // the value is created; this reads the current config.)
         Some(e) => match &e.value {
-            Value::Str(s) if !e.raw && parse_i64(s).is_some_and(|n| (0..10000).contains(&n)) => {
+            Value::Str(s)
+                if !e.raw && !unshared && parse_i64(s).is_some_and(|n| (0..10000).contains(&n)) =>
+            {
                 Reply::Int(i32::MAX as i64)
             }
             _ => Reply::Int(1),

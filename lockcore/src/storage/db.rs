@@ -233,6 +233,30 @@ impl Db {
         self.map.keys().nth(n).cloned()
     }
 
+    /// Up to `n` keys for maxmemory eviction to weigh (storage/evict.rs): all keys, or
+    /// with `volatile` only keys with a TTL, read in table order from a random position
+    /// (wrapping). Table order is hash order, so the keys are a uniform random pick, also
+    /// among keys with a TTL (the expiry index is in deadline order, which would not be).
+    /// Reaching the position walks the table, O(keys); evict.rs asks for many keys at a
+    /// time to spread that cost. Keys may be logically expired.
+    pub fn sample_keys(&self, n: usize, volatile: bool) -> Vec<Bytes> {
+        use rand::Rng;
+        let len = self.map.len();
+        if len == 0 || n == 0 || (volatile && self.expires.is_empty()) {
+            return Vec::new();
+        }
+        let start = rand::thread_rng().gen_range(0..len);
+        let mut it = self.map.iter();
+        if start > 0 {
+            it.nth(start - 1);
+        }
+        it.chain(self.map.iter().take(start))
+            .filter(|(_, e)| !volatile || e.expire_at.is_some())
+            .take(n)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
     /// One step of SCAN. Keys are visited in the order of a hash that is fixed for the
     /// life of the db, and the cursor is the next hash to visit, so a key present for the
     /// whole iteration is returned at least once however the map changes in between, as

@@ -92,6 +92,9 @@ pub struct EngineConfig {
     pub hll_sparse_max_bytes: usize,
     /// `maxmemory-policy` is an LFU one: accesses update the LFU counter (crate::lfu).
     pub lfu: bool,
+    /// `maxmemory` is set with an LRU or LFU policy: Redis then gives every integer its own
+    /// object (each needs its own access data), so OBJECT REFCOUNT says 1, not shared.
+    pub no_shared_integers: bool,
     pub lfu_log_factor: i64,
     pub lfu_decay_time: i64,
     pub stream_node_max_entries: usize,
@@ -110,6 +113,7 @@ impl Default for EngineConfig {
             zset_max_listpack_value: 64,
             hll_sparse_max_bytes: 3000,
             lfu: false,
+            no_shared_integers: false,
             lfu_log_factor: 10,
             lfu_decay_time: 1,
             stream_node_max_entries: 100,
@@ -155,6 +159,8 @@ pub struct Engine {
     /// The lock-order checker, when `lockdep` is on (crate::lockdep); `None` costs every
     /// lock hook one check.
     pub lockdep: Option<Box<crate::lockdep::Lockdep>>,
+    /// maxmemory's eviction pool (storage/evict.rs), kept between evictions as Redis does.
+    pub evict_pool: crate::storage::evict::Pool,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
@@ -187,6 +193,7 @@ impl Engine {
             started_ms: clock.now_ms(),
             locks: Default::default(),
             lockdep: None,
+            evict_pool: Default::default(),
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
             blocked: HashMap::new(),
@@ -423,26 +430,6 @@ impl Engine {
         self.stats.dirty += 1;
         self.notify(class, event, db, key);
         self.signal_ready(db, key);
-    }
-
-    /// Evicts one key for `maxmemory`: any key, or with `volatile` only keys with a TTL
-    /// (the one expiring soonest). Runs the epilogue with the `evicted` event. Returns false
-    /// when there is nothing left to evict.
-    pub fn evict_one(&mut self, volatile: bool) -> bool {
-        for db in 0..self.dbs.len() {
-            let key = if volatile {
-                self.dbs[db].due_keys(i64::MAX, 1).into_iter().next()
-            } else {
-                self.dbs[db].random_key()
-            };
-            if let Some(k) = key {
-                self.dbs[db].remove(&k);
-                self.stats.evicted_keys += 1;
-                self.modified(db, &k, notify::EVICTED, "evicted");
-                return true;
-            }
-        }
-        false
     }
 
     /// Sends the `new` event (class `n`) if `key` does not exist in `db`: the caller is
