@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod db;
 pub mod engine;
+pub mod expiry;
 pub mod lfu;
 pub mod listpack;
 pub mod notify;
