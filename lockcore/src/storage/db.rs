@@ -163,6 +163,14 @@ impl Db {
                 if let Some(ix) = scan_index {
                     ix.insert((scan_hasher.hash_one(key.as_ref()) | 1, key.clone()));
                 }
+                // A key handed in is usually a clone of the command's argument, which made
+                // it share a 24-byte refcount header (32 with malloc's) with the argument.
+                // A copy of its own has none: one allocation per key, as an sds in Redis.
+                let key = if key.is_unique() {
+                    key
+                } else {
+                    Bytes::copy_from_slice(&key)
+                };
                 &mut v.insert((key, entry)).into_mut().1
             }
         }
@@ -199,6 +207,7 @@ impl Db {
             .remove();
         if let Some(t) = e.expire_at {
             lost_ttl(&self.map, &self.hasher, &mut self.expires, t);
+            self.maybe_rebuild_expires();
         }
         self.index_remove(k);
         Some(e)
@@ -491,7 +500,12 @@ mod tests {
     fn stale_expiry_entries_stay_bounded() {
         let mut db = Db::default();
         for i in 0..100 {
-            db.insert(Bytes::from(format!("k{i}")), Value::Str(Bytes::new()), Some(1), 0);
+            db.insert(
+                Bytes::from(format!("k{i}")),
+                Value::Str(Bytes::new()),
+                Some(1),
+                0,
+            );
         }
         // One million renewals of 100 keys: the heap is rebuilt as stale entries pile up.
         for r in 0..10_000i64 {
@@ -618,7 +632,9 @@ mod props {
                 prop_assert_eq!(db.expires_count(), live.len());
                 prop_assert_eq!(db.len(), model.len());
                 prop_assert_eq!(db.next_expiry(), live.iter().min().copied());
-                prop_assert!(db.expires.entries() <= 2 * live.len() + crate::storage::expiry::SLACK + 1);
+                // The bound is checked when a call starts (and after a removal), so one
+                // call that drops a TTL may leave up to two entries over it.
+                prop_assert!(db.expires.entries() <= 2 * live.len() + crate::storage::expiry::SLACK + 2);
             }
         }
     }
