@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 
 use crate::storage::expiry::ExpiryHeap;
+use crate::storage::key::Key;
 use crate::value::{Entry, Value};
 
 /// The keyspace hasher: aHash keyed with per-process random keys. Redis hashes keys with
@@ -33,7 +34,7 @@ pub struct Db {
     /// hashbrown's raw `HashTable` rather than a map: a lookup that may turn into an insert
     /// or a removal hashes and probes once, without cloning the key first, and the expiry
     /// index can find a key by its hash alone (it stores no copy of the key).
-    map: hashbrown::HashTable<(Bytes, Entry)>,
+    map: hashbrown::HashTable<(Key, Entry)>,
     hasher: KeyHasher,
     /// `(deadline, key hash)` of the keys with a TTL; stale entries are checked against
     /// the entry's own `expire_at` when they come up (see expiry.rs).
@@ -88,9 +89,10 @@ impl Db {
             Ok(o) => match o.get().1.expire_at {
                 Some(t) if t <= now => {
                     let ((k, gone), map) = o.remove();
-                    lost_ttl(map.into_table(), hasher, expires, t);
+                    lost_ttl(map.into_table(), hasher, expires, t, None);
                     if let Some(ix) = scan_index {
-                        ix.remove(&(scan_hasher.hash_one(k.as_ref()) | 1, k));
+                        let h = scan_hasher.hash_one(&k[..]) | 1;
+                        ix.remove(&(h, Bytes::copy_from_slice(&k)));
                     }
                     Probe::Expired(gone)
                 }
@@ -132,7 +134,11 @@ impl Db {
             scan_hasher,
         } = self;
         let new_ttl = entry.expire_at;
-        match map.entry(h, |(k, _)| *k == key, |(k, _)| hasher.hash_one(&k[..])) {
+        match map.entry(
+            h,
+            |(k, _)| k[..] == key[..],
+            |(k, _)| hasher.hash_one(&k[..]),
+        ) {
             hashbrown::hash_table::Entry::Occupied(mut o) => {
                 let old_ttl = o.get().1.expire_at;
                 o.get_mut().1 = entry;
@@ -146,8 +152,8 @@ impl Db {
                             // Rare: the old TTL was the earliest. Settle, then find the
                             // entry again.
                             let map = o.into_table();
-                            settle(map, hasher, expires);
-                            let (_, e) = map.find_mut(h, |(k, _)| *k == key).unwrap();
+                            settle(map, hasher, expires, new_ttl.map(|t| (t, h)));
+                            let (_, e) = map.find_mut(h, |(k, _)| k[..] == key[..]).unwrap();
                             return e;
                         }
                     }
@@ -163,15 +169,7 @@ impl Db {
                 if let Some(ix) = scan_index {
                     ix.insert((scan_hasher.hash_one(key.as_ref()) | 1, key.clone()));
                 }
-                // A key handed in is usually a clone of the command's argument, which made
-                // it share a 24-byte refcount header (32 with malloc's) with the argument.
-                // A copy of its own has none: one allocation per key, as an sds in Redis.
-                let key = if key.is_unique() {
-                    key
-                } else {
-                    Bytes::copy_from_slice(&key)
-                };
-                &mut v.insert((key, entry)).into_mut().1
+                &mut v.insert((Key::new(&key), entry)).into_mut().1
             }
         }
     }
@@ -200,24 +198,24 @@ impl Db {
 
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let h = self.hash(key);
-        let ((k, e), _) = self
+        let ((_, e), _) = self
             .map
             .find_entry(h, |(k, _)| k[..] == *key)
             .ok()?
             .remove();
         if let Some(t) = e.expire_at {
-            lost_ttl(&self.map, &self.hasher, &mut self.expires, t);
+            lost_ttl(&self.map, &self.hasher, &mut self.expires, t, None);
             self.maybe_rebuild_expires();
         }
-        self.index_remove(k);
+        self.index_remove(key);
         Some(e)
     }
 
-    fn index_remove(&mut self, k: Bytes) {
+    fn index_remove(&mut self, k: &[u8]) {
         if self.scan_index.is_some() {
-            let h = self.scan_hash(&k);
+            let h = self.scan_hash(k);
             if let Some(ix) = &mut self.scan_index {
-                ix.remove(&(h, k));
+                ix.remove(&(h, Bytes::copy_from_slice(k)));
             }
         }
     }
@@ -238,7 +236,8 @@ impl Db {
             self.expires.gained(t, h);
         }
         if let Some(t) = old {
-            lost_ttl(&self.map, &self.hasher, &mut self.expires, t);
+            let live = at.map(|a| (a, h));
+            lost_ttl(&self.map, &self.hasher, &mut self.expires, t, live);
         }
         true
     }
@@ -275,18 +274,18 @@ impl Db {
                 break;
             };
             if let Some(k) = owner(&self.map, &self.hasher, t, h) {
-                out.push(k.clone());
+                out.push(Bytes::copy_from_slice(k));
             }
         }
-        settle(&self.map, &self.hasher, &mut self.expires);
+        settle(&self.map, &self.hasher, &mut self.expires, None);
         out
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &Bytes> {
-        self.map.iter().map(|(k, _)| k)
+    pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
+        self.map.iter().map(|(k, _)| &k[..])
     }
-    pub fn iter(&self) -> impl Iterator<Item = (&Bytes, &Entry)> {
-        self.map.iter().map(|(k, e)| (k, e))
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
+        self.map.iter().map(|(k, e)| (&k[..], e))
     }
 
     pub fn clear(&mut self) {
@@ -307,7 +306,7 @@ impl Db {
             return None;
         }
         let n = rand::thread_rng().gen_range(0..self.map.len());
-        self.keys().nth(n).cloned()
+        self.keys().nth(n).map(Bytes::copy_from_slice)
     }
 
     /// One step of SCAN. Keys are visited in the order of a hash that is fixed for the
@@ -319,7 +318,7 @@ impl Db {
         if self.scan_index.is_none() {
             let ix = self
                 .keys()
-                .map(|k| (self.scan_hash(k), k.clone()))
+                .map(|k| (self.scan_hash(k), Bytes::copy_from_slice(k)))
                 .collect();
             self.scan_index = Some(ix);
         }
@@ -341,20 +340,26 @@ impl Db {
 /// The key an expiry entry `(t, h)` stands for: a key with hash `h` whose own TTL is
 /// exactly `t`. None means the entry is stale (the TTL changed, or the key is gone).
 fn owner<'a>(
-    map: &'a hashbrown::HashTable<(Bytes, Entry)>,
+    map: &'a hashbrown::HashTable<(Key, Entry)>,
     hasher: &KeyHasher,
     t: i64,
     h: u64,
-) -> Option<&'a Bytes> {
+) -> Option<&'a Key> {
     map.iter_hash(h)
         .find(|(k, e)| e.expire_at == Some(t) && hasher.hash_one(&k[..]) == h)
         .map(|(k, _)| k)
 }
 
 /// Drops stale entries from the top of the expiry heap, so its top is the earliest TTL.
-fn settle(map: &hashbrown::HashTable<(Bytes, Entry)>, hasher: &KeyHasher, ex: &mut ExpiryHeap) {
+/// `live` is an entry the caller knows to be live (the TTL it just set), checked for free.
+fn settle(
+    map: &hashbrown::HashTable<(Key, Entry)>,
+    hasher: &KeyHasher,
+    ex: &mut ExpiryHeap,
+    live: Option<(i64, u64)>,
+) {
     while let Some((t, h)) = ex.peek() {
-        if owner(map, hasher, t, h).is_some() {
+        if live == Some((t, h)) || owner(map, hasher, t, h).is_some() {
             break;
         }
         ex.pop();
@@ -364,14 +369,15 @@ fn settle(map: &hashbrown::HashTable<(Bytes, Entry)>, hasher: &KeyHasher, ex: &m
 /// A key lost its TTL `t` (the map already shows the change). If that was the earliest
 /// entry, it and any stale entries under it leave the top.
 fn lost_ttl(
-    map: &hashbrown::HashTable<(Bytes, Entry)>,
+    map: &hashbrown::HashTable<(Key, Entry)>,
     hasher: &KeyHasher,
     ex: &mut ExpiryHeap,
     t: i64,
+    live: Option<(i64, u64)>,
 ) {
     ex.lost();
     if ex.peek().is_some_and(|(top, _)| top == t) {
-        settle(map, hasher, ex);
+        settle(map, hasher, ex, live);
     }
 }
 
