@@ -113,7 +113,7 @@ pub fn reload(engine: &mut Engine) {
     let fill = engine.config.list_max_listpack_size;
     let cfg = engine.config.clone();
     for db in engine.dbs.iter_mut() {
-        let keys: Vec<_> = db.keys().cloned().collect();
+        let keys: Vec<Vec<u8>> = db.keys().map(<[u8]>::to_vec).collect();
         for k in keys {
             let Some(e) = db.get_mut(&k) else { continue };
             let reloaded = lockcore::rdb::dump(&e.value, fill)

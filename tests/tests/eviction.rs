@@ -84,14 +84,24 @@ fn lost_even_odd(c: &mut Raw, prefix: &str, n: usize) -> (usize, usize) {
     (lost(0), lost(1))
 }
 
-/// What evicting one of these keys frees: the value's block (200 bytes, 224 as malloc
-/// rounds it) and the key's. The table slot stays, as Redis' dict keeps its buckets.
-const PER_KEY: i64 = 256;
+/// What evicting one of these keys frees, measured: fill 200 probe keys of the same shape
+/// and DEL them (the value's block, and the key's when it is not stored inline; the table
+/// slot stays, as Redis' dict keeps its buckets).
+fn per_key(c: &mut Raw) -> i64 {
+    fill(c, "probe", 200, |_| None);
+    let before = used(c);
+    let keys: Vec<String> = (0..200).map(|i| format!("probe{i}")).collect();
+    let mut del = vec!["DEL"];
+    del.extend(keys.iter().map(String::as_str));
+    c.cmd(&del);
+    ((before - used(c)) / 200).max(1)
+}
 
 /// Lowers maxmemory so that about `keys` keys must go (CONFIG SET evicts at once, as in
 /// Redis).
 fn squeeze(c: &mut Raw, keys: usize) -> i64 {
-    let max = used(c) - keys as i64 * PER_KEY;
+    let per_key = per_key(c);
+    let max = used(c) - keys as i64 * per_key;
     ok(c, &["CONFIG", "SET", "maxmemory", &max.to_string()]);
     max
 }
@@ -233,7 +243,7 @@ fn volatile_policies_spare_keys_without_ttl() {
             );
         }
         // Squeeze below what the keys without TTL need: every volatile key goes, then OOM.
-        let max = max - N as i64 * PER_KEY;
+        let max = max - N as i64 * per_key(&mut c);
         ok(&mut c, &["CONFIG", "SET", "maxmemory", &max.to_string()]);
         assert_eq!(
             c.cmd_str(&["SET", "x", "y"]),

@@ -396,7 +396,7 @@ fn keys(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         ctx.db()
             .iter()
             .filter(|(k, e)| !is_expired(e, now) && (all || glob::matches(pat, k, false)))
-            .map(|(k, _)| Reply::Bulk(k.clone()))
+            .map(|(k, _)| Reply::Bulk(Bytes::copy_from_slice(k)))
             .collect(),
     )
 }

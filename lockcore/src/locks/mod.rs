@@ -1007,7 +1007,7 @@ fn lock_list(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
                     .as_ref()
                     .is_none_or(|p| crate::glob::matches(p, k, false))
         })
-        .map(|(k, _)| k.clone())
+        .map(|(k, _)| Bytes::copy_from_slice(k))
         .collect();
     keys.sort();
     keys.truncate(count);
@@ -1105,7 +1105,7 @@ pub fn release_session(eng: &mut Engine, id: ClientId) {
                         matches!(&e.value, Value::Lock(l)
                             if l.holders.iter().any(|h| h.session == Some(id)))
                     })
-                    .map(move |(k, _)| (db, k.clone()))
+                    .map(move |(k, _)| (db, Bytes::copy_from_slice(k)))
                     .collect::<Vec<_>>()
             })
             .collect();

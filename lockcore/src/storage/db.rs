@@ -10,6 +10,8 @@ use std::collections::hash_map::RandomState;
 use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 
+use crate::storage::expiry::ExpiryHeap;
+use crate::storage::key::Key;
 use crate::value::{Entry, Value};
 
 /// The keyspace hasher: aHash keyed with per-process random keys. Redis hashes keys with
@@ -29,10 +31,14 @@ pub enum Probe<'a> {
 
 #[derive(Debug, Default)]
 pub struct Db {
-    /// hashbrown rather than std's map for `entry_ref`: a lookup that may turn into an
-    /// insert or a removal hashes and probes once, without cloning the key first.
-    map: hashbrown::HashMap<Bytes, Entry, KeyHasher>,
-    expires: BTreeSet<(i64, Bytes)>,
+    /// hashbrown's raw `HashTable` rather than a map: a lookup that may turn into an insert
+    /// or a removal hashes and probes once, without cloning the key first, and the expiry
+    /// index can find a key by its hash alone (it stores no copy of the key).
+    map: hashbrown::HashTable<(Key, Entry)>,
+    hasher: KeyHasher,
+    /// `(deadline, key hash)` of the keys with a TTL; stale entries are checked against
+    /// the entry's own `expire_at` when they come up (see expiry.rs).
+    expires: ExpiryHeap,
     /// Keys ordered by their SCAN hash: built by the first SCAN, then kept in step with
     /// the map, so each SCAN step costs O(log n + COUNT) rather than a pass over the db.
     scan_index: Option<BTreeSet<(u64, Bytes)>>,
@@ -47,40 +53,50 @@ impl Db {
         self.map.is_empty()
     }
     pub fn expires_count(&self) -> usize {
-        self.expires.len()
+        self.expires.live()
+    }
+
+    #[inline]
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
     }
 
     pub fn get(&self, key: &[u8]) -> Option<&Entry> {
-        self.map.get(key)
+        let h = self.hash(key);
+        self.map.find(h, |(k, _)| k[..] == *key).map(|(_, e)| e)
     }
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        self.map.get_mut(key)
+        let h = self.hash(key);
+        self.map.find_mut(h, |(k, _)| k[..] == *key).map(|(_, e)| e)
     }
     pub fn contains(&self, key: &[u8]) -> bool {
-        self.map.contains_key(key)
+        self.get(key).is_some()
     }
 
     /// One probe for a key: the live entry, or, if its TTL is `<= now`, removes it (map,
     /// expiry index, SCAN index) and says so; the caller runs the expiry epilogue.
     pub fn probe(&mut self, key: &[u8], now: i64) -> Probe<'_> {
+        let h = self.hash(key);
         let Db {
             map,
+            hasher,
             expires,
             scan_index,
             scan_hasher,
         } = self;
-        match map.entry_ref(key) {
-            hashbrown::hash_map::EntryRef::Vacant(_) => Probe::Absent,
-            hashbrown::hash_map::EntryRef::Occupied(o) => match o.get().expire_at {
+        match map.find_entry(h, |(k, _)| k[..] == *key) {
+            Err(_) => Probe::Absent,
+            Ok(o) => match o.get().1.expire_at {
                 Some(t) if t <= now => {
-                    let (k, gone) = o.remove_entry();
-                    expires.remove(&(t, k.clone()));
+                    let ((k, gone), map) = o.remove();
+                    lost_ttl(map.into_table(), hasher, expires, t, None);
                     if let Some(ix) = scan_index {
-                        ix.remove(&(scan_hasher.hash_one(k.as_ref()) | 1, k));
+                        let h = scan_hasher.hash_one(&k[..]) | 1;
+                        ix.remove(&(h, Bytes::copy_from_slice(&k)));
                     }
                     Probe::Expired(gone)
                 }
-                _ => Probe::Live(o.into_mut()),
+                _ => Probe::Live(&mut o.into_mut().1),
             },
         }
     }
@@ -108,32 +124,59 @@ impl Db {
     /// Inserts a whole entry (value, TTL, encoding flag), replacing any previous one.
     /// Used by RENAME, MOVE and COPY, which carry the TTL along. Returns the stored entry.
     pub fn insert_entry(&mut self, key: Bytes, entry: Entry) -> &mut Entry {
-        if let Some(t) = entry.expire_at {
-            self.expires.insert((t, key.clone()));
-        }
-        match self.map.entry(key) {
-            hashbrown::hash_map::Entry::Occupied(mut o) => {
-                if let Some(t) = o.get().expire_at {
-                    if Some(t) != entry.expire_at {
-                        self.expires.remove(&(t, o.key().clone()));
+        self.maybe_rebuild_expires();
+        let h = self.hash(&key);
+        let Db {
+            map,
+            hasher,
+            expires,
+            scan_index,
+            scan_hasher,
+        } = self;
+        let new_ttl = entry.expire_at;
+        match map.entry(
+            h,
+            |(k, _)| k[..] == key[..],
+            |(k, _)| hasher.hash_one(&k[..]),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(mut o) => {
+                let old_ttl = o.get().1.expire_at;
+                o.get_mut().1 = entry;
+                match old_ttl {
+                    Some(t) if old_ttl != new_ttl => {
+                        if let Some(t) = new_ttl {
+                            expires.gained(t, h);
+                        }
+                        expires.lost();
+                        if expires.peek().is_some_and(|(top, _)| top == t) {
+                            // Rare: the old TTL was the earliest. Settle, then find the
+                            // entry again.
+                            let map = o.into_table();
+                            settle(map, hasher, expires, new_ttl.map(|t| (t, h)));
+                            let (_, e) = map.find_mut(h, |(k, _)| k[..] == key[..]).unwrap();
+                            return e;
+                        }
                     }
+                    None if new_ttl.is_some() => expires.gained(new_ttl.unwrap(), h),
+                    _ => {}
                 }
-                *o.get_mut() = entry;
-                o.into_mut()
+                &mut o.into_mut().1
             }
-            hashbrown::hash_map::Entry::Vacant(v) => {
-                if let Some(ix) = &mut self.scan_index {
-                    let h = self.scan_hasher.hash_one(v.key().as_ref()) | 1;
-                    ix.insert((h, v.key().clone()));
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                if let Some(t) = new_ttl {
+                    expires.gained(t, h);
                 }
-                v.insert(entry)
+                if let Some(ix) = scan_index {
+                    ix.insert((scan_hasher.hash_one(key.as_ref()) | 1, key.clone()));
+                }
+                &mut v.insert((Key::new(&key), entry)).into_mut().1
             }
         }
     }
 
     /// Replaces the value of an existing key, keeping its TTL. Inserts without TTL if absent.
     pub fn replace_value(&mut self, key: &Bytes, value: Value, now: i64) {
-        match self.map.get_mut(key.as_ref()) {
+        match self.get_mut(key.as_ref()) {
             Some(e) => {
                 e.value = value;
                 e.lru_ms = now;
@@ -148,32 +191,40 @@ impl Db {
     /// Marks a string as "raw" encoded: APPEND, SETRANGE and SETBIT leave a string Redis
     /// never re-encodes as int/embstr until it is SET again.
     pub fn set_raw(&mut self, key: &[u8]) {
-        if let Some(e) = self.map.get_mut(key) {
+        if let Some(e) = self.get_mut(key) {
             e.raw = true;
         }
     }
 
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        let (k, e) = self.map.remove_entry(key)?;
+        let h = self.hash(key);
+        let ((_, e), _) = self
+            .map
+            .find_entry(h, |(k, _)| k[..] == *key)
+            .ok()?
+            .remove();
         if let Some(t) = e.expire_at {
-            self.expires.remove(&(t, k.clone()));
+            lost_ttl(&self.map, &self.hasher, &mut self.expires, t, None);
+            self.maybe_rebuild_expires();
         }
-        self.index_remove(k);
+        self.index_remove(key);
         Some(e)
     }
 
-    fn index_remove(&mut self, k: Bytes) {
+    fn index_remove(&mut self, k: &[u8]) {
         if self.scan_index.is_some() {
-            let h = self.scan_hash(&k);
+            let h = self.scan_hash(k);
             if let Some(ix) = &mut self.scan_index {
-                ix.remove(&(h, k));
+                ix.remove(&(h, Bytes::copy_from_slice(k)));
             }
         }
     }
 
     /// Sets or clears the expiry of an existing key. Returns false if the key is absent.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
-        let Some((k, e)) = self.map.get_key_value_mut(key) else {
+        self.maybe_rebuild_expires();
+        let h = self.hash(key);
+        let Some((_, e)) = self.map.find_mut(h, |(k, _)| k[..] == *key) else {
             return false;
         };
         let old = e.expire_at;
@@ -181,35 +232,60 @@ impl Db {
             return true;
         }
         e.expire_at = at;
-        if let Some(t) = old {
-            self.expires.remove(&(t, k.clone()));
-        }
         if let Some(t) = at {
-            self.expires.insert((t, k.clone()));
+            self.expires.gained(t, h);
+        }
+        if let Some(t) = old {
+            let live = at.map(|a| (a, h));
+            lost_ttl(&self.map, &self.hasher, &mut self.expires, t, live);
         }
         true
     }
 
+    /// Bounds the stale entries of the expiry heap (see expiry.rs): past the bound, the
+    /// heap is rebuilt from the keys' own TTLs.
+    fn maybe_rebuild_expires(&mut self) {
+        if self.expires.needs_rebuild() {
+            let Db {
+                map,
+                hasher,
+                expires,
+                ..
+            } = self;
+            expires.rebuild(
+                map.iter()
+                    .filter_map(|(k, e)| e.expire_at.map(|t| (t, hasher.hash_one(&k[..])))),
+            );
+        }
+    }
+
     /// The earliest expiry time in this db.
     pub fn next_expiry(&self) -> Option<i64> {
-        self.expires.first().map(|(t, _)| *t)
+        self.expires.peek().map(|(t, _)| t)
     }
 
-    /// Keys whose expiry is `<= now`, earliest first, at most `limit`.
-    pub fn due_keys(&self, now: i64, limit: usize) -> Vec<Bytes> {
-        self.expires
-            .iter()
-            .take_while(|(t, _)| *t <= now)
-            .take(limit)
-            .map(|(_, k)| k.clone())
-            .collect()
+    /// Keys whose expiry is `<= now`, earliest first, at most `limit`. They leave the
+    /// expiry index: the caller removes each of them (active expiry, eviction). A key whose
+    /// TTL was set back to an earlier value may come twice (its removal then finds it gone).
+    pub fn due_keys(&mut self, now: i64, limit: usize) -> Vec<Bytes> {
+        let mut out = Vec::new();
+        while out.len() < limit {
+            let Some((t, h)) = self.expires.pop_due(now) else {
+                break;
+            };
+            if let Some(k) = owner(&self.map, &self.hasher, t, h) {
+                out.push(Bytes::copy_from_slice(k));
+            }
+        }
+        settle(&self.map, &self.hasher, &mut self.expires, None);
+        out
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &Bytes> {
-        self.map.keys()
+    pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
+        self.map.iter().map(|(k, _)| &k[..])
     }
-    pub fn iter(&self) -> impl Iterator<Item = (&Bytes, &Entry)> {
-        self.map.iter()
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
+        self.map.iter().map(|(k, e)| (&k[..], e))
     }
 
     pub fn clear(&mut self) {
@@ -230,31 +306,34 @@ impl Db {
             return None;
         }
         let n = rand::thread_rng().gen_range(0..self.map.len());
-        self.map.keys().nth(n).cloned()
+        self.keys().nth(n).map(Bytes::copy_from_slice)
     }
 
     /// Up to `n` keys for maxmemory eviction to weigh (storage/evict.rs): all keys, or
     /// with `volatile` only keys with a TTL, read in table order from a random position
     /// (wrapping). Table order is hash order, so the keys are a uniform random pick, also
     /// among keys with a TTL (the expiry index is in deadline order, which would not be).
-    /// Reaching the position walks the table, O(keys); evict.rs asks for many keys at a
-    /// time to spread that cost. Keys may be logically expired.
+    /// Keys may be logically expired.
     pub fn sample_keys(&self, n: usize, volatile: bool) -> Vec<Bytes> {
         use rand::Rng;
-        let len = self.map.len();
-        if len == 0 || n == 0 || (volatile && self.expires.is_empty()) {
+        if self.map.is_empty() || n == 0 || (volatile && self.expires.live() == 0) {
             return Vec::new();
         }
-        let start = rand::thread_rng().gen_range(0..len);
-        let mut it = self.map.iter();
-        if start > 0 {
-            it.nth(start - 1);
+        // From a random bucket on, in table order: the start costs O(1) (dictGetSomeKeys).
+        let buckets = self.map.num_buckets();
+        let start = rand::thread_rng().gen_range(0..buckets);
+        let mut out = Vec::with_capacity(n.min(self.map.len()));
+        for i in 0..buckets {
+            if let Some((k, e)) = self.map.get_bucket((start + i) % buckets) {
+                if !volatile || e.expire_at.is_some() {
+                    out.push(Bytes::copy_from_slice(&k[..]));
+                    if out.len() == n {
+                        break;
+                    }
+                }
+            }
         }
-        it.chain(self.map.iter().take(start))
-            .filter(|(_, e)| !volatile || e.expire_at.is_some())
-            .take(n)
-            .map(|(k, _)| k.clone())
-            .collect()
+        out
     }
 
     /// One step of SCAN. Keys are visited in the order of a hash that is fixed for the
@@ -265,9 +344,8 @@ impl Db {
     pub fn scan(&mut self, cursor: u64, count: usize) -> (Vec<Bytes>, u64) {
         if self.scan_index.is_none() {
             let ix = self
-                .map
                 .keys()
-                .map(|k| (self.scan_hash(k), k.clone()))
+                .map(|k| (self.scan_hash(k), Bytes::copy_from_slice(k)))
                 .collect();
             self.scan_index = Some(ix);
         }
@@ -283,6 +361,50 @@ impl Db {
             last = Some(*h);
         }
         (out, 0)
+    }
+}
+
+/// The key an expiry entry `(t, h)` stands for: a key with hash `h` whose own TTL is
+/// exactly `t`. None means the entry is stale (the TTL changed, or the key is gone).
+fn owner<'a>(
+    map: &'a hashbrown::HashTable<(Key, Entry)>,
+    hasher: &KeyHasher,
+    t: i64,
+    h: u64,
+) -> Option<&'a Key> {
+    map.iter_hash(h)
+        .find(|(k, e)| e.expire_at == Some(t) && hasher.hash_one(&k[..]) == h)
+        .map(|(k, _)| k)
+}
+
+/// Drops stale entries from the top of the expiry heap, so its top is the earliest TTL.
+/// `live` is an entry the caller knows to be live (the TTL it just set), checked for free.
+fn settle(
+    map: &hashbrown::HashTable<(Key, Entry)>,
+    hasher: &KeyHasher,
+    ex: &mut ExpiryHeap,
+    live: Option<(i64, u64)>,
+) {
+    while let Some((t, h)) = ex.peek() {
+        if live == Some((t, h)) || owner(map, hasher, t, h).is_some() {
+            break;
+        }
+        ex.pop();
+    }
+}
+
+/// A key lost its TTL `t` (the map already shows the change). If that was the earliest
+/// entry, it and any stale entries under it leave the top.
+fn lost_ttl(
+    map: &hashbrown::HashTable<(Key, Entry)>,
+    hasher: &KeyHasher,
+    ex: &mut ExpiryHeap,
+    t: i64,
+    live: Option<(i64, u64)>,
+) {
+    ex.lost();
+    if ex.peek().is_some_and(|(top, _)| top == t) {
+        settle(map, hasher, ex, live);
     }
 }
 
@@ -371,24 +493,62 @@ mod tests {
     #[test]
     fn expiry_index_follows_inserts_and_removes() {
         let mut db = Db::default();
-        db.insert(
-            Bytes::from_static(b"a"),
-            Value::Str(Bytes::new()),
-            Some(10),
-            0,
-        );
-        db.insert(
-            Bytes::from_static(b"b"),
-            Value::Str(Bytes::new()),
-            Some(5),
-            0,
-        );
+        let s = || Value::Str(Bytes::new());
+        db.insert(Bytes::from_static(b"a"), s(), Some(10), 0);
+        db.insert(Bytes::from_static(b"b"), s(), Some(5), 0);
         assert_eq!(db.next_expiry(), Some(5));
+        assert_eq!(db.expires_count(), 2);
         db.remove(b"b");
+        // b's entry went stale at the top of the heap and left it.
+        assert_eq!(db.expires_count(), 1);
         assert_eq!(db.next_expiry(), Some(10));
+        assert_eq!(db.due_keys(9, 10), Vec::<Bytes>::new());
         db.set_expire(b"a", None);
-        assert_eq!(db.next_expiry(), None);
         assert_eq!(db.expires_count(), 0);
+        assert_eq!(db.due_keys(i64::MAX, 10), Vec::<Bytes>::new());
+        assert_eq!(db.next_expiry(), None);
+    }
+
+    #[test]
+    fn a_changed_ttl_is_due_at_its_new_deadline_only() {
+        let mut db = Db::default();
+        let k = Bytes::from_static(b"lock");
+        db.insert(k.clone(), Value::Str(Bytes::new()), Some(100), 0);
+        db.set_expire(b"lock", Some(300)); // a watchdog renewal
+        assert_eq!(db.due_keys(299, 10), Vec::<Bytes>::new());
+        assert_eq!(db.due_keys(300, 10), vec![k.clone()]);
+        // Shortened: due at the earlier deadline, and the later entry is stale.
+        db.set_expire(b"lock", Some(50));
+        assert_eq!(db.due_keys(50, 10), vec![k.clone()]);
+        db.remove(b"lock");
+        assert_eq!(db.due_keys(i64::MAX, 10), Vec::<Bytes>::new());
+        // Replaced by SET with another TTL (insert over an existing key).
+        db.insert(k.clone(), Value::Str(Bytes::new()), Some(70), 0);
+        db.insert(k.clone(), Value::Str(Bytes::new()), Some(80), 0);
+        assert_eq!(db.due_keys(79, 10), Vec::<Bytes>::new());
+        assert_eq!(db.due_keys(80, 10), vec![k]);
+    }
+
+    #[test]
+    fn stale_expiry_entries_stay_bounded() {
+        let mut db = Db::default();
+        for i in 0..100 {
+            db.insert(
+                Bytes::from(format!("k{i}")),
+                Value::Str(Bytes::new()),
+                Some(1),
+                0,
+            );
+        }
+        // One million renewals of 100 keys: the heap is rebuilt as stale entries pile up.
+        for r in 0..10_000i64 {
+            for i in 0..100 {
+                db.set_expire(format!("k{i}").as_bytes(), Some(1_000_000 - r));
+            }
+            assert!(db.expires.entries() <= 2 * 100 + crate::storage::expiry::SLACK + 1);
+        }
+        assert_eq!(db.expires_count(), 100);
+        assert_eq!(db.due_keys(1_000_000 - 9_999, 1000).len(), 100);
     }
 }
 
@@ -434,6 +594,80 @@ mod props {
             }
             for k in &stable {
                 prop_assert!(seen.contains(k), "missed {:?}", k);
+            }
+        }
+    }
+
+    proptest! {
+        /// The expiry heap against a model: after any sequence of inserts (with or without
+        /// TTL), TTL changes, persists and removals, the keys due at `now` come out exactly
+        /// (none early, none missed, earliest first), the next deadline is exactly the
+        /// earliest TTL, and stale entries stay bounded.
+        #[test]
+        fn expiry_heap_matches_a_model(
+            ops in proptest::collection::vec((0u8..5, 0u16..40, 0i64..200), 0..400),
+            limit in 1usize..20,
+        ) {
+            use std::collections::BTreeMap;
+            let mut db = Db::default();
+            let mut model: BTreeMap<Bytes, Option<i64>> = BTreeMap::new();
+            let key = |i: u16| Bytes::from(format!("k{i}"));
+            let mut now = 0i64;
+            for (op, i, t) in ops {
+                let k = key(i);
+                match op {
+                    0 => {
+                        let ttl = if t % 3 == 0 { None } else { Some(now + t) };
+                        db.insert(k.clone(), Value::Str(Bytes::new()), ttl, now);
+                        model.insert(k, ttl);
+                    }
+                    1 => {
+                        let present = model.contains_key(&k);
+                        prop_assert_eq!(db.set_expire(&k, Some(now + t)), present);
+                        if present {
+                            model.insert(k, Some(now + t));
+                        }
+                    }
+                    2 => {
+                        if db.set_expire(&k, None) {
+                            model.insert(k, None);
+                        }
+                    }
+                    3 => {
+                        prop_assert_eq!(db.remove(&k).is_some(), model.remove(&k).is_some());
+                    }
+                    _ => {
+                        now += t / 4;
+                        // Active expiry: batches of `limit` until nothing is due.
+                        let mut got: Vec<Bytes> = Vec::new();
+                        loop {
+                            let batch = db.due_keys(now, limit);
+                            if batch.is_empty() {
+                                break;
+                            }
+                            for k in batch {
+                                let ttl = model.get(&k).copied().flatten();
+                                prop_assert!(ttl.is_some_and(|d| d <= now) || got.contains(&k),
+                                    "{:?} not due", k);
+                                if let Some(d) = ttl {
+                                    // Earliest first: nothing due and earlier is left.
+                                    prop_assert!(model.values().flatten().all(|&o| o >= d || o > now));
+                                }
+                                db.remove(&k);
+                                model.remove(&k);
+                                got.push(k);
+                            }
+                        }
+                        prop_assert!(model.values().flatten().all(|&d| d > now), "missed a due key");
+                    }
+                }
+                let live: Vec<i64> = model.values().flatten().copied().collect();
+                prop_assert_eq!(db.expires_count(), live.len());
+                prop_assert_eq!(db.len(), model.len());
+                prop_assert_eq!(db.next_expiry(), live.iter().min().copied());
+                // The bound is checked when a call starts (and after a removal), so one
+                // call that drops a TTL may leave up to two entries over it.
+                prop_assert!(db.expires.entries() <= 2 * live.len() + crate::storage::expiry::SLACK + 2);
             }
         }
     }

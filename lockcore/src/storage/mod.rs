@@ -5,6 +5,8 @@ pub mod clock;
 pub mod db;
 pub mod engine;
 pub mod evict;
+pub mod expiry;
+pub mod key;
 pub mod lfu;
 pub mod listpack;
 pub mod notify;

@@ -251,7 +251,7 @@ fn move_keys(topo: &Topology, slot: u16, from: usize, to: usize, max: usize) -> 
         .keys()
         .filter(|k| key_hash_slot(k) == slot)
         .take(max)
-        .cloned()
+        .map(Bytes::copy_from_slice)
         .collect();
     for k in &keys {
         if let Some(e) = a.engine.dbs[0].remove(k) {

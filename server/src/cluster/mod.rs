@@ -575,7 +575,7 @@ pub fn cluster_command(
                 .filter(|(k, e)| {
                     slots::key_hash_slot(k) == slot as u16 && e.expire_at.is_none_or(|t| t > now)
                 })
-                .map(|(k, _)| k.clone());
+                .map(|(k, _)| Bytes::copy_from_slice(k));
             if spec.name == "countkeysinslot" {
                 Reply::Int(keys.count() as i64)
             } else {

@@ -1,0 +1,89 @@
+//! The expiry index of one database: a min-heap of `(deadline, key hash)`.
+//!
+//! Why not a sorted set of `(deadline, key)`: that holds a second handle to every key with
+//! a TTL, in B-tree nodes, which cost about 100 bytes per key (the node share plus the
+//! refcount header a `Bytes` clone creates), a quarter of a held Redisson lock
+//! (docs/architecture.md, "Bytes per key"). The heap holds 16 bytes per entry and no key.
+//!
+//! The heap is never updated in place. Changing or removing a key's TTL leaves its old
+//! entry behind; [`crate::db::Db`] checks every entry it pops against the key's own
+//! `expire_at` (a key is due only if some key with that hash has exactly that deadline),
+//! so a stale entry is dropped when it comes up, never acted on. `Db` also drops stale
+//! entries from the top whenever the TTL that goes stale is the earliest one, so the top
+//! is always live and the next deadline the timer sleeps to is exact. Stale entries are bounded:
+//! once they outnumber the keys with a TTL (plus a slack), the heap is rebuilt from the
+//! keyspace, which costs O(n) after at least n/2 TTL changes, so O(1) amortized each.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Rebuild once the heap holds more than `2 * live + SLACK` entries (small under test,
+/// so the unit and property tests go through many rebuilds).
+pub(crate) const SLACK: usize = if cfg!(test) { 8 } else { 1024 };
+
+#[derive(Debug, Default)]
+pub struct ExpiryHeap {
+    heap: BinaryHeap<Reverse<(i64, u64)>>,
+    /// Keys that have a TTL now (each has at least one entry in the heap).
+    live: usize,
+}
+
+impl ExpiryHeap {
+    /// Number of keys with a TTL.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Number of heap entries, stale ones included.
+    pub fn entries(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// A key with hash `hash` got the TTL `at` (it had none, or another one: call
+    /// [`Self::lost`] for the old one first).
+    pub fn gained(&mut self, at: i64, hash: u64) {
+        self.live += 1;
+        self.heap.push(Reverse((at, hash)));
+    }
+
+    /// A key lost its TTL (removed, persisted or given another one). Its entry goes stale.
+    pub fn lost(&mut self) {
+        self.live -= 1;
+    }
+
+    /// True when stale entries passed the bound and the owner should [`Self::rebuild`].
+    pub fn needs_rebuild(&self) -> bool {
+        self.heap.len() > 2 * self.live + SLACK
+    }
+
+    /// Replaces the heap with exactly one entry per key with a TTL.
+    pub fn rebuild(&mut self, keys: impl Iterator<Item = (i64, u64)>) {
+        let v: Vec<Reverse<(i64, u64)>> = keys.map(Reverse).collect();
+        self.live = v.len();
+        self.heap = BinaryHeap::from(v);
+    }
+
+    /// The earliest entry. The owner keeps it live (see `Db::settle`), so this is the
+    /// earliest TTL.
+    pub fn peek(&self) -> Option<(i64, u64)> {
+        self.heap.peek().map(|Reverse(e)| *e)
+    }
+
+    /// Drops the earliest entry (the owner found it stale).
+    pub fn pop(&mut self) {
+        self.heap.pop();
+    }
+
+    /// Pops the earliest entry if its deadline is `<= now`.
+    pub fn pop_due(&mut self, now: i64) -> Option<(i64, u64)> {
+        match self.heap.peek() {
+            Some(Reverse((t, _))) if *t <= now => self.heap.pop().map(|Reverse(e)| e),
+            _ => None,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.heap = BinaryHeap::new();
+        self.live = 0;
+    }
+}

@@ -1,0 +1,72 @@
+//! How the keyspace stores a key: up to 22 bytes inline in the table slot, longer keys in
+//! one exactly-sized allocation.
+//!
+//! Why not `Bytes`: a `Bytes` takes 32 bytes of the slot and its bytes live in an
+//! allocation of their own (32 bytes with malloc's header even for `lock:1`), which is 64
+//! of the bytes a held Redisson lock costs (docs/architecture.md, "Bytes per key"). A
+//! `Key` is 24 bytes, and the keys locks and most applications use (`lock:<id>`,
+//! `key:000000123456`) fit inline: no allocation, and comparing a key during a lookup reads
+//! the slot already in cache instead of following a pointer.
+
+use std::ops::Deref;
+
+const INLINE: usize = 22;
+
+#[derive(Clone, PartialEq, Eq)]
+pub enum Key {
+    Inline { len: u8, buf: [u8; INLINE] },
+    Heap(Box<[u8]>),
+}
+
+impl Key {
+    pub fn new(b: &[u8]) -> Key {
+        if b.len() <= INLINE {
+            let mut buf = [0u8; INLINE];
+            buf[..b.len()].copy_from_slice(b);
+            Key::Inline {
+                len: b.len() as u8,
+                buf,
+            }
+        } else {
+            Key::Heap(b.into())
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Key::Inline { len, buf } => &buf[..*len as usize],
+            Key::Heap(b) => b,
+        }
+    }
+}
+
+impl Deref for Key {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_keys_are_inline_and_every_key_round_trips() {
+        assert_eq!(std::mem::size_of::<Key>(), 24);
+        for n in [0, 1, 9, 21, 22, 23, 100] {
+            let b: Vec<u8> = (0..n as u8).collect();
+            let k = Key::new(&b);
+            assert_eq!(&*k, &b[..]);
+            assert_eq!(matches!(k, Key::Inline { .. }), n <= INLINE);
+            assert_eq!(k.clone(), k);
+        }
+    }
+}
