@@ -121,6 +121,14 @@ pub fn crosses_slots(spec: &CommandSpec, argv: &[Bytes]) -> bool {
     match spec.keys {
         crate::commands::Keys::None => false,
         crate::commands::Keys::Range { first, last, .. } if first == last => false,
+        // EVAL/EVALSHA/FCALL with numkeys 0 or 1 (most lock scripts).
+        crate::commands::Keys::NumKeys { numkeys_at, .. }
+            if argv
+                .get(numkeys_at as usize)
+                .is_some_and(|n| matches!(&n[..], b"0" | b"1")) =>
+        {
+            false
+        }
         _ => {
             let mut same = SameSlot::default();
             same.add_command(spec, argv);
@@ -239,6 +247,9 @@ mod tests {
             &["mset", "a", "1", "b", "2"],
             &["del", "x", "x", "y"],
             &["eval", "return 1", "0"],
+            &["eval", "return 1", "1", "k"],
+            &["evalsha", "0123", "1"],
+            &["fcall", "f", "2", "a", "{a}"],
             &["eval", "return 1", "2", "{l}x", "{l}y", "arg"],
             &["evalsha", "0123", "2", "lock", "chan", "arg"],
             &["zunionstore", "d", "2", "d", "{d}"],

@@ -762,6 +762,7 @@ impl Conn {
 
     /// True if `maxmemory` is set and the process uses more (Redis' OOM check). Tumbler has
     /// no eviction: over the limit, commands that may add memory are refused.
+    #[inline]
     fn over_maxmemory(&self, shared: &Shared) -> bool {
         shared.over_maxmemory()
     }

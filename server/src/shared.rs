@@ -360,6 +360,7 @@ impl Shared {
     }
 
     /// True if `maxmemory` is set and the process uses more (Redis' OOM check).
+    #[inline]
     pub fn over_maxmemory(&self) -> bool {
         let max = self.maxmemory.load(Ordering::Relaxed);
         max > 0 && used_memory() > max as u64
