@@ -18,50 +18,35 @@ tumbler=${TUMBLER_BIN:-target/release/tumbler}
 if [ -z "${TUMBLER_BIN:-}" ]; then
   cargo build --release -q -p tumbler --bin tumbler
 fi
-command -v valgrind >/dev/null || { echo "valgrind not found" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. bench/lib.sh
+cg_init
 CAS="if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
 cases="set:1 get:1 set:16 get:16 evalsha:1"
 
-measure() { # label binary mode -> one line per case: "label mode case Ir/request"
-  local label=$1 bin=$2 mode=$3 port pid extra=() cs
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+measure() { # label binary mode -> one line per case: "label mode case -P p Ir/request"
+  local label=$1 bin=$2 mode=$3 extra=() cs c
   [ "$mode" = on ] && extra=(--cluster-enabled yes)
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.%p" \
-    "$bin" --port "$port" --worker-threads 2 --loglevel warning "${extra[@]}" >/dev/null 2>&1 &
-  pid=$!
-  for _ in $(seq 600); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  cg_start "$label.$mode" "$bin" --port "$(cg_free_port)" --worker-threads 2 --loglevel warning "${extra[@]}"
+  local port=$CG_PORT
   cs=$(redis-cli -p "$port" script load "$CAS")
   redis-benchmark -p "$port" -t set,get -n 1000 -c 1 -P 16 -r 1000000 -q >/dev/null
   redis-benchmark -p "$port" -n 500 -c 1 -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me >/dev/null
   for c in $cases; do
     local t=${c%:*} p=${c#*:} ir
-    callgrind_control -z "$pid" >/dev/null 2>&1
     if [ "$t" = evalsha ]; then
-      redis-benchmark -p "$port" -n "$n" -c 1 -P "$p" -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me >/dev/null
+      ir=$(cg_count "$label.$mode" "$c" redis-benchmark -p "$port" -n "$n" -c 1 -P "$p" -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me)
     else
-      redis-benchmark -p "$port" -t "$t" -n "$n" -c 1 -P "$p" -r 1000000 -q >/dev/null
+      ir=$(cg_count "$label.$mode" "$c" redis-benchmark -p "$port" -t "$t" -n "$n" -c 1 -P "$p" -r 1000000 -q)
     fi
-    rm -f "$tmp"/cg.*.*
-    callgrind_control -d "$c" "$pid" >/dev/null 2>&1
-    sleep 0.5
-    ir=$(cat "$tmp"/cg.*.* 2>/dev/null | awk '/^summary:/ {s += $2} END {print s + 0}')
-    printf "%-6s %-4s %-8s -P %-3s %8.1f instructions per request\n" "$label" "$mode" "$t" "$p" \
-      "$(awk -v i="$ir" -v n="$n" 'BEGIN{print i / n}')"
+    printf "%-6s %-4s %-8s -P %-3s %8.1f instructions per request\n" "$label" "$mode" "$t" "$p" "$(cg_per "$n" "$ir")"
   done
-  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
-  wait "$pid" || true
-  rm -f "$tmp"/cg.*
+  cg_stop
 }
 
 for pair in ${BASE_BIN:+"base=$BASE_BIN"} "new=$tumbler"; do
   label=${pair%%=*} bin=${pair#*=}
-  measure "$label" "$bin" off | tee "$tmp/$label.off"
-  measure "$label" "$bin" on | tee "$tmp/$label.on"
-  paste "$tmp/$label.off" "$tmp/$label.on" |
+  measure "$label" "$bin" off | tee "$CG_DIR/out-$label-off"
+  measure "$label" "$bin" on | tee "$CG_DIR/out-$label-on"
+  paste "$CG_DIR/out-$label-off" "$CG_DIR/out-$label-on" |
     awk '{printf "%-6s %-8s -P %-3s on/off = %.4f (%+.1f instructions)\n", $1, $3, $5, $15/$6, $15-$6}'
 done
