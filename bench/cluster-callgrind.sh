@@ -2,47 +2,51 @@
 # The cost of cluster slot checks in CPU instructions, which (unlike throughput on a shared
 # machine) do not depend on load:
 #
-#   bash bench/cluster-callgrind.sh [requests]       # default 20000
+#   bash bench/cluster-callgrind.sh [requests]       # default 10000
 #
-# Runs tumbler under valgrind --tool=callgrind twice per mode (plain server; one-node
-# cluster, which owns every slot, so every command pays the slot check and none is
-# redirected), with `requests` and 2x`requests` SET+GET from redis-benchmark (one client,
-# -P 16, keys from -r 1000000), and reports server instructions per request as the
-# difference of the two runs divided by the extra requests (startup cancels out).
-# TUMBLER_BIN picks the binary (default: the release build, built if missing).
+# Runs tumbler under valgrind --tool=callgrind as a plain server ("off") and as a one-node
+# cluster ("on"; it owns every slot, so every command pays the slot check and none is
+# redirected). Per mode: SET and GET from one redis-benchmark client at -P 1 and -P 16 (keys
+# from -r 1000000), and EVALSHA of a one-key compare-and-delete script at -P 1. Counters are
+# zeroed after warm-up and dumped after `requests` commands, so each figure is everything the
+# server does in user space per request. TUMBLER_BIN picks the binary (default: the release
+# build, built if missing); BASE_BIN adds a second binary measured the same way first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n=${1:-20000}
+n=${1:-10000}
 tumbler=${TUMBLER_BIN:-target/release/tumbler}
 if [ -z "${TUMBLER_BIN:-}" ]; then
   cargo build --release -q -p tumbler --bin tumbler
 fi
-command -v valgrind >/dev/null || { echo "valgrind not found" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. bench/lib.sh
+cg_init
+CAS="if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
+cases="set:1 get:1 set:16 get:16 evalsha:1"
 
-run() { # mode requests -> total Ir
-  local mode=$1 reqs=$2 port extra=()
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+measure() { # label binary mode -> one line per case: "label mode case -P p Ir/request"
+  local label=$1 bin=$2 mode=$3 extra=() cs c
   [ "$mode" = on ] && extra=(--cluster-enabled yes)
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$mode.$reqs" \
-    "$tumbler" --port "$port" --worker-threads 2 --loglevel warning "${extra[@]}" >/dev/null 2>&1 &
-  local pid=$!
-  for _ in $(seq 600); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && break
-    sleep 0.1
+  cg_start "$label.$mode" "$bin" --port "$(cg_free_port)" --worker-threads 2 --loglevel warning "${extra[@]}"
+  local port=$CG_PORT
+  cs=$(redis-cli -p "$port" script load "$CAS")
+  redis-benchmark -p "$port" -t set,get -n 1000 -c 1 -P 16 -r 1000000 -q >/dev/null
+  redis-benchmark -p "$port" -n 500 -c 1 -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me >/dev/null
+  for c in $cases; do
+    local t=${c%:*} p=${c#*:} ir
+    if [ "$t" = evalsha ]; then
+      ir=$(cg_count "$label.$mode" "$c" redis-benchmark -p "$port" -n "$n" -c 1 -P "$p" -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me)
+    else
+      ir=$(cg_count "$label.$mode" "$c" redis-benchmark -p "$port" -t "$t" -n "$n" -c 1 -P "$p" -r 1000000 -q)
+    fi
+    printf "%-6s %-4s %-8s -P %-3s %8.1f instructions per request\n" "$label" "$mode" "$t" "$p" "$(cg_per "$n" "$ir")"
   done
-  redis-benchmark -p "$port" -t set,get -n "$reqs" -c 1 -P 16 -r 1000000 -q >/dev/null
-  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
-  wait "$pid" || true
-  grep -h '^totals:\|^summary:' "$tmp"/cg.$mode.$reqs* | awk '$2>m {m=$2} END {print m}'
+  cg_stop
 }
 
-declare -A per
-for mode in off on; do
-  a=$(run "$mode" "$n")
-  b=$(run "$mode" $((2 * n)))
-  per[$mode]=$(python3 -c "print(($b - $a) / (2 * $n))")
-  echo "cluster $mode: $a Ir for $n x (SET+GET), $b for $((2 * n)) -> ${per[$mode]} instructions per request"
+for pair in ${BASE_BIN:+"base=$BASE_BIN"} "new=$tumbler"; do
+  label=${pair%%=*} bin=${pair#*=}
+  measure "$label" "$bin" off | tee "$CG_DIR/out-$label-off"
+  measure "$label" "$bin" on | tee "$CG_DIR/out-$label-on"
+  paste "$CG_DIR/out-$label-off" "$CG_DIR/out-$label-on" |
+    awk '{printf "%-6s %-8s -P %-3s on/off = %.4f (%+.1f instructions)\n", $1, $3, $5, $15/$6, $15-$6}'
 done
-python3 -c "print(f'slot checks: on/off = {${per[on]} / ${per[off]}:.4f} instructions per request')"

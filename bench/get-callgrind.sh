@@ -11,25 +11,15 @@
 # cancels out). Rounds alternate between the binaries; run it twice to see the noise band.
 set -euo pipefail
 old=$1 new=$2 n=${3:-20000} tests=${4:-get}
-command -v valgrind >/dev/null || { echo "valgrind not found" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+cg_init
 
 run() { # bin requests -> total Ir
-  local bin=$1 reqs=$2 port pid
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.%p" \
-    "$bin" --port "$port" --worker-threads 2 --loglevel warning >/dev/null 2>&1 &
-  pid=$!
-  for _ in $(seq 600); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && break
-    sleep 0.1
-  done
-  redis-benchmark -p "$port" -t "$tests" -n "$reqs" -c 1 -P 16 -r 1000000 -q >/dev/null
-  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
-  wait "$pid" || true
-  grep -h '^totals:\|^summary:' "$tmp"/cg.* | awk '$2>m {m=$2} END {print m}'
-  rm -f "$tmp"/cg.*
+  local bin=$1 reqs=$2
+  cg_start run "$bin" --port "$(cg_free_port)" --worker-threads 2 --loglevel warning
+  redis-benchmark -p "$CG_PORT" -t "$tests" -n "$reqs" -c 1 -P 16 -r 1000000 -q >/dev/null
+  cg_stop
+  cg_total run
 }
 
 for bin in "$old" "$new"; do

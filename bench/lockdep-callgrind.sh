@@ -10,35 +10,27 @@ N=${1:-5000}
 TBIN=${TBIN:-target/release/tumbler}
 BASE_BIN=${BASE_BIN:-}
 P=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-DIR=$(mktemp -d)
+. bench/lib.sh
+cg_init
 U=5f0c1a8e-7b7d-4f0e-9a39-3c2b8e1d0a11
 LOCK="if (redis.call('exists', KEYS[1]) == 0) then redis.call('hset', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);"
 measure() { # label binary args...
   local label=$1; shift
-  valgrind --tool=callgrind --callgrind-out-file="$DIR/$label.%p" "$@" --port "$P" >/dev/null 2>&1 &
-  local vpid=$!
-  for _ in $(seq 1 100); do redis-cli -p "$P" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  cg_start "$label" "$@" --port "$P"
   local ls
   ls=$(redis-cli -p "$P" script load "$LOCK")
   redis-benchmark -p "$P" -n 500 -c 1 -r 1000000 evalsha "$ls" 1 'w:__rand_int__' 30000 "$U:__rand_int__" >/dev/null 2>&1
   for case in acquire acquire_1; do
     redis-cli -p "$P" flushall >/dev/null
-    callgrind_control -z "$vpid" >/dev/null 2>&1
-    case $case in
-      acquire) redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 "$U:__rand_int__" >/dev/null 2>&1 ;;
-      acquire_1) redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 "$U:1" >/dev/null 2>&1 ;;
-    esac
-    rm -f "$DIR"/"$label".*.*
-    callgrind_control -d "$case" "$vpid" >/dev/null 2>&1
-    sleep 0.5
     local ir
-    ir=$(cat "$DIR"/"$label".*.* 2>/dev/null | awk '/^summary:/ {s += $2} END {print s + 0}')
-    printf "%-12s %-10s %12.0f instructions per EVALSHA\n" "$label" "$case" "$(awk -v i="$ir" -v n="$N" 'BEGIN{print i / n}')"
+    case $case in
+      acquire) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 "$U:__rand_int__") ;;
+      acquire_1) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 "$U:1") ;;
+    esac
+    printf "%-12s %-10s %12.0f instructions per EVALSHA\n" "$label" "$case" "$(cg_per "$N" "$ir")"
   done
-  kill "$vpid" 2>/dev/null || true
-  wait "$vpid" 2>/dev/null || true
+  cg_stop
 }
 [ -n "$BASE_BIN" ] && measure base "$BASE_BIN" --workers 1
 measure lockdep-no "$TBIN" --workers 1 --lockdep no
 measure lockdep-yes "$TBIN" --workers 1 --lockdep yes
-rm -rf "$DIR"

@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-5000}
 P=${P:-7591}
-DIR=$(mktemp -d)
+. bench/lib.sh
+cg_init
 
 LOCK="if (redis.call('exists', KEYS[1]) == 0) then redis.call('hset', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);"
 UNLOCK="if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil end local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1) if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]) return 0 else redis.call('del', KEYS[1]) redis.call('publish', KEYS[2], ARGV[1]) return 1 end"
@@ -17,9 +18,7 @@ CAS="if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1
 
 measure() { # label command...
   local label=$1; shift
-  valgrind --tool=callgrind --callgrind-out-file="$DIR/$label.%p" "$@" >/dev/null 2>&1 &
-  local vpid=$!
-  for _ in $(seq 1 100); do redis-cli -p "$P" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  cg_start "$label" "$@"
   local ls us cs
   ls=$(redis-cli -p "$P" script load "$LOCK")
   us=$(redis-cli -p "$P" script load "$UNLOCK")
@@ -32,25 +31,18 @@ measure() { # label command...
       reentry) redis-cli -p "$P" evalsha "$ls" 1 mine 30000 uuid:1 >/dev/null ;;
       unlock) redis-cli -p "$P" hset mine uuid:1 100000000 >/dev/null ;;
     esac
-    callgrind_control -z "$vpid" >/dev/null 2>&1
-    case $case in
-      acquire) redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 uuid:1 >/dev/null 2>&1 ;;
-      reentry) redis-benchmark -p "$P" -n "$N" -c 1 evalsha "$ls" 1 mine 30000 uuid:1 >/dev/null 2>&1 ;;
-      unlock) redis-benchmark -p "$P" -n "$N" -c 1 evalsha "$us" 2 mine chan 0 30000 uuid:1 >/dev/null 2>&1 ;;
-      cas) redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me >/dev/null 2>&1 ;;
-    esac
-    rm -f "$DIR"/"$label".*.*
-    callgrind_control -d "$case" "$vpid" >/dev/null 2>&1
-    sleep 0.5
     local ir
-    ir=$(cat "$DIR"/"$label".*.* 2>/dev/null | awk '/^summary:/ {s += $2} END {print s + 0}')
-    printf "%-8s %-8s %12.0f instructions per EVALSHA\n" "$label" "$case" "$(awk -v i="$ir" -v n="$N" 'BEGIN{print i / n}')"
+    case $case in
+      acquire) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 uuid:1) ;;
+      reentry) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 evalsha "$ls" 1 mine 30000 uuid:1) ;;
+      unlock) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 evalsha "$us" 2 mine chan 0 30000 uuid:1) ;;
+      cas) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me) ;;
+    esac
+    printf "%-8s %-8s %12.0f instructions per EVALSHA\n" "$label" "$case" "$(cg_per "$N" "$ir")"
   done
-  kill "$vpid" 2>/dev/null || true
-  wait "$vpid" 2>/dev/null || true
+  cg_stop
 }
 
 measure plan target/release/tumbler --port "$P" --workers 1
 measure lua target/release/tumbler --port "$P" --workers 1 --lua-native-plans no
 measure redis redis-server --port "$P" --bind 127.0.0.1 --save "" --appendonly no
-rm -rf "$DIR"

@@ -13,17 +13,15 @@ BASE=$1
 NEW=$2
 N=${3:-3000}
 P=${P:-7593}
-DIR=$(mktemp -d)
-trap 'rm -rf "$DIR"' EXIT
+. "$(dirname "$0")/lib.sh"
+cg_init
 
 LOCK="if (redis.call('exists', KEYS[1]) == 0) then redis.call('hset', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);"
 CAS="if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
 
 measure() { # label command...
   local label=$1; shift
-  valgrind --tool=callgrind --callgrind-out-file="$DIR/$label.%p" "$@" >/dev/null 2>&1 &
-  local vpid=$!
-  for _ in $(seq 1 150); do redis-cli -p "$P" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  cg_start "$label" "$@"
   local ls cs
   ls=$(redis-cli -p "$P" script load "$LOCK")
   cs=$(redis-cli -p "$P" script load "$CAS")
@@ -31,20 +29,14 @@ measure() { # label command...
   for case in reentry cas; do
     redis-cli -p "$P" flushall >/dev/null
     [ "$case" = reentry ] && redis-cli -p "$P" evalsha "$ls" 1 mine 30000 uuid:1 >/dev/null
-    callgrind_control -z "$vpid" >/dev/null 2>&1
-    case $case in
-      reentry) redis-benchmark -p "$P" -n "$N" -c 1 evalsha "$ls" 1 mine 30000 uuid:1 >/dev/null 2>&1 ;;
-      cas) redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me >/dev/null 2>&1 ;;
-    esac
-    rm -f "$DIR"/"$label".*.*
-    callgrind_control -d "$case" "$vpid" >/dev/null 2>&1
-    sleep 0.5
     local ir
-    ir=$(cat "$DIR"/"$label".*.* 2>/dev/null | awk '/^summary:/ {s += $2} END {print s + 0}')
-    printf "%-22s %-8s %10.0f instructions per EVALSHA\n" "$label" "$case" "$(awk -v i="$ir" -v n="$N" 'BEGIN{print i / n}')"
+    case $case in
+      reentry) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 evalsha "$ls" 1 mine 30000 uuid:1) ;;
+      cas) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$cs" 1 'lk:__rand_int__' me) ;;
+    esac
+    printf "%-22s %-8s %10.0f instructions per EVALSHA\n" "$label" "$case" "$(cg_per "$N" "$ir")"
   done
-  kill "$vpid" 2>/dev/null || true
-  wait "$vpid" 2>/dev/null || true
+  cg_stop
 }
 
 for plans in yes no; do

@@ -11,37 +11,29 @@ BEFORE=$1
 AFTER=$2
 N=${3:-5000}
 P=${P:-7593}
-DIR=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
+cg_init
 
 LOCK="if (redis.call('exists', KEYS[1]) == 0) then redis.call('hset', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);"
 
 measure() { # label binary [args]
   local label=$1; shift
-  valgrind --tool=callgrind --callgrind-out-file="$DIR/$label.%p" "$@" --port "$P" --workers 1 >/dev/null 2>&1 &
-  local vpid=$!
-  for _ in $(seq 1 100); do redis-cli -p "$P" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  cg_start "$label" "$@" --port "$P" --workers 1
   local ls
   ls=$(redis-cli -p "$P" script load "$LOCK")
   redis-benchmark -p "$P" -n 500 -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 uuid:1 >/dev/null 2>&1
   redis-benchmark -p "$P" -n 500 -c 1 -r 1000000 -t set,get >/dev/null 2>&1
   for case in get set acquire; do
-    callgrind_control -z "$vpid" >/dev/null 2>&1
-    case $case in
-      get) redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 -t get >/dev/null 2>&1 ;;
-      set) redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 -t set >/dev/null 2>&1 ;;
-      acquire) redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 uuid:1 >/dev/null 2>&1 ;;
-    esac
-    rm -f "$DIR"/"$label".*.*
-    callgrind_control -d "$case" "$vpid" >/dev/null 2>&1
-    sleep 0.5
     local ir
-    ir=$(cat "$DIR"/"$label".*.* 2>/dev/null | awk '/^summary:/ {s += $2} END {print s + 0}')
-    printf "%-7s %-8s %10.0f instructions per request\n" "$label" "$case" "$(awk -v i="$ir" -v n="$N" 'BEGIN{print i / n}')"
+    case $case in
+      get) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 -t get) ;;
+      set) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 -t set) ;;
+      acquire) ir=$(cg_count "$label" "$case" redis-benchmark -p "$P" -n "$N" -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 uuid:1) ;;
+    esac
+    printf "%-7s %-8s %10.0f instructions per request\n" "$label" "$case" "$(cg_per "$N" "$ir")"
   done
-  kill "$vpid" 2>/dev/null || true
-  wait "$vpid" 2>/dev/null || true
+  cg_stop
 }
 
 [[ $BEFORE == - ]] || measure before "$BEFORE"
 [[ $AFTER == - ]] || measure after "$AFTER"
-rm -rf "$DIR"

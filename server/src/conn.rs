@@ -762,6 +762,7 @@ impl Conn {
 
     /// Redis' OOM state (Shared::over_maxmemory): over `maxmemory` and eviction could not
     /// help, so commands that may add memory are refused.
+    #[inline]
     fn over_maxmemory(&self, shared: &Shared) -> bool {
         shared.over_maxmemory()
     }

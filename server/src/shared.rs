@@ -369,6 +369,7 @@ impl Shared {
 
     /// Redis' OOM state: `maxmemory` is set, used memory is over it, and eviction (if the
     /// policy evicts) could not get under it (crate::memory::perform_evictions).
+    #[inline]
     pub fn over_maxmemory(&self) -> bool {
         crate::memory::over_limit(self)
             && (!self.evicting.load(Ordering::Relaxed) || self.evict_failed.load(Ordering::Relaxed))

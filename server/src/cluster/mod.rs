@@ -17,6 +17,8 @@
 //! command table's key specs (`lockcore::slots::command_slot`), the one source of truth for
 //! where keys are. The slot table is an array of atomics, so the check takes no lock; only
 //! a slot under migration looks at the keyspace (ASK/TRYAGAIN depend on which keys exist).
+//! A node that owns every slot (a one-primary cluster, [`Topology::owns_all`]) only looks
+//! for keys in two slots ([`slots::SameSlot`]), which needs no CRC for a one-key command.
 //!
 //! What is not emulated: the cluster bus, gossip and failure detection (a node marked down
 //! stays in CLUSTER SLOTS until `TUMBLER.CLUSTER FAILOVER`), persistence of nodes.conf,
@@ -41,6 +43,7 @@ use crate::shared::{CoreGuard, Shared};
 
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 pub const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
+const NON_LOCAL: &str = "ERR Script attempted to access a non local key in a cluster node";
 pub const DISABLED: &str = "ERR This instance has cluster support disabled";
 
 /// One listener of the process.
@@ -88,6 +91,11 @@ pub struct Topology {
     shards: OnceLock<Vec<Weak<Shared>>>,
     /// Per slot: the owning shard, with [`MIGRATING`] set while the slot moves.
     slots: Box<[AtomicU16]>,
+    /// The shard that owns all 16384 slots with none migrating (a one-primary cluster),
+    /// or `usize::MAX`: its slot check needs no slot, only whether keys span slots.
+    sole_owner: AtomicUsize,
+    /// Per shard: how many slots it owns and is not migrating (kept by `set_slot`).
+    settled: Vec<AtomicUsize>,
     /// Per shard: the index of its primary node.
     primary: Vec<AtomicUsize>,
     migrations: RwLock<HashMap<u16, Migration>>,
@@ -157,10 +165,12 @@ impl Topology {
             })
             .collect();
         let slots: Box<[AtomicU16]> = (0..SLOTS).map(|_| AtomicU16::new(0)).collect();
+        let settled: Vec<AtomicUsize> = (0..masters).map(|_| AtomicUsize::new(0)).collect();
         for (shard, (a, b)) in split_slots(masters).into_iter().enumerate() {
             for s in a..=b {
                 slots[s as usize].store(shard as u16, Ordering::Relaxed);
             }
+            settled[shard].store((b - a) as usize + 1, Ordering::Relaxed);
         }
         let announce_ip = match ip {
             "" | "0.0.0.0" | "*" => "127.0.0.1",
@@ -175,6 +185,8 @@ impl Topology {
             nodes,
             shards: OnceLock::new(),
             slots,
+            sole_owner: AtomicUsize::new(if masters == 1 { 0 } else { usize::MAX }),
+            settled,
             primary: (0..masters).map(AtomicUsize::new).collect(),
             migrations: RwLock::new(HashMap::new()),
             current_epoch: AtomicU64::new(masters as u64),
@@ -211,6 +223,12 @@ impl Topology {
         ((v & !MIGRATING) as usize, v & MIGRATING != 0)
     }
 
+    /// True if `shard` owns every slot and none is migrating.
+    #[inline]
+    pub fn owns_all(&self, shard: usize) -> bool {
+        self.sole_owner.load(Ordering::Acquire) == shard
+    }
+
     pub fn migration(&self, slot: u16) -> Option<Migration> {
         self.migrations.read().get(&slot).copied()
     }
@@ -226,7 +244,15 @@ impl Topology {
             }
         }
         let flag = if migration.is_some() { MIGRATING } else { 0 };
-        self.slots[slot as usize].store(shard as u16 | flag, Ordering::Release);
+        // The counts change only here, under the migrations lock.
+        self.sole_owner.store(usize::MAX, Ordering::Release);
+        let old = self.slots[slot as usize].swap(shard as u16 | flag, Ordering::AcqRel);
+        if old & MIGRATING == 0 {
+            self.settled[old as usize].fetch_sub(1, Ordering::Relaxed);
+        }
+        if flag == 0 && self.settled[shard].fetch_add(1, Ordering::Relaxed) + 1 == SLOTS {
+            self.sole_owner.store(shard, Ordering::Release);
+        }
         self.current_epoch.fetch_add(1, Ordering::AcqRel);
     }
 
@@ -305,29 +331,53 @@ pub fn check(c: &mut Conn, topo: &Topology, spec: &CommandSpec, argv: &[Bytes]) 
         c.cluster.asking = false;
     }
     c.cluster.prev_asking = false;
-    let (slot, write) = if matches!(spec.keys, Keys::None) {
+    // EXEC is checked over its queue; other keyless commands are served (but SELECT).
+    let queue = if matches!(spec.keys, Keys::None) {
         if !spec.parent.is_empty() {
             return Route::Serve;
         }
         match spec.name {
-            "exec" => {
-                let Some(m) = c.multi.as_ref() else {
-                    return Route::Serve;
-                };
-                m.queue
-                    .iter()
-                    .fold((CommandSlot::NoKeys, false), |(s, w), (sp, a)| {
-                        (
-                            s.merge(slots::command_slot(sp, a)),
-                            w || sp.has(flag::WRITE),
-                        )
-                    })
-            }
+            "exec" => match c.multi.as_ref() {
+                Some(m) => Some(&m.queue),
+                None => return Route::Serve,
+            },
             "select" if c.multi.is_none() => return select_check(argv),
             _ => return Route::Serve,
         }
     } else {
-        (slots::command_slot(spec, argv), spec.has(flag::WRITE))
+        None
+    };
+    let write = || match queue {
+        Some(q) => q.iter().any(|(sp, _)| sp.has(flag::WRITE)),
+        None => spec.has(flag::WRITE),
+    };
+    // A node that owns every slot, none migrating (a one-primary cluster), serves any
+    // slot it may serve at all: only CROSSSLOT is left to find, and a command with one key
+    // needs no work at all.
+    if topo.owns_all(my_shard)
+        && (topo.primary[my_shard].load(Ordering::Acquire) == my_index
+            || (c.cluster.readonly && !write()))
+    {
+        let cross = match queue {
+            None => slots::crosses_slots(spec, argv),
+            Some(q) => {
+                let mut same = slots::SameSlot::default();
+                q.iter().for_each(|(sp, a)| same.add_command(sp, a));
+                same.cross()
+            }
+        };
+        return if cross {
+            Route::Refuse(Reply::err(CROSSSLOT))
+        } else {
+            Route::Serve
+        };
+    }
+    let write = write();
+    let slot = match queue {
+        Some(q) => q.iter().fold(CommandSlot::NoKeys, |s, (sp, a)| {
+            s.merge(slots::command_slot(sp, a))
+        }),
+        None => slots::command_slot(spec, argv),
     };
     let slot = match slot {
         CommandSlot::NoKeys => return Route::Serve,
@@ -450,6 +500,14 @@ pub fn script_call_check(
     let Some(topo) = shared.cluster.as_ref().filter(|t| t.enabled) else {
         return Ok(());
     };
+    // One shard owns every slot: only keys across slots are refused (getNodeByQuery's
+    // CROSSSLOT), and one key needs no CRC.
+    if topo.owns_all(shared.shard) {
+        return match slots::crosses_slots(spec, argv) {
+            false => Ok(()),
+            true => Err(NON_LOCAL.into()),
+        };
+    }
     let local = |s: u16| {
         let (owner, migrating) = topo.slot(s);
         // A slot being imported here is local too: the EVAL itself passed the central
@@ -460,7 +518,7 @@ pub fn script_call_check(
     match slots::command_slot(spec, argv) {
         CommandSlot::NoKeys => Ok(()),
         CommandSlot::Slot(s) if local(s) => Ok(()),
-        _ => Err("ERR Script attempted to access a non local key in a cluster node".into()),
+        _ => Err(NON_LOCAL.into()),
     }
 }
 
