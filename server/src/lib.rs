@@ -45,6 +45,17 @@ pub use shared::Shared;
 /// them many times over, also in debug builds. Untouched stack pages cost no memory.
 pub const THREAD_STACK: usize = 16 << 20;
 
+/// The runtime's worker threads for the `worker-threads` setting: 0 means the default,
+/// one per core but at least 2; anything else is taken as is.
+pub fn worker_threads(setting: i64) -> usize {
+    match setting {
+        0 => std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .max(2),
+        n => n as usize,
+    }
+}
+
 /// A running server.
 pub struct Server {
     /// The first plaintext TCP address, or the first TLS one when TLS is all there is
