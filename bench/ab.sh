@@ -77,7 +77,7 @@ LOCK_SHA=$(redis-cli -p "$RP" script load "$LOCK")
 UNLOCK_SHA=$(redis-cli -p "$RP" script load "$UNLOCK")
 
 # The process' CPU time in ns: the sum over its live threads of schedstat's run time.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d", s}'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
 
 # One redis-benchmark run against one server; appends a result line to $OUT:
 #   round case server rps cpu_us_per_request p50_ms p99_ms
