@@ -10,8 +10,9 @@
 #     PTTL), unlock (run right after acquire on the same lock:<rand> keyspace, so part of
 #     the calls release a held lock: HINCRBY -1, DEL, PUBLISH; the rest find no holder);
 #   - one-client latency (p50/p99, -P 1) for GET, SET and the acquire script;
-#   - server CPU per request: utime+stime delta of the server process from /proc/PID/stat
-#     over the run, divided by the requests.
+#   - server CPU per request: the server's CPU time over the run (sum of its threads'
+#     /proc/PID/task/*/schedstat run times, ns resolution; /proc/PID/stat's clock ticks are
+#     10 ms, too coarse for short runs), divided by the requests.
 # Then, on fresh servers, bytes per held Redisson lock: 10,000 x (HSET lock:N <uuid>:1 1 +
 # PEXPIRE lock:N 3600000), RSS growth (and redis' INFO used_memory growth).
 # Prints medians over the rounds of throughput and CPU per request, and the ratios
@@ -21,8 +22,12 @@
 # Environment: N1 (requests per -P 1 run, default 50000), N16 (per -P 16 run, 200000),
 #   NLAT (one-client latency requests, 10000), CASES (regex over case names, default all),
 #   TBIN (tumbler binary, default target/release/tumbler), TARGS (extra tumbler flags),
+#   TBIN2 / TARGS2 (a second tumbler candidate, "tumbler2", measured in the same rounds:
+#   set either one to compare two builds or two configurations side by side),
 #   OUT (raw results file), SKIP_MEM=1 to skip the memory measurement.
 # A run with the defaults (3 rounds) takes 5-8 minutes on the shared 2-core build machine.
+# A cheap many-round subset, e.g. one worker against two:
+#   CASES='^(SET|GET|PING)_P1$' N1=20000 SKIP_MEM=1 TARGS2='--worker-threads 1' bench/ab.sh 9
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -32,8 +37,10 @@ NLAT=${NLAT:-10000}
 CASES=${CASES:-.}
 TBIN=${TBIN:-target/release/tumbler}
 TARGS=${TARGS:-}
+TBIN2=${TBIN2:-}
+TARGS2=${TARGS2:-}
+[ -n "$TARGS2" ] && [ -z "$TBIN2" ] && TBIN2=$TBIN
 OUT=${OUT:-$(mktemp /tmp/ab.XXXXXX)}
-HZ=$(getconf CLK_TCK)
 
 [ -x "$TBIN" ] || { echo "no $TBIN: run cargo build --release" >&2; exit 1; }
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
@@ -49,7 +56,18 @@ PIDS+=("$TPID")
 redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
 RPID=$!
 PIDS+=("$RPID")
-for p in "$TP" "$RP"; do
+# The servers measured each round, as "name port pid"; the first one starts the odd rounds.
+SERVERS=("tumbler $TP $TPID" "redis $RP $RPID")
+if [ -n "$TBIN2" ]; then
+  T2P=$(free_port)
+  # shellcheck disable=SC2086
+  "$TBIN2" --port "$T2P" $TARGS2 >/dev/null 2>&1 &
+  T2PID=$!
+  PIDS+=("$T2PID")
+  SERVERS=("tumbler $TP $TPID" "redis $RP $RPID" "tumbler2 $T2P $T2PID")
+fi
+for s in "${SERVERS[@]}"; do
+  read -r _ p _ <<<"$s"
   for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
 done
 
@@ -58,7 +76,8 @@ UNLOCK="if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil end lo
 LOCK_SHA=$(redis-cli -p "$RP" script load "$LOCK")
 UNLOCK_SHA=$(redis-cli -p "$RP" script load "$UNLOCK")
 
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+# The process' CPU time in ns: the sum over its live threads of schedstat's run time.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
 
 # One redis-benchmark run against one server; appends a result line to $OUT:
 #   round case server rps cpu_us_per_request p50_ms p99_ms
@@ -66,12 +85,12 @@ bench_one() { # round case server port pid clients pipeline requests args...
   local round=$1 case=$2 who=$3 port=$4 pid=$5 c=$6 pl=$7 n=$8
   shift 8
   local t0 t1 line
-  t0=$(ticks "$pid")
+  t0=$(cpu_ns "$pid")
   line=$(redis-benchmark -p "$port" -n "$n" -c "$c" -P "$pl" -r 1000000 --csv "$@" 2>/dev/null | tail -1)
-  t1=$(ticks "$pid")
-  echo "$line" | awk -F, -v r="$round" -v cs="$case" -v w="$who" -v d=$((t1 - t0)) -v hz="$HZ" -v n="$n" \
+  t1=$(cpu_ns "$pid")
+  echo "$line" | awk -F, -v r="$round" -v cs="$case" -v w="$who" -v d=$((t1 - t0)) -v n="$n" \
     '{for (i = 1; i <= NF; i++) gsub(/"/, "", $i);
-      printf "%s %s %s %s %.3f %s %s\n", r, cs, w, $2, d / hz * 1e6 / n, $5, $7}' >>"$OUT"
+      printf "%s %s %s %s %.4f %s %s\n", r, cs, w, $2, d / 1e3 / n, $5, $7}' >>"$OUT"
 }
 
 prep() { # port: script cache and the held keys the scripts expect
@@ -104,20 +123,25 @@ cases() {
 }
 
 echo "tumbler: $TBIN $TARGS (port $TP)   redis-server $(redis-server --version | awk '{print $3}') (port $RP)"
+[ -n "$TBIN2" ] && echo "tumbler2: $TBIN2 $TARGS2 (port $T2P)"
 echo "rounds=$ROUNDS N1=$N1 N16=$N16 NLAT=$NLAT clients=50 keyspace=1000000 raw=$OUT"
 start=$(date +%s)
 for round in $(seq "$ROUNDS"); do
-  for s in "$TP" "$RP"; do redis-cli -p "$s" flushall >/dev/null; prep "$s"; done
+  for s in "${SERVERS[@]}"; do
+    read -r _ p _ <<<"$s"
+    redis-cli -p "$p" flushall >/dev/null
+    prep "$p"
+  done
+  # Round r starts with server (r-1) mod k and goes round the list, so each server goes
+  # first, second, ... equally often.
+  k=${#SERVERS[@]}
   while read -r name pl c n args; do
     [[ $name =~ $CASES ]] || continue
-    # shellcheck disable=SC2086
-    if [ $((round % 2)) = 1 ]; then
-      bench_one "$round" "$name" tumbler "$TP" "$TPID" "$c" "$pl" "$n" $args
-      bench_one "$round" "$name" redis "$RP" "$RPID" "$c" "$pl" "$n" $args
-    else
-      bench_one "$round" "$name" redis "$RP" "$RPID" "$c" "$pl" "$n" $args
-      bench_one "$round" "$name" tumbler "$TP" "$TPID" "$c" "$pl" "$n" $args
-    fi
+    for i in $(seq 0 $((k - 1))); do
+      read -r who p pid <<<"${SERVERS[$(((round - 1 + i) % k))]}"
+      # shellcheck disable=SC2086
+      bench_one "$round" "$name" "$who" "$p" "$pid" "$c" "$pl" "$n" $args
+    done
   done < <(cases)
   echo "round $round done ($(($(date +%s) - start)) s)" >&2
 done
@@ -227,6 +251,25 @@ for case in order:
     cr = [a[1] / b[1] for a, b in zip(t, rd) if b[1] > 0]
     print(f"{case:13} {med([x[0] for x in t]):11.0f} {med([x[0] for x in rd]):10.0f} {band(rr):>24} "
           f"{med([x[1] for x in t]):14.3f} {med([x[1] for x in rd]):12.3f} {band(cr):>24}")
+# A second candidate: its ratios to redis, and to tumbler (the A/B of the two candidates).
+if any(w == "tumbler2" for d in rows.values() for _, w in d):
+    print(f"\ntumbler2 against redis and against tumbler (per-round ratios, median (min-max)):")
+    print(f"{'case':13} {'tumbler2 us/req':>15} {'rps t2/redis':>20} {'CPU t2/redis':>20} "
+          f"{'rps t2/tumbler':>20} {'CPU t2/tumbler':>20}")
+    for case in order:
+        if case.startswith("lat_"):
+            continue
+        d = rows[case]
+        rs = sorted({r for r, _ in d})
+        three = [r for r in rs if all((r, w) in d for w in ("tumbler", "redis", "tumbler2"))]
+        if not three:
+            continue
+        t2 = [d[(r, "tumbler2")] for r in three]
+        rd = [d[(r, "redis")] for r in three]
+        t1 = [d[(r, "tumbler")] for r in three]
+        ratio = lambda a, b, i: [x[i] / y[i] for x, y in zip(a, b) if y[i] > 0]
+        print(f"{case:13} {med([x[1] for x in t2]):15.3f} {band(ratio(t2, rd, 0)):>20} "
+              f"{band(ratio(t2, rd, 1)):>20} {band(ratio(t2, t1, 0)):>20} {band(ratio(t2, t1, 1)):>20}")
 for case, d, both in lat:
     t = [d[(r, "tumbler")] for r in both]
     rd = [d[(r, "redis")] for r in both]

@@ -190,7 +190,7 @@ pub static PARAMS: &[Param] = &[
     p("lfu-decay-time", "1", Kind::Int(0, i32::MAX as i64)),
     fixed("tcp-backlog", "511", Kind::Int(0, BIG)),
     fixed("io-threads", "1", Kind::Int(1, 128)),
-    // Tumbler's own: tokio worker threads; 0 = one per core, at least 2.
+    // Tumbler's own: tokio worker threads; 0 = 1 on up to two cores, else one per core.
     fixed("worker-threads", "0", Kind::Int(0, 256)),
     p("replica-read-only", "yes", Kind::Bool),
     p("stop-writes-on-bgsave-error", "yes", Kind::Bool),

@@ -149,13 +149,14 @@ impl Builder {
     /// joins the thread).
     pub fn spawn(self) -> std::io::Result<TestServer> {
         let config = self.checked()?;
+        let workers = crate::worker_threads(config.get_i64("worker-threads"));
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("tumbler-embedded".into())
             .spawn(move || {
                 let rt = match tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
+                    .worker_threads(workers)
                     .thread_name("tumbler-embedded-worker")
                     .thread_stack_size(crate::THREAD_STACK)
                     .enable_all()

@@ -348,12 +348,7 @@ fn main() {
     };
     let pidfile = cfg.get("pidfile").to_string();
 
-    let workers = match cfg.get_i64("worker-threads") {
-        0 => std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .max(2),
-        n => n as usize,
-    };
+    let workers = tumbler::worker_threads(cfg.get_i64("worker-threads"));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .thread_stack_size(tumbler::THREAD_STACK)

@@ -73,6 +73,9 @@ pub fn parse(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>, Prot
     }
 }
 
+/// Commands with up to this many arguments keep their spans on the stack while parsed.
+const SHORT_ARGS: usize = 8;
+
 fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>, ProtoError> {
     let Some(eol) = find_crlf(buf, 0) else {
         if buf.len() > INLINE_MAX {
@@ -92,9 +95,11 @@ fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>
         let _ = buf.split_to(pos);
         return Ok(Some(Vec::new()));
     }
-    // Phase one: walk the headers and check that every argument is here.
-    let mut spans: Vec<(usize, usize)> = Vec::with_capacity((n as usize).min(1024));
-    for _ in 0..n {
+    // Phase one: walk the headers and check that every argument is here. The spans of a
+    // short command (nearly all of them) stay on the stack: one allocation less per command.
+    let mut short = [(0usize, 0usize); SHORT_ARGS];
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for i in 0..n as usize {
         if pos >= buf.len() {
             return Ok(None);
         }
@@ -122,15 +127,28 @@ fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>
             buf.reserve(want);
             return Ok(None);
         }
-        spans.push((start, end));
+        if i < SHORT_ARGS {
+            short[i] = (start, end);
+        } else {
+            if i == SHORT_ARGS {
+                spans.reserve((n as usize).min(1024));
+                spans.extend_from_slice(&short);
+            }
+            spans.push((start, end));
+        }
         pos = end + 2;
     }
+    let spans = if n as usize <= SHORT_ARGS {
+        &short[..n as usize]
+    } else {
+        &spans[..]
+    };
     // Phase two: copy each argument into an allocation of its own, then drop the frame.
     // Slicing the read buffer instead would save a copy, but every key and value stored
     // from it would then keep the whole buffer alive for as long as it lives.
     let argv = spans
-        .into_iter()
-        .map(|(s, e)| Bytes::copy_from_slice(&buf[s..e]))
+        .iter()
+        .map(|&(s, e)| Bytes::copy_from_slice(&buf[s..e]))
         .collect();
     buf.advance(pos);
     Ok(Some(argv))
@@ -289,6 +307,29 @@ mod tests {
         );
         assert_eq!(p(b"*2\r\n$3\r\nget\r\n$1\r\n").unwrap(), None);
         assert_eq!(p(b"*2\r\n$3\r\nget\r\n$1\r\nk\r").unwrap(), None);
+    }
+
+    /// Around SHORT_ARGS, where the spans move from the stack to the heap: every prefix of
+    /// a frame waits for more, the whole frame gives back exactly its arguments, and the
+    /// next frame stays in the buffer.
+    #[test]
+    fn multibulk_of_any_length_whole_and_partial() {
+        for n in 1..=2 * SHORT_ARGS + 1 {
+            let args: Vec<Bytes> = (0..n).map(|i| Bytes::from(format!("a{i}"))).collect();
+            let mut frame = format!("*{n}\r\n").into_bytes();
+            for a in &args {
+                frame.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+                frame.extend_from_slice(a);
+                frame.extend_from_slice(b"\r\n");
+            }
+            for cut in 1..frame.len() {
+                assert_eq!(p(&frame[..cut]).unwrap(), None, "n={n} cut={cut}");
+            }
+            let mut b = BytesMut::from(&frame[..]);
+            b.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+            assert_eq!(parse(&mut b, LIM).unwrap().unwrap(), args, "n={n}");
+            assert_eq!(&b[..], &b"*1\r\n$4\r\nPING\r\n"[..]);
+        }
     }
 
     #[test]

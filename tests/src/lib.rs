@@ -38,6 +38,14 @@ impl Tumbler {
                 b = b.config("lockdep", &mode);
             }
         }
+        // `TUMBLER_TEST_WORKERS=N` runs every server a test starts on N runtime workers
+        // (unless the test sets `worker-threads` itself), to check a test under another
+        // thread count.
+        if let Ok(n) = std::env::var("TUMBLER_TEST_WORKERS") {
+            if !directives.iter().any(|(k, _)| *k == "worker-threads") {
+                b = b.config("worker-threads", &n);
+            }
+        }
         for (k, v) in directives {
             b = b.config(k, v);
         }

@@ -515,9 +515,15 @@ fn plans_are_atomic_under_concurrency() {
 /// A plan is a running script for the `busy` machinery: past busy-reply-threshold other
 /// clients get -BUSY while it runs (here its one slow command), SCRIPT KILL sees it, and
 /// once it ends everything is served again.
+///
+/// Two workers, so that another thread is free to answer while the plan's one command
+/// runs. On one worker (the default on two cores) that command holds the only worker until
+/// it ends, as Redis' one thread does: other clients wait and are then served, and neither
+/// answers -BUSY in the middle of a single command (Redis answers it only from the Lua
+/// hook between instructions; a long Lua script leaves the worker, tests/one_worker.rs).
 #[test]
 fn plans_take_part_in_busy() {
-    let t = Tumbler::start_with(&[("busy-reply-threshold", "1")]);
+    let t = Tumbler::start_with(&[("busy-reply-threshold", "1"), ("worker-threads", "2")]);
     let mut c = t.raw();
     // Enough keys that KEYS * takes a while, even on a fast machine.
     for batch in 0..40 {
