@@ -5,6 +5,7 @@
 //! runtime and returns a handle with the address and a shutdown.
 
 pub mod acl;
+pub mod arrival;
 pub mod benchcmd;
 pub mod climits;
 pub mod cluster;
