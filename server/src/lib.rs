@@ -9,6 +9,7 @@ pub mod arrival;
 pub mod benchcmd;
 pub mod climits;
 pub mod cluster;
+pub mod cmdlist;
 pub mod cmdstats;
 pub mod config;
 pub mod conn;

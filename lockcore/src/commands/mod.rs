@@ -638,7 +638,8 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
         .filter(|(f, _)| c.flags & f != 0)
         .map(|(_, n)| Reply::Simple((*n).into()))
         .chain(
-            matches!(
+            // Redis 7.0 gives SORT_RO a getkeys procedure, which makes it movablekeys.
+            (matches!(
                 c.keys,
                 Keys::NumKeys { .. }
                     | Keys::DestNumKeys { .. }
@@ -646,8 +647,8 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
                     | Keys::Sort
                     | Keys::GeoRadius
                     | Keys::Migrate
-            )
-            .then(|| Reply::simple("movablekeys")),
+            ) || c.name == "sort_ro")
+                .then(|| Reply::simple("movablekeys")),
         )
         .collect();
     let acl = c
