@@ -57,3 +57,28 @@ fn sort_ro_is_movablekeys_as_in_redis() {
     let get = t.raw().cmd_str(&["COMMAND", "INFO", "get"]);
     assert!(!get.contains("movablekeys"), "{get}");
 }
+
+/// unit/introspection-2 "TTL, TYPE and EXISTS do not alter the last access time of a key":
+/// they look up without touching the LRU clock (Redis' LOOKUP_NOTOUCH); GET and TOUCH do.
+#[test]
+fn ttl_type_and_exists_leave_the_idle_time_alone() {
+    let t = Tumbler::start();
+    let mut c = t.raw();
+    let clock = t.time();
+    clock.freeze();
+    c.cmd(&["SET", "foo", "bar"]);
+    clock.advance(std::time::Duration::from_secs(5));
+    for cmd in [
+        &["TTL", "foo"][..],
+        &["PTTL", "foo"],
+        &["EXPIRETIME", "foo"],
+        &["PEXPIRETIME", "foo"],
+        &["TYPE", "foo"],
+        &["EXISTS", "foo"],
+    ] {
+        c.cmd(cmd);
+    }
+    assert_eq!(c.cmd_str(&["OBJECT", "IDLETIME", "foo"]), ":5\r\n");
+    c.cmd(&["GET", "foo"]);
+    assert_eq!(c.cmd_str(&["OBJECT", "IDLETIME", "foo"]), ":0\r\n");
+}

@@ -128,11 +128,11 @@ fn del(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn exists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    Reply::Int(a[1..].iter().filter(|k| ctx.read(k).is_some()).count() as i64)
+    Reply::Int(a[1..].iter().filter(|k| ctx.read_notouch(k).is_some()).count() as i64)
 }
 
 fn type_(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    match ctx.read(&a[1]) {
+    match ctx.read_notouch(&a[1]) {
         Some(e) => Reply::simple(e.value.type_name()),
         None => Reply::simple("none"),
     }
@@ -216,7 +216,7 @@ fn pexpireat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 /// -2 if the key is missing, -1 if it has no TTL, else `f(expire_at)`.
 fn ttl_generic(ctx: &mut Ctx, key: &[u8], f: impl Fn(i64, i64) -> i64) -> Reply {
     let now = ctx.now();
-    match ctx.read(key) {
+    match ctx.read_notouch(key) {
         None => Reply::Int(-2),
         Some(e) => match e.expire_at {
             None => Reply::Int(-1),

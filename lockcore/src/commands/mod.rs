@@ -476,6 +476,13 @@ impl Ctx<'_> {
         let no_touch = self.cl.no_touch;
         self.eng.lookup_read(db, key, now, !no_touch)
     }
+    /// [`Ctx::read`] without the LRU/LFU touch: Redis' LOOKUP_NOTOUCH, which TTL, PTTL,
+    /// EXPIRETIME, PEXPIRETIME, TYPE and EXISTS use (they leave OBJECT IDLETIME alone).
+    pub fn read_notouch(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
+        let db = self.cl.db;
+        let now = self.eng.now_ms();
+        self.eng.lookup_read(db, key, now, false)
+    }
     /// Looks a key up for writing: lazy expiry, no stats.
     pub fn write(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
         let db = self.cl.db;
