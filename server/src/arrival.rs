@@ -228,15 +228,15 @@ impl<R: AsyncRead + Unpin> AsyncRead for OrderedRead<R> {
             // A ticket held from before this read, which found no data (a spurious wake-up,
             // or the data was read already), holds no place. A ticket taken while the read
             // ran is for data that arrived just now and keeps its place.
-            Poll::Pending if held != 0 => {
-                if this
-                    .turn
-                    .ticket
-                    .compare_exchange(held, 0, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
-                    this.turn.arrivals.release(held);
-                }
+            Poll::Pending
+                if held != 0
+                    && this
+                        .turn
+                        .ticket
+                        .compare_exchange(held, 0, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok() =>
+            {
+                this.turn.arrivals.release(held);
             }
             _ => {}
         }
