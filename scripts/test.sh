@@ -55,15 +55,19 @@ else
 fi
 if command -v npm >/dev/null 2>&1; then
   pkg=tests/clients/node/package.json
+  # package-lock.json pins every transitive dependency (bullmq's too); `npm install` with
+  # it installs exactly those versions. (`npm ci` would refuse it: the registry mirror
+  # lacks msgpackr's optional builds for other platforms, so the lock cannot list them.)
+  lock=tests/clients/node/package-lock.json
   # The marker is written only after a complete install, so an interrupted or timed-out
   # install is redone on the next run instead of leaving a half-filled node_modules.
-  if ! cmp -s "$pkg" "$clients/node/installed-package.json"; then
+  if ! cat "$pkg" "$lock" | cmp -s - "$clients/node/installed-package.json"; then
     log "installing Node client libraries into $clients/node"
     rm -rf "$clients/node"
     mkdir -p "$clients/node"
-    cp "$pkg" "$clients/node/package.json"
+    cp "$pkg" "$lock" "$clients/node/"
     (cd "$clients/node" && timeout 300 npm install --no-audit --no-fund --loglevel=error)
-    cp "$pkg" "$clients/node/installed-package.json"
+    cat "$pkg" "$lock" > "$clients/node/installed-package.json"
   fi
 else
   echo "npm missing: Node client tests will be skipped (a failure under CI)" >&2

@@ -895,6 +895,11 @@ pub struct Acl {
 }
 
 impl Acl {
+    /// Every user as its `user ...` config line (ACL LIST's text), for CONFIG REWRITE.
+    pub fn user_lines(&self) -> Vec<String> {
+        self.users.read().values().map(|u| u.describe()).collect()
+    }
+
     pub fn new(requirepass: &str) -> Acl {
         let mut d = User::default_user();
         if !requirepass.is_empty() {
@@ -1149,6 +1154,55 @@ pub fn check_script(
         Denied::Key => "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments".into(),
         _ => "ERR The user executing the script can't publish to the channel mentioned in the command".into(),
     })
+}
+
+/// Why SORT/SORT_RO may not use BY/GET patterns, if it may not (sort.c): in cluster mode,
+/// or when no selector of the user that allows the command also grants read access to
+/// every key (`~*`, `%R~*`, allkeys), since the patterns read keys the key specs cannot
+/// name. Redis' `ACLUserCheckCmdWithUnrestrictedKeyAccess`.
+pub fn sort_patterns_denied(
+    shared: &Shared,
+    user: &User,
+    spec: &'static CommandSpec,
+    argv: &[Bytes],
+) -> Option<&'static str> {
+    if shared.cluster.is_some() {
+        return Some("in Cluster mode");
+    }
+    let spec = acl_spec(spec, argv);
+    let keys = spec.key_positions(argv);
+    let unrestricted = std::iter::once(&user.root)
+        .chain(user.selectors.iter())
+        .any(|sel| {
+            sel.check(spec, argv, &keys).is_ok()
+                && (sel.allkeys
+                    || sel
+                        .keys
+                        .iter()
+                        .any(|(flags, p)| flags & READ == READ && &p[..] == b"*"))
+        });
+    (!unrestricted).then_some("due to insufficient ACL permissions")
+}
+
+/// [`sort_patterns_denied`] for a SORT a script runs, as the script's calling user.
+pub fn script_sort_patterns_denied(
+    shared: &Shared,
+    client: lockcore::ClientId,
+    spec: &'static CommandSpec,
+    argv: &[Bytes],
+) -> Option<&'static str> {
+    if shared.cluster.is_none() && shared.acl.all_unrestricted.load(Ordering::Acquire) {
+        return None;
+    }
+    let user = shared
+        .clients
+        .get(&client)
+        .map(|h| h.info.lock().user.clone())
+        .and_then(|name| shared.acl.get(&name));
+    match user {
+        Some(u) => sort_patterns_denied(shared, &u, spec, argv),
+        None => shared.cluster.is_some().then_some("in Cluster mode"),
+    }
 }
 
 /// `redis.acl_check_cmd(...)`: may the script's calling user run this command? (No log

@@ -308,7 +308,11 @@ pub const IGNORED: &[&str] = &[
 ];
 
 /// Parameters CONFIG GET only returns when asked for by their exact name.
-const HIDDEN: &[&str] = &["key-load-delay"];
+/// Shown by CONFIG GET of their exact name only, not by patterns. key-load-delay as in
+/// Redis; and Tumbler's own start-up-only parameters, so that tools that walk `CONFIG GET *`
+/// and set each value back (Redis' "CONFIG sanity" test) meet only the immutable
+/// parameters redis-server itself has.
+const HIDDEN: &[&str] = &["key-load-delay", "metrics-port", "worker-threads"];
 
 pub fn find(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| {
@@ -460,6 +464,8 @@ pub struct Config {
     explicit: std::collections::BTreeSet<&'static str>,
     /// `user <name> <rules...>` lines (redis.conf or `--user "..."`), loaded by acl.rs.
     pub acl_users: Vec<Vec<String>>,
+    /// The config file the server started from (absolute), for CONFIG REWRITE.
+    pub file: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -471,6 +477,7 @@ impl Default for Config {
                 .collect(),
             explicit: Default::default(),
             acl_users: Vec::new(),
+            file: None,
         }
     }
 }

@@ -781,6 +781,10 @@ impl Conn {
         let started = std::time::Instant::now();
         let reply = match spec.exec {
             Exec::Engine(_) => {
+                if spec.name.starts_with("sort") {
+                    self.cl.sort_patterns_denied =
+                        crate::acl::sort_patterns_denied(&self.shared, &self.user, spec, argv);
+                }
                 let core = guard
                     .as_mut()
                     .expect("engine command without the keyspace lock");

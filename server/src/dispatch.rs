@@ -36,6 +36,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "info"
                     | "debug"
                     | "migrate"
+                    | "memory"
                     | "tumbler.time"
                     | "tumbler.profile"
             ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
@@ -123,6 +124,7 @@ pub fn server_command(
         }
         "slowlog" => crate::slowlog::command(c, spec, a),
         "migrate" => crate::migrate::command(c, core(guard), a),
+        "memory" => crate::info::memory_stats(&c.shared, core(guard)),
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
             spec.full_name()
@@ -609,7 +611,24 @@ fn config(
             core(guard).scripts.reset_stats();
             Reply::ok()
         }
-        "rewrite" => Reply::err("ERR The server is running without a config file"),
+        "rewrite" => {
+            let cfg = c.shared.config.read().clone();
+            let Some(path) = cfg.file.clone() else {
+                return Reply::err("ERR The server is running without a config file");
+            };
+            match crate::config_rewrite::rewrite(&path, &cfg, &c.shared.acl.user_lines()) {
+                Ok(()) => {
+                    tracing::info!("CONFIG REWRITE executed with success.");
+                    Reply::ok()
+                }
+                Err(e) => {
+                    // strerror's text, as Redis prints it.
+                    let e = e.split(" (os error").next().unwrap_or(&e).to_string();
+                    tracing::warn!("CONFIG REWRITE failed: {e}");
+                    Reply::err(format!("ERR Rewriting config file: {e}"))
+                }
+            }
+        }
         "help" => Reply::Array(
             [
                 "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -803,11 +822,66 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             crate::digest::reload(&mut core.engine);
             Reply::ok()
         }
+        "populate" if (3..=5).contains(&a.len()) => debug_populate(c, core, a),
+        "populate" => Reply::err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+            arg_str(&a[1])
+        )),
         _ => Reply::err(format!(
             "ERR DEBUG {} is not supported by tumbler",
             sub.to_uppercase()
         )),
     }
+}
+
+/// DEBUG POPULATE count [prefix] [size]: `prefix:N` = `value:N` (zero-padded or cut to
+/// `size` bytes) for N in 0..count, skipping keys that exist, as debug.c does (including its
+/// 127-byte limit on the key and value texts).
+fn debug_populate(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
+    // getPositiveLongFromObjectOrReply: one message for negative and non-numbers alike.
+    let positive = |v: &Bytes| match parse_i64(v) {
+        Some(n) if n >= 0 => Ok(n),
+        _ => Err(Reply::err("ERR value is out of range, must be positive")),
+    };
+    let count = match positive(&a[2]) {
+        Ok(n) => n,
+        Err(e) => return e,
+    };
+    let size = match a.get(4).map(positive).transpose() {
+        Ok(n) => n.unwrap_or(0) as usize,
+        Err(e) => return e,
+    };
+    if size as i64 > c.shared.proto_max_bulk.load(Ordering::Relaxed) {
+        return Reply::err("ERR value size exceeds proto-max-bulk-len");
+    }
+    // C's `%s` stops at a NUL; snprintf into char[128] keeps 127 bytes.
+    let prefix: &[u8] = match a.get(3) {
+        Some(p) => p.split(|b| *b == 0).next().unwrap_or(b""),
+        None => b"key",
+    };
+    let db = c.cl.db;
+    let now = core.engine.now_ms();
+    for j in 0..count {
+        let mut key = prefix.to_vec();
+        key.extend_from_slice(format!(":{j}").as_bytes());
+        key.truncate(127);
+        let key = Bytes::from(key);
+        if core.engine.lookup(db, &key).is_some() {
+            continue;
+        }
+        let text = format!("value:{j}");
+        let value = if size == 0 {
+            Bytes::from(text)
+        } else {
+            let mut v = vec![0u8; size];
+            let n = text.len().min(size);
+            v[..n].copy_from_slice(&text.as_bytes()[..n]);
+            Bytes::from(v)
+        };
+        core.engine.dbs[db].insert(key.clone(), lockcore::value::Value::Str(value), None, now);
+        core.engine.touch_watched(db, &key);
+    }
+    Reply::ok()
 }
 
 fn function(

@@ -211,8 +211,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 "total_error_replies:{}\r\nunexpected_error_replies:0\r\n",
                 sh.cmdstats.total_error_replies.load(Ordering::Relaxed)
             );
-            // MIGRATE opens a connection per call, so none is ever cached.
-            out.push_str("migrate_cached_sockets:0\r\n");
+            let _ = write!(out, "migrate_cached_sockets:{}\r\n", sh.migrate_sockets.len());
         }
         "replication" => out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nrepl_backlog_active:0\r\n"),
         "cpu" => {
@@ -308,5 +307,112 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
         cmd,
         info.user,
         info.resp,
+    )
+}
+
+/// The process' RSS when the server started: MEMORY STATS' `startup.allocated`.
+static STARTUP_RSS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Notes the RSS at startup (the first server of the process to start).
+pub fn note_startup_memory() {
+    let _ = STARTUP_RSS.compare_exchange(0, rss_bytes(), Ordering::Relaxed, Ordering::Relaxed);
+}
+
+/// MEMORY STATS, with Redis 7.0's fields in its order. Tumbler uses the system allocator
+/// and does not count allocations, so the totals are the process' RSS (as INFO memory's
+/// used_memory is); the per-part overheads follow Redis' formulas for its own structures
+/// (a 24-byte dict entry and an 8-byte bucket per key, a 16-byte object header) so that
+/// the shares are comparable, and the allocator ratios are 1.
+pub fn memory_stats(sh: &crate::shared::Shared, core: &crate::shared::Core) -> Reply {
+    let total = rss_bytes();
+    let startup = STARTUP_RSS.load(Ordering::Relaxed).min(total);
+    let lua = core.scripts.memory() as u64;
+    let clients: u64 = sh
+        .clients
+        .iter()
+        .map(|h| {
+            h.mem.qbuf.load(Ordering::Relaxed) as u64 + h.mem.out.load(Ordering::Relaxed) as u64
+        })
+        .sum();
+    let int = |n: u64| Reply::Int(n.min(i64::MAX as u64) as i64);
+    let mut fields = vec![
+        ("peak.allocated".to_string(), int(total)),
+        ("total.allocated".into(), int(total)),
+        ("startup.allocated".into(), int(startup)),
+        ("replication.backlog".into(), int(0)),
+        ("clients.slaves".into(), int(0)),
+        ("clients.normal".into(), int(clients)),
+        ("cluster.links".into(), int(0)),
+        ("aof.buffer".into(), int(0)),
+        ("lua.caches".into(), int(lua)),
+        ("functions.caches".into(), int(0)),
+    ];
+    let mut overhead = startup + clients + lua;
+    let mut keys = 0u64;
+    for (id, db) in core.engine.dbs.iter().enumerate() {
+        let n = db.len() as u64;
+        if n == 0 {
+            continue;
+        }
+        let e = db.expires_count() as u64;
+        let main = n * 24 + n.next_power_of_two() * 8 + n * 16;
+        let expires = e * 24 + if e == 0 { 0 } else { e.next_power_of_two() * 8 };
+        overhead += main + expires;
+        keys += n;
+        fields.push((
+            format!("db.{id}"),
+            Reply::Map(vec![
+                (Reply::Bulk("overhead.hashtable.main".into()), int(main)),
+                (
+                    Reply::Bulk("overhead.hashtable.expires".into()),
+                    int(expires),
+                ),
+                (
+                    Reply::Bulk("overhead.hashtable.slot-to-keys".into()),
+                    int(0),
+                ),
+            ]),
+        ));
+    }
+    let overhead = overhead.min(total);
+    let dataset = total - overhead;
+    let net = total - startup;
+    let pct = |part: u64, whole: u64| {
+        if whole == 0 {
+            0.0
+        } else {
+            part as f64 * 100.0 / whole as f64
+        }
+    };
+    fields.extend([
+        ("overhead.total".to_string(), int(overhead)),
+        ("keys.count".into(), int(keys)),
+        (
+            "keys.bytes-per-key".into(),
+            int(if keys == 0 { 0 } else { net / keys }),
+        ),
+        ("dataset.bytes".into(), int(dataset)),
+        (
+            "dataset.percentage".into(),
+            Reply::Double(pct(dataset, net)),
+        ),
+        ("peak.percentage".into(), Reply::Double(100.0)),
+        ("allocator.allocated".into(), int(total)),
+        ("allocator.active".into(), int(total)),
+        ("allocator.resident".into(), int(total)),
+        ("allocator-fragmentation.ratio".into(), Reply::Double(1.0)),
+        ("allocator-fragmentation.bytes".into(), int(0)),
+        ("allocator-rss.ratio".into(), Reply::Double(1.0)),
+        ("allocator-rss.bytes".into(), int(0)),
+        ("rss-overhead.ratio".into(), Reply::Double(1.0)),
+        ("rss-overhead.bytes".into(), int(0)),
+        ("fragmentation".into(), Reply::Double(1.0)),
+        ("fragmentation.bytes".into(), int(0)),
+    ]);
+    Reply::Map(
+        fields
+            .into_iter()
+            .map(|(k, v)| (Reply::Bulk(k.into()), v))
+            .collect(),
     )
 }

@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod cmdlist;
 pub mod cmdstats;
 pub mod config;
+pub mod config_rewrite;
 pub mod conn;
 pub mod digest;
 pub mod dispatch;
@@ -113,6 +114,7 @@ impl Server {
             Some(l) => Some(l.local_addr()?),
             None => None,
         };
+        crate::info::note_startup_memory();
         let shared = Shared::new(config);
         crate::acl::install_startup_users(&shared, users);
         shared.port.store(
@@ -229,6 +231,8 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
             }
             core.engine.next_deadline()
         };
+        // serverCron's migrateCloseTimedoutSockets.
+        shared.migrate_sockets.close_idle();
         let now = lockcore::clock::Clock::now_ms(&*shared.clock);
         let wait = next.map_or(100, |t| (t - now).clamp(1, 100)) as u64;
         tokio::select! {

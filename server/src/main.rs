@@ -197,6 +197,7 @@ fn main() {
                 std::process::exit(1);
             }
         };
+        cfg.file = std::fs::canonicalize(path).ok();
         match config::load_file(&mut cfg, &text) {
             Ok(w) => warnings.extend(w),
             Err(e) => {

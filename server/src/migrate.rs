@@ -6,14 +6,20 @@
 //! Like Redis, MIGRATE is synchronous: it holds the keyspace lock while it talks to the
 //! target, bounded by `timeout` ms for the connect, each write and each reply, so the keys
 //! cannot change between the DUMP and the DEL. (Migrating to the same server therefore
-//! times out, as it does in Redis.) Differences: Tumbler opens a new connection per MIGRATE
-//! instead of caching one for 10 s (INFO's `migrate_cached_sockets` stays 0), so it always
-//! sends SELECT and never needs Redis' retry on a stale cached socket; and it sends
+//! times out, as it does in Redis.)
+//!
+//! Connections are cached per `host:port` as Redis' `migrateGetSocket` caches them: at most
+//! 64, a random one dropped for a new one, each closed after 10 s unused (the timer task
+//! sweeps them, as serverCron does), SELECT sent only when the target db changed, and one
+//! retry on a fresh connection when a cached one turns out to be dead before the first
+//! reply. INFO's `migrate_cached_sockets` counts them. The one difference: Tumbler sends
 //! RESTORE, not RESTORE-ASKING, in cluster mode (the emulated cluster does not reshard).
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use lockcore::num::parse_i64;
@@ -32,6 +38,48 @@ fn array(out: &mut Vec<u8>, args: &[&[u8]]) {
     out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
     for a in args {
         bulk(out, a);
+    }
+}
+
+/// MIGRATE_SOCKET_CACHE_ITEMS and MIGRATE_SOCKET_CACHE_TTL in Redis.
+const CACHE_ITEMS: usize = 64;
+const CACHE_TTL: Duration = Duration::from_secs(10);
+
+/// MIGRATE's cached connections, by `host:port` as the command spelled them.
+#[derive(Default)]
+pub struct SocketCache {
+    map: parking_lot::Mutex<HashMap<String, Cached>>,
+    /// The map's size, so INFO and the timer's sweep need no lock when it is empty.
+    len: AtomicUsize,
+}
+
+struct Cached {
+    conn: BufReader<TcpStream>,
+    /// The db the target has selected on this connection, -1 if unknown.
+    last_dbid: i64,
+    last_use: Instant,
+    /// A socket error after the target had already replied with an error: close it.
+    dead: bool,
+}
+
+impl SocketCache {
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    /// Closes the connections unused for more than 10 s (Redis' migrateCloseTimedoutSockets,
+    /// run by the timer task).
+    pub fn close_idle(&self) {
+        if self.len() == 0 {
+            return;
+        }
+        // A MIGRATE in progress holds the map while it talks to its target: sweep later
+        // rather than block the timer on it.
+        let Some(mut map) = self.map.try_lock() else {
+            return;
+        };
+        map.retain(|_, c| c.last_use.elapsed() <= CACHE_TTL);
+        self.len.store(map.len(), Ordering::Relaxed);
     }
 }
 
@@ -110,73 +158,191 @@ pub fn command(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
 
     let host = String::from_utf8_lossy(&a[1]).into_owned();
     let port: u16 = String::from_utf8_lossy(&a[2]).parse().unwrap_or(0);
+    let name = format!("{host}:{}", String::from_utf8_lossy(&a[2]));
+    let job = Job {
+        dbid,
+        timeout,
+        copy,
+        replace,
+        user,
+        pass,
+        keys: &keys,
+    };
+    let cache = &c.shared.migrate_sockets;
+    let mut map = cache.map.lock();
+    let mut may_retry = true;
+    // Redis' try_again / socket_err: a connection that failed is closed, and the command is
+    // tried once more on a new one unless the failure was a timeout or keys had already
+    // been acknowledged.
+    let reply = loop {
+        if !map.contains_key(&name) {
+            if map.len() == CACHE_ITEMS {
+                if let Some(k) = map.keys().next().cloned() {
+                    map.remove(&k);
+                }
+            }
+            match connect(&host, port, timeout) {
+                Ok(conn) => {
+                    map.insert(
+                        name.clone(),
+                        Cached {
+                            conn,
+                            last_dbid: -1,
+                            last_use: Instant::now(),
+                            dead: false,
+                        },
+                    );
+                }
+                Err(e) => break e,
+            }
+        }
+        let cs = map.get_mut(&name).expect("cached above");
+        match attempt(cs, &job, core, db) {
+            Ok(reply) => {
+                if cs.dead {
+                    map.remove(&name);
+                }
+                break reply;
+            }
+            Err(failure) => {
+                map.remove(&name);
+                if !failure.timed_out && failure.retryable && may_retry {
+                    may_retry = false;
+                    continue;
+                }
+                break Reply::err(if failure.writing { WRITE_ERR } else { READ_ERR });
+            }
+        }
+    };
+    cache.len.store(map.len(), Ordering::Relaxed);
+    reply
+}
+
+/// What one MIGRATE sends.
+struct Job<'a> {
+    dbid: i64,
+    timeout: Duration,
+    copy: bool,
+    replace: bool,
+    user: Option<&'a Bytes>,
+    pass: Option<&'a Bytes>,
+    keys: &'a [(Bytes, i64, Vec<u8>)],
+}
+
+/// A socket error: whether it was a timeout, whether it happened writing, and whether
+/// nothing had been processed yet (so a retry is safe).
+struct Failure {
+    timed_out: bool,
+    writing: bool,
+    retryable: bool,
+}
+
+/// A new connection to the target.
+fn connect(host: &str, port: u16, timeout: Duration) -> Result<BufReader<TcpStream>, Reply> {
     // Redis connects without blocking and learns of a refused connection only when it
     // writes: that is its "writing" error; a timeout or an unknown host is "connecting".
-    let addr = (host.as_str(), port)
+    let addr = (host, port)
         .to_socket_addrs()
         .ok()
         .and_then(|mut it| it.next());
-    let mut sock = match addr.map(|addr| TcpStream::connect_timeout(&addr, timeout)) {
-        Some(Ok(s)) => s,
-        Some(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            return Reply::err(WRITE_ERR)
+    match addr.map(|addr| TcpStream::connect_timeout(&addr, timeout)) {
+        Some(Ok(s)) => {
+            let _ = s.set_nodelay(true);
+            Ok(BufReader::new(s))
         }
-        _ => return Reply::err(CONNECT_ERR),
+        Some(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            Err(Reply::err(WRITE_ERR))
+        }
+        _ => Err(Reply::err(CONNECT_ERR)),
+    }
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+/// Reads one reply line; Err(timed out) when the connection failed or closed.
+fn line(conn: &mut BufReader<TcpStream>, buf: &mut String) -> Result<(), bool> {
+    buf.clear();
+    match conn.read_line(buf) {
+        Ok(n) if n > 0 => Ok(()),
+        Ok(_) => Err(false),
+        Err(e) => Err(is_timeout(&e)),
+    }
+}
+
+/// One exchange over `cs`: AUTH if asked, SELECT if the target's db is not known to be
+/// `dbid`, a RESTORE per key; each acknowledged key is deleted here unless COPY.
+fn attempt(cs: &mut Cached, job: &Job<'_>, core: &mut Core, db: usize) -> Result<Reply, Failure> {
+    cs.last_use = Instant::now();
+    let sock = cs.conn.get_ref();
+    let _ = sock.set_write_timeout(Some(job.timeout));
+    let _ = sock.set_read_timeout(Some(job.timeout));
+    let select = cs.last_dbid != job.dbid;
+    let fail = |timed_out, writing, retryable| Failure {
+        timed_out,
+        writing,
+        retryable,
     };
-    let _ = sock.set_nodelay(true);
-    let _ = sock.set_write_timeout(Some(timeout));
-    let _ = sock.set_read_timeout(Some(timeout));
 
     let mut out = Vec::new();
-    if let Some(p) = pass {
-        match user {
+    if let Some(p) = job.pass {
+        match job.user {
             Some(u) => array(&mut out, &[b"AUTH", u, p]),
             None => array(&mut out, &[b"AUTH", p]),
         }
     }
-    array(&mut out, &[b"SELECT", dbid.to_string().as_bytes()]);
-    for (k, ttl, payload) in &keys {
+    if select {
+        array(&mut out, &[b"SELECT", job.dbid.to_string().as_bytes()]);
+    }
+    for (k, ttl, payload) in job.keys {
         let ttl = ttl.to_string();
         let mut args: Vec<&[u8]> = vec![b"RESTORE", k, ttl.as_bytes(), payload];
-        if replace {
+        if job.replace {
             args.push(b"REPLACE");
         }
         array(&mut out, &args);
     }
-    if sock.write_all(&out).is_err() {
-        return Reply::err(WRITE_ERR);
+    if let Err(e) = cs.conn.get_mut().write_all(&out) {
+        return Err(fail(is_timeout(&e), true, true));
     }
 
-    let mut r = BufReader::new(sock);
-    let mut line = |buf: &mut String| -> bool {
-        buf.clear();
-        matches!(r.read_line(buf), Ok(n) if n > 0)
-    };
     let (mut auth_reply, mut select_reply) = (String::new(), String::new());
-    if pass.is_some() && !line(&mut auth_reply) {
-        return Reply::err(READ_ERR);
+    if job.pass.is_some() {
+        line(&mut cs.conn, &mut auth_reply).map_err(|t| fail(t, false, true))?;
     }
-    if !line(&mut select_reply) {
-        return Reply::err(READ_ERR);
+    if select {
+        line(&mut cs.conn, &mut select_reply).map_err(|t| fail(t, false, true))?;
     }
     let mut error_from_target: Option<String> = None;
-    let mut socket_error = false;
     let mut reply = String::new();
-    for (k, _, _) in &keys {
-        if !line(&mut reply) {
-            socket_error = true;
-            break;
+    for (j, (k, _, _)) in job.keys.iter().enumerate() {
+        if let Err(t) = line(&mut cs.conn, &mut reply) {
+            return match error_from_target {
+                // The target's error is the reply; the connection is closed all the same.
+                Some(e) => {
+                    cs.dead = true;
+                    Ok(Reply::err(format!(
+                        "ERR Target instance replied with error: {e}"
+                    )))
+                }
+                None => Err(fail(t, false, j == 0)),
+            };
         }
         let failed = [&auth_reply, &select_reply, &reply]
             .into_iter()
             .find(|l| l.starts_with('-'));
         match failed {
-            // The first error is the one reported.
+            // The first error is the one reported, and the db is no longer known.
             Some(err) if error_from_target.is_none() => {
+                cs.last_dbid = -1;
                 error_from_target = Some(err[1..].trim_end().to_string());
             }
             Some(_) => {}
-            None if !copy => {
+            None if !job.copy => {
                 core.engine.dbs[db].remove(k);
                 core.engine
                     .modified(db, k, lockcore::notify::GENERIC, "del");
@@ -184,9 +350,11 @@ pub fn command(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             None => {}
         }
     }
-    match error_from_target {
+    Ok(match error_from_target {
         Some(e) => Reply::err(format!("ERR Target instance replied with error: {e}")),
-        None if socket_error => Reply::err(READ_ERR),
-        None => Reply::ok(),
-    }
+        None => {
+            cs.last_dbid = job.dbid;
+            Reply::ok()
+        }
+    })
 }

@@ -162,6 +162,8 @@ pub struct Shared {
     pub shard: usize,
     /// The `/metrics` port, 0 when metrics are off.
     pub metrics_port: AtomicU64,
+    /// MIGRATE's cached connections to targets.
+    pub migrate_sockets: crate::migrate::SocketCache,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -307,6 +309,7 @@ impl Shared {
             cluster,
             shard,
             metrics_port: AtomicU64::new(0),
+            migrate_sockets: Default::default(),
         });
         shared.apply_config();
         shared

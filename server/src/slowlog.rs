@@ -151,10 +151,9 @@ pub fn record(c: &Conn, spec: &CommandSpec, argv: &[Bytes], took: Duration) {
     );
 }
 
-/// Logs a command a script ran, as Redis does for its Lua client (`?:0`, no name). Only
-/// called under `slowlog-log-slower-than 0`: with a positive threshold Tumbler does not
-/// time each command of a script (that would read the clock twice per `redis.call`), so only
-/// the EVAL/FCALL that ran them is logged.
+/// Logs a command a script ran, as Redis does for its Lua client (`?:0`, no name), when it
+/// alone passed the threshold (the bridge already times every `redis.call` for
+/// commandstats).
 #[cold]
 pub fn record_script(shared: &crate::shared::Shared, argv: &[Bytes], took: Duration) {
     shared.slowlog.push(

@@ -115,3 +115,59 @@ fn hashes_like_a_redisson_lock() {
         HSET str f v
     "#);
 }
+
+/// INCRBYFLOAT and HINCRBYFLOAT add in long double (x87 80-bit) and print with `%.17Lf`, as
+/// redis-server on x86-64 does: decimal steps come out as typed, the range reaches 1e4932,
+/// and the errors for overflow, underflow, NaN and infinity match.
+#[test]
+fn incrbyfloat_is_long_double() {
+    run(r#"
+        INCRBYFLOAT f 0.1
+        INCRBYFLOAT f 0.1
+        INCRBYFLOAT f 0.1
+        INCRBYFLOAT f -0.3
+        INCRBYFLOAT f 1e-20
+        INCRBYFLOAT f 1.1e300
+        INCRBYFLOAT f 1.1e300
+        INCRBYFLOAT f -2.2e300
+        INCRBYFLOAT g 1e308
+        INCRBYFLOAT g 1e308
+        INCRBYFLOAT g 1e4000
+        INCRBYFLOAT g 1e4932
+        INCRBYFLOAT g 1e5000
+        INCRBYFLOAT g 1e-5000
+        INCRBYFLOAT g 0e-5000
+        INCRBYFLOAT g inf
+        INCRBYFLOAT g -inf
+        INCRBYFLOAT g nan
+        INCRBYFLOAT g 1e
+        INCRBYFLOAT g 5.0e3
+        INCRBYFLOAT g +1.5
+        INCRBYFLOAT g .5
+        INCRBYFLOAT g 1.
+        INCRBYFLOAT h 3.0e-4940
+        INCRBYFLOAT h -3.0e-4940
+        SET s 1e400
+        INCRBYFLOAT s 1
+        SET s 1e5000
+        INCRBYFLOAT s 1
+        SET s 0.1
+        INCRBYFLOAT s 0.2
+        INCRBYFLOAT s 1.23456789012345678901234567890
+        INCRBYFLOAT s -1.23456789012345678901234567890
+        SET t 12345678901234567890
+        INCRBYFLOAT t 1
+        INCRBYFLOAT t 0.5
+        HINCRBYFLOAT hh a 0.1
+        HINCRBYFLOAT hh a 0.1
+        HINCRBYFLOAT hh a 0.1
+        HINCRBYFLOAT hh a 1e4000
+        HINCRBYFLOAT hh a 1e5000
+        HINCRBYFLOAT hh a inf
+        HINCRBYFLOAT hh b 1e-20
+        HSET hh c 1e400
+        HINCRBYFLOAT hh c -1e400
+        HMGET hh a b c
+        DEL f g h s t hh
+    "#);
+}

@@ -164,6 +164,12 @@ fn cluster_replies_match_a_real_redis_cluster() {
         @0 CLUSTER COUNTKEYSINSLOT 16384
         @0 CLUSTER KEYSLOT
         @0 CLUSTER NOSUCH
+        # SORT's patterns read keys in any slot
+        @0 RPUSH {k0} 1
+        @0 SORT {k0} BY nosort
+        @0 SORT {k0} BY w*
+        @0 SORT {k0} GET #
+        @0 SORT_RO {k0} GET w*
         "#,
         slot0 = key_hash_slot(k0.as_bytes()),
     );

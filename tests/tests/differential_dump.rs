@@ -530,3 +530,139 @@ fn acl_key_permissions_of_migrate_and_sort() {
         ACL DRYRUN t EVAL "" -1 read
     "#);
 }
+
+/// MIGRATE caches its connection per target as Redis does: INFO's migrate_cached_sockets,
+/// SELECT sent once per target db, and a connection the target closed is replaced by one
+/// retry, so the MIGRATE still succeeds. The same observations from redis-server.
+#[test]
+fn migrate_caches_connections_like_redis() {
+    let (Some(r1), Some(r2)) = (RedisServer::start(), RedisServer::start()) else {
+        return;
+    };
+    let (t1, t2) = (Tumbler::start(), Tumbler::start());
+    let field = |info: &[u8], name: &str| -> String {
+        let text = String::from_utf8_lossy(info).into_owned();
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    let observe = |src: std::net::SocketAddr, dst: std::net::SocketAddr| -> Vec<String> {
+        let mut s = tumbler_tests::Raw::connect(src);
+        let mut d = tumbler_tests::Raw::connect(dst);
+        let mut seen = Vec::new();
+        let to = |key: &str, db: &str| format!("MIGRATE 127.0.0.1 {} {key} {db} 5000", dst.port());
+        d.cmd(&["CONFIG", "RESETSTAT"]);
+        seen.push(field(&s.cmd(&["INFO", "stats"]), "migrate_cached_sockets"));
+        for (key, db) in [("a", "0"), ("b", "0"), ("c", "1"), ("d", "1")] {
+            s.cmd(&["SET", key, "v"]);
+            seen.push(
+                String::from_utf8_lossy(&s.cmd(&tumbler_tests::split_line(&to(key, db))))
+                    .into_owned(),
+            );
+        }
+        seen.push(field(&s.cmd(&["INFO", "stats"]), "migrate_cached_sockets"));
+        let stats = d.cmd(&["INFO", "commandstats"]);
+        seen.push(
+            field(&stats, "cmdstat_select")
+                .split(',')
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        );
+        seen.push(
+            field(&stats, "cmdstat_restore")
+                .split(',')
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        );
+        // The target drops every other client, the cached connection included.
+        d.cmd(&["CLIENT", "KILL", "SKIPME", "yes"]);
+        s.cmd(&["SET", "e", "v"]);
+        seen.push(
+            String::from_utf8_lossy(&s.cmd(&tumbler_tests::split_line(&to("e", "1")))).into_owned(),
+        );
+        seen.push(String::from_utf8_lossy(&d.cmd(&["SELECT", "1"])).into_owned());
+        seen.push(String::from_utf8_lossy(&d.cmd(&["GET", "e"])).into_owned());
+        seen
+    };
+    let seen = observe(t1.addr, t2.addr);
+    assert_eq!(
+        seen,
+        observe(r1.addr, r2.addr),
+        "tumbler (left), redis-server (right)"
+    );
+    assert_eq!(
+        (&seen[0][..], &seen[5][..], &seen[6][..], &seen[7][..]),
+        ("0", "1", "calls=2", "calls=4"),
+        "{seen:?}"
+    );
+    assert_eq!(&seen[8][..], "+OK\r\n", "{seen:?}");
+}
+
+/// SORT's BY and GET patterns read keys the key specs cannot name, so Redis allows them
+/// only to a user with read access to every key; and never in cluster mode (tests/tests/
+/// cluster.rs). The replies as a limited user, next to redis-server's.
+#[test]
+fn sort_patterns_need_access_to_every_key() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    let script = [
+        "(+sort ~mylist)",
+        "(+sort ~mylist ~v*)",
+        "(+sort ~mylist %W~*)",
+        "(+sort ~mylist %R~*)",
+        "+sort ~mylist",
+        "+sort ~*",
+        "+sort allkeys",
+        "-sort (+sort ~*)",
+    ];
+    let mut seen = Vec::new();
+    for addr in [t.addr, redis.addr] {
+        let mut admin = tumbler_tests::Raw::connect(addr);
+        admin.cmd(&["SET", "v1", "1"]);
+        admin.cmd(&["LPUSH", "mylist", "1"]);
+        let mut replies = Vec::new();
+        for rules in script {
+            admin.cmd(&["ACL", "DELUSER", "s"]);
+            let mut setuser = vec!["ACL", "SETUSER", "s", "on", "nopass"];
+            setuser.extend(rules.split_inclusive(')').flat_map(|r| {
+                if r.starts_with('(') || r.starts_with(" (") {
+                    vec![r.trim()]
+                } else {
+                    r.split(' ').filter(|p| !p.is_empty()).collect()
+                }
+            }));
+            replies.push(admin.cmd_str(&setuser));
+            // A new connection each time: deleting the user closed the last one.
+            let mut user = tumbler_tests::Raw::connect(addr);
+            replies.push(user.cmd_str(&["AUTH", "s", "x"]));
+            for cmd in [
+                &["SORT", "mylist", "BY", "v*"][..],
+                &["SORT", "mylist", "GET", "v*"],
+                &["SORT", "mylist", "BY", "nosort"],
+                &["SORT_RO", "mylist", "GET", "#"],
+                &[
+                    "EVAL",
+                    "return redis.call('sort', KEYS[1], 'by', 'v*')",
+                    "1",
+                    "mylist",
+                ],
+            ] {
+                replies.push(user.cmd_str(cmd));
+            }
+        }
+        seen.push(replies);
+    }
+    assert_eq!(seen[0], seen[1], "tumbler (left) and redis-server (right)");
+    assert!(
+        seen[0]
+            .iter()
+            .any(|r| r.contains("BY option of SORT denied due to insufficient ACL permissions")),
+        "{:?}",
+        seen[0]
+    );
+}

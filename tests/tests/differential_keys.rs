@@ -592,3 +592,35 @@ fn hash_encoding_converts_on_the_field_that_crosses_the_limit() {
         CONFIG SET hash-max-listpack-entries 512
     "#);
 }
+
+/// DEBUG POPULATE, as Redis' test suites and benchmarks use it to fill a keyspace: keys
+/// `prefix:N` with `value:N`, padded with zero bytes or cut to a size, existing keys left
+/// alone, and Redis' errors.
+#[test]
+fn debug_populate_matches_redis() {
+    let Some(redis) = tumbler_tests::RedisServer::start_with(&["--enable-debug-command", "yes"])
+    else {
+        return;
+    };
+    let t = tumbler_tests::Tumbler::start();
+    let script = r#"
+        SET key:3 mine
+        DEBUG POPULATE 5
+        DBSIZE
+        GET key:0
+        GET key:3
+        GET key:4
+        DEBUG POPULATE 3 p 12
+        GET p:2
+        DEBUG POPULATE 2 q 3
+        GET q:1
+        DEBUG POPULATE 0
+        DEBUG POPULATE -1
+        DEBUG POPULATE x
+        DEBUG POPULATE 1 r -5
+        DEBUG POPULATE 1 r 2 extra
+        DBSIZE
+        FLUSHALL
+    "#;
+    tumbler_tests::diff_script(&mut t.raw(), &mut redis.raw(), script);
+}

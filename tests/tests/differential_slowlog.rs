@@ -81,33 +81,46 @@ fn entries(con: &mut redis::Connection) -> Vec<(Vec<String>, bool, String)> {
     out
 }
 
-/// Runs `cmds` (one command line each) on both servers with every command logged, then
-/// compares the logs.
-fn diff_log(cmds: &[Vec<String>]) {
+/// Runs `setup` on a connection to each server, then compares the two slow logs; returns
+/// tumbler's entries.
+fn diff_logs(setup: impl Fn(&mut redis::Connection)) -> Vec<(Vec<String>, bool, String)> {
     let Some(redis) = RedisServer::start() else {
-        return;
+        return Vec::new();
     };
     let t = Tumbler::start();
     let mut logs = Vec::new();
     for url in [t.url(), format!("redis://{}/", redis.addr)] {
         let mut con = connect(url);
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("slowlog-log-slower-than")
-            .arg(0)
-            .query(&mut con)
-            .unwrap();
-        let _: () = redis::cmd("SLOWLOG").arg("RESET").query(&mut con).unwrap();
+        setup(&mut con);
+        logs.push(entries(&mut con));
+    }
+    assert_eq!(logs[0], logs[1], "tumbler (left) and redis-server (right)");
+    logs.swap_remove(0)
+}
+
+fn set_threshold(con: &mut redis::Connection, usec: i64) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("slowlog-log-slower-than")
+        .arg(usec)
+        .query(con)
+        .unwrap();
+}
+
+/// Runs `cmds` (one command line each) on both servers with every command logged, then
+/// compares the logs.
+fn diff_log(cmds: &[Vec<String>]) {
+    diff_logs(|con| {
+        set_threshold(con, 0);
+        let _: () = redis::cmd("SLOWLOG").arg("RESET").query(con).unwrap();
         for c in cmds {
             let mut cmd = redis::cmd(&c[0]);
             for a in &c[1..] {
                 cmd.arg(a);
             }
-            let _ = cmd.query::<Value>(&mut con);
+            let _ = cmd.query::<Value>(con);
         }
-        logs.push(entries(&mut con));
-    }
-    assert_eq!(logs[0], logs[1], "tumbler (left) and redis-server (right)");
+    });
 }
 
 fn line(s: &str) -> Vec<String> {
@@ -277,4 +290,34 @@ fn blocked_command_is_logged_when_served() {
     }
     assert_eq!(logs[0], vec!["BLPOP q 10", "LPUSH q x", "SLOWLOG RESET"]);
     assert_eq!(logs[0], logs[1]);
+}
+
+/// With a positive threshold, a command a script runs is logged (as the Lua client `?:0`)
+/// when it alone takes longer than the threshold, as Redis' scriptCall runs it with
+/// CMD_CALL_SLOWLOG; the script's fast commands are not.
+#[test]
+fn a_slow_command_inside_a_script_is_logged_under_a_positive_threshold() {
+    let log = diff_logs(|con| {
+        set_threshold(con, -1);
+        let _: () = redis::cmd("EVAL")
+            .arg("for i = 1, 200000 do redis.call('sadd', 's', i) end")
+            .arg(0)
+            .query(con)
+            .unwrap();
+        // A 200,000-member SUNIONSTORE takes tens of ms on either server; SET a few µs.
+        set_threshold(con, 2000);
+        let _: () = redis::cmd("SLOWLOG").arg("RESET").query(con).unwrap();
+        let _: Value = redis::cmd("EVAL")
+            .arg("redis.call('set', 'x', 'y'); return redis.call('sunionstore', 'd', 's')")
+            .arg(0)
+            .query(con)
+            .unwrap();
+    });
+    assert!(
+        log.is_empty() // no reference server outside CI
+            || log
+                .iter()
+                .any(|(argv, mine, _)| !mine && argv == &["sunionstore", "d", "s"]),
+        "{log:?}"
+    );
 }

@@ -409,3 +409,52 @@ fn latency_monitor_matches_redis() {
     // The help text is Redis' own.
     assert_eq!(run(&mut a, "LATENCY HELP"), run(&mut b, "LATENCY HELP"));
 }
+
+/// MEMORY STATS: Redis 7.0's fields in its order, each of the same RESP type (integers,
+/// doubles, a map per non-empty db), in RESP2 and RESP3. The values are Tumbler's own
+/// accounting (README), so only plausibility is checked: totals cover the parts.
+#[test]
+fn memory_stats_has_redis_shape() {
+    let Some((t, redis)) = both() else {
+        return;
+    };
+    // The RESP type of each element, and the text of each map key.
+    fn shape(reply: &[u8]) -> Vec<String> {
+        String::from_utf8_lossy(reply)
+            .split("\r\n")
+            .filter(|l| !l.is_empty())
+            .map(|l| match l.as_bytes()[0] {
+                b'$' => "$".to_string(),
+                b':' | b',' | b'*' | b'%' => l[..1].to_string(),
+                // A double as a RESP2 bulk string: its digits differ.
+                _ if !l.bytes().any(|c| c.is_ascii_alphabetic()) => "n".to_string(),
+                _ => l.to_string(),
+            })
+            .collect()
+    }
+    let mut shapes = Vec::new();
+    for addr in [t.addr, redis.addr] {
+        let mut r = Raw::connect(addr);
+        run(&mut r, "FLUSHALL");
+        run(&mut r, "SET a 1");
+        run(&mut r, "SELECT 2");
+        run(&mut r, "SET b 2");
+        run(&mut r, "PEXPIRE b 100000");
+        let resp2 = r.cmd(&["MEMORY", "STATS"]);
+        run(&mut r, "HELLO 3");
+        let resp3 = r.cmd(&["MEMORY", "STATS"]);
+        shapes.push((shape(&resp2), shape(&resp3)));
+    }
+    assert_eq!(shapes[0], shapes[1], "tumbler (left), redis-server (right)");
+    let mut r = Raw::connect(t.addr);
+    let text = String::from_utf8_lossy(&r.cmd(&["MEMORY", "STATS"])).into_owned();
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    let value = |name: &str| -> i64 {
+        let i = lines.iter().position(|l| *l == name).unwrap();
+        lines[i + 1][1..].parse().unwrap()
+    };
+    assert_eq!(value("keys.count"), 2);
+    assert!(value("total.allocated") >= value("overhead.total"));
+    assert!(value("total.allocated") >= value("startup.allocated"));
+    assert!(value("lua.caches") > 0);
+}

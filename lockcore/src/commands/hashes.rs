@@ -5,9 +5,12 @@ use bytes::Bytes;
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error::{self, *};
 use crate::notify;
-use crate::num::{fmt_incrbyfloat, parse_i64, parse_incr_float};
+use crate::num::{
+    add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
+};
 use crate::reply::Reply;
 use crate::value::{HashValue, Value};
+use rustc_apfloat::Float;
 
 const fn cmd(
     name: &'static str,
@@ -279,7 +282,7 @@ fn hstrlen(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let Some(by) = parse_incr_float(&a[3]) else {
+    let Some(by) = parse_long_double(&a[3]) else {
         return error::not_float();
     };
     if by.is_infinite() {
@@ -290,17 +293,16 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     };
     let cur = match cur {
-        None => 0.0,
-        Some(v) => match parse_incr_float(&v) {
+        None => LongDouble::ZERO,
+        Some(v) => match parse_long_double(&v) {
             Some(n) => n,
             None => return Reply::err(HASH_NOT_FLOAT),
         },
     };
-    let n = cur + by;
-    if !n.is_finite() {
+    let Some(n) = add_long_double(cur, by) else {
         return Reply::err(INCR_NAN);
-    }
-    let v = Bytes::from(fmt_incrbyfloat(n));
+    };
+    let v = Bytes::from(fmt_long_double_human(n));
     match set_field(ctx, &a[1], &a[2], v.clone(), "hincrbyfloat") {
         Ok(()) => Reply::Bulk(v),
         Err(e) => e,

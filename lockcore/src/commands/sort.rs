@@ -58,7 +58,11 @@ struct Options {
     gets: Vec<Bytes>,
 }
 
-fn parse_options(a: &[Bytes], readonly: bool) -> Result<Options, Reply> {
+fn parse_options(
+    a: &[Bytes],
+    readonly: bool,
+    patterns_denied: Option<&'static str>,
+) -> Result<Options, Reply> {
     let mut o = Options {
         desc: false,
         alpha: false,
@@ -89,9 +93,16 @@ fn parse_options(a: &[Bytes], readonly: bool) -> Result<Options, Reply> {
             j += 1;
         } else if opt.eq_ignore_ascii_case(b"by") && left >= 1 {
             o.dont_sort = !a[j + 1].contains(&b'*');
+            // A real pattern reads keys the key specs cannot name.
+            if let (false, Some(why)) = (o.dont_sort, patterns_denied) {
+                return Err(Reply::err(format!("ERR BY option of SORT denied {why}.")));
+            }
             o.by = Some(a[j + 1].clone());
             j += 1;
         } else if opt.eq_ignore_ascii_case(b"get") && left >= 1 {
+            if let Some(why) = patterns_denied {
+                return Err(Reply::err(format!("ERR GET option of SORT denied {why}.")));
+            }
             o.gets.push(a[j + 1].clone());
             j += 1;
         } else {
@@ -154,7 +165,7 @@ struct Item {
 }
 
 fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> Reply {
-    let mut o = match parse_options(a, readonly) {
+    let mut o = match parse_options(a, readonly, ctx.cl.sort_patterns_denied) {
         Ok(o) => o,
         Err(e) => return e,
     };

@@ -6,9 +6,12 @@ use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
 use crate::engine::store;
 use crate::error::{self, *};
 use crate::notify;
-use crate::num::{fmt_incrbyfloat, parse_i64, parse_incr_float};
+use crate::num::{
+    add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
+};
 use crate::reply::Reply;
 use crate::value::Value;
+use rustc_apfloat::Float;
 
 const fn cmd(
     name: &'static str,
@@ -452,21 +455,20 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     // Redis checks the key's type and value before the increment (unlike INCRBY), so a
     // bad increment on a hash is WRONGTYPE.
     let cur = match get_string(ctx, &a[1]) {
-        Ok(Some(v)) => match parse_incr_float(&v) {
+        Ok(Some(v)) => match parse_long_double(&v) {
             Some(n) => n,
             None => return error::not_float(),
         },
-        Ok(None) => 0.0,
+        Ok(None) => LongDouble::ZERO,
         Err(e) => return e,
     };
-    let Some(by) = parse_incr_float(&a[2]) else {
+    let Some(by) = parse_long_double(&a[2]) else {
         return error::not_float();
     };
-    let n = cur + by;
-    if !n.is_finite() {
+    let Some(n) = add_long_double(cur, by) else {
         return Reply::err(INCR_NAN);
-    }
-    let s = Bytes::from(fmt_incrbyfloat(n));
+    };
+    let s = Bytes::from(fmt_long_double_human(n));
     let now = ctx.now();
     ctx.note_new_key(&a[1]);
     ctx.db().replace_value(&a[1], Value::Str(s.clone()), now);

@@ -50,6 +50,10 @@ pub struct ClientCtx {
     pub no_touch: bool,
     /// Set by the engine when the command blocked; the server then waits for a wake-up.
     pub blocked: bool,
+    /// Why SORT may not use BY/GET patterns for this call, if it may not: "in Cluster
+    /// mode", or "due to insufficient ACL permissions" when the user lacks read access to
+    /// every key. The server sets it before each SORT/SORT_RO.
+    pub sort_patterns_denied: Option<&'static str>,
 }
 
 /// A handler's request to block until one of `keys` is ready or `deadline` passes.

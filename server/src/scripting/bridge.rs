@@ -101,6 +101,7 @@ impl<'a> RunCtx<'a> {
                 in_script: true,
                 no_touch: caller.no_touch,
                 blocked: false,
+                sort_patterns_denied: None,
             },
             read_only,
             resp3: false,
@@ -632,7 +633,15 @@ fn call_spec(
     let r = call_spec_inner(ctx, known, argv, &mut ran);
     let stats = &ctx.shared.cmdstats;
     match (&r, ran) {
-        (Ok(reply), Some(spec)) => stats.record_reply(spec, started.elapsed(), reply),
+        (Ok(reply), Some(spec)) => {
+            let took = started.elapsed();
+            stats.record_reply(spec, took, reply);
+            // Redis' scriptCall runs the command with CMD_CALL_SLOWLOG: a command a script
+            // runs is logged (client "?:0") when it alone passes the threshold.
+            if ctx.shared.slowlog.over(took) {
+                crate::slowlog::record_script(ctx.shared, argv, took);
+            }
+        }
         (Err(e), _) => {
             match known.or_else(|| lockcore::commands::lookup_checked(argv).ok()) {
                 Some(spec) => stats.rejected_spec(spec),
@@ -688,6 +697,10 @@ fn call_spec_inner(
         return Err("ERR This Redis command is not allowed from script".into());
     }
     crate::acl::check_script(ctx.shared, ctx.cl.id, spec, argv)?;
+    if spec.name.starts_with("sort") {
+        ctx.cl.sort_patterns_denied =
+            crate::acl::script_sort_patterns_denied(ctx.shared, ctx.cl.id, spec, argv);
+    }
     if spec.has(flag::WRITE) && ctx.read_only {
         return Err("ERR Write commands are not allowed from read-only scripts.".into());
     }
@@ -701,12 +714,6 @@ fn call_spec_inner(
         crate::cluster::script_call_check(ctx.shared, spec, argv)?;
     }
     *ran = Some(spec);
-    // Redis logs commands scripts run (client "?:0"); timed only when every command is logged.
-    let timed = ctx
-        .shared
-        .slowlog
-        .logs_everything()
-        .then(std::time::Instant::now);
     // The profiler's command time (Lua path: the line the hook saw last; plans time their
     // calls themselves).
     let t0 = (!ctx.prof.is_null() && ctx.prof_line != 0).then(Instant::now);
@@ -738,9 +745,6 @@ fn call_spec_inner(
         let p = unsafe { &mut *ctx.prof };
         p.cmd_ns += ns;
         p.line(ctx.prof_line).cmd_ns += ns;
-    }
-    if let Some(t) = timed {
-        crate::slowlog::record_script(ctx.shared, argv, t.elapsed());
     }
     Ok(reply)
 }
