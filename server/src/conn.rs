@@ -203,11 +203,16 @@ pub async fn serve_node<S: Stream>(
 
 impl Conn {
     async fn run<S: Stream>(&mut self, stream: S, mut rx: mpsc::UnboundedReceiver<Msg>) {
-        let (mut rd, mut wr) = stream.split();
+        let (rd, mut wr) = stream.split();
+        // Runs input in the order it arrived across connections, as Redis does (arrival.rs).
+        let turn = crate::arrival::Turn::new(self.shared.arrivals.clone());
+        let mut rd = crate::arrival::OrderedRead::new(rd, turn.clone(), S::arm_read);
         let mut buf = BytesMut::with_capacity(16 * 1024);
         loop {
             if self.flow == Flow::Continue && !buf.is_empty() {
+                turn.wait().await;
                 self.process_buffer(&mut buf).await;
+                turn.give_back();
             }
             self.publish_mem(buf.len(), self.out.len());
             if !self.out.is_empty() {

@@ -693,7 +693,7 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
                     .collect(),
             )
         }
-        "list" => Reply::Array(all.iter().map(|c| Reply::bulk_str(c.name)).collect()),
+        "list" => crate::cmdlist::command_list(&all, a),
         "getkeys" | "getkeysandflags" if a.len() >= 3 => {
             let argv = &a[2..];
             let spec = match commands::lookup_checked(argv) {
@@ -708,7 +708,13 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
             };
             let keys = spec.key_positions(argv);
             if keys.is_empty() {
-                return Reply::err("ERR The command has no key arguments");
+                // Redis: EVAL/FCALL with 0 keys has none (an empty array); a command
+                // with a key spec that found none has bad arguments.
+                return match spec.keys {
+                    _ if spec.has(commands::flag::NO_MANDATORY_KEYS) => Reply::Array(vec![]),
+                    commands::Keys::None => Reply::err("ERR The command has no key arguments"),
+                    _ => Reply::err("ERR Invalid arguments specified for command"),
+                };
             }
             Reply::Array(
                 keys.into_iter()

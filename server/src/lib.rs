@@ -5,9 +5,11 @@
 //! runtime and returns a handle with the address and a shutdown.
 
 pub mod acl;
+pub mod arrival;
 pub mod benchcmd;
 pub mod climits;
 pub mod cluster;
+pub mod cmdlist;
 pub mod cmdstats;
 pub mod config;
 pub mod config_rewrite;

@@ -124,6 +124,8 @@ pub struct Shared {
     pub clients: DashMap<ClientId, Arc<ClientHandle>>,
     pub pubsub: Arc<PubSub>,
     pub monitors: Monitors,
+    /// Arrival order of input across connections (docs in `arrival.rs`).
+    pub arrivals: Arc<crate::arrival::Arrivals>,
     pub clock: Arc<ControlledClock>,
     pub next_id: AtomicU64,
     /// Wakes the timer task early (an earlier deadline, time control).
@@ -292,6 +294,7 @@ impl Shared {
             clients: DashMap::new(),
             pubsub,
             monitors: Monitors::default(),
+            arrivals: Default::default(),
             clock,
             next_id: AtomicU64::new(1),
             timer: Notify::new(),

@@ -122,30 +122,17 @@ const KEY2: Keys = Keys::Range {
     step: 1,
 };
 
-/// A read lookup that leaves the access time and LFU counter alone (Redis'
-/// `LOOKUP_NOTOUCH`, used by EXISTS, TYPE and the TTL family); hits and misses still count.
-fn read_notouch<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a mut crate::value::Entry> {
-    let db = ctx.dbi();
-    let now = ctx.eng.now_ms();
-    ctx.eng.lookup_read(db, key, now, false)
-}
-
 fn del(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let db = ctx.dbi();
     Reply::Int(a[1..].iter().filter(|k| delete_key(ctx.eng, db, k)).count() as i64)
 }
 
 fn exists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    Reply::Int(
-        a[1..]
-            .iter()
-            .filter(|k| read_notouch(ctx, k).is_some())
-            .count() as i64,
-    )
+    Reply::Int(a[1..].iter().filter(|k| ctx.read_notouch(k).is_some()).count() as i64)
 }
 
 fn type_(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    match read_notouch(ctx, &a[1]) {
+    match ctx.read_notouch(&a[1]) {
         Some(e) => Reply::simple(e.value.type_name()),
         None => Reply::simple("none"),
     }
@@ -229,7 +216,7 @@ fn pexpireat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 /// -2 if the key is missing, -1 if it has no TTL, else `f(expire_at)`.
 fn ttl_generic(ctx: &mut Ctx, key: &[u8], f: impl Fn(i64, i64) -> i64) -> Reply {
     let now = ctx.now();
-    match read_notouch(ctx, key) {
+    match ctx.read_notouch(key) {
         None => Reply::Int(-2),
         Some(e) => match e.expire_at {
             None => Reply::Int(-1),

@@ -476,6 +476,13 @@ impl Ctx<'_> {
         let no_touch = self.cl.no_touch;
         self.eng.lookup_read(db, key, now, !no_touch)
     }
+    /// [`Ctx::read`] without the LRU/LFU touch: Redis' LOOKUP_NOTOUCH, which TTL, PTTL,
+    /// EXPIRETIME, PEXPIRETIME, TYPE and EXISTS use (they leave OBJECT IDLETIME alone).
+    pub fn read_notouch(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
+        let db = self.cl.db;
+        let now = self.eng.now_ms();
+        self.eng.lookup_read(db, key, now, false)
+    }
     /// Looks a key up for writing: lazy expiry, no stats.
     pub fn write(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
         let db = self.cl.db;
@@ -638,7 +645,8 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
         .filter(|(f, _)| c.flags & f != 0)
         .map(|(_, n)| Reply::Simple((*n).into()))
         .chain(
-            matches!(
+            // Redis 7.0 gives SORT_RO a getkeys procedure, which makes it movablekeys.
+            (matches!(
                 c.keys,
                 Keys::NumKeys { .. }
                     | Keys::DestNumKeys { .. }
@@ -646,8 +654,8 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
                     | Keys::Sort
                     | Keys::GeoRadius
                     | Keys::Migrate
-            )
-            .then(|| Reply::simple("movablekeys")),
+            ) || c.name == "sort_ro")
+                .then(|| Reply::simple("movablekeys")),
         )
         .collect();
     let acl = c

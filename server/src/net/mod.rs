@@ -39,6 +39,10 @@ pub trait Stream: Send + 'static {
     type Read: AsyncRead + Unpin + Send;
     type Write: AsyncWrite + Unpin + Send;
     fn split(self) -> (Self::Read, Self::Write);
+    /// Registers `cx`'s waker for the next data on `r` without reading it, so that data
+    /// arriving while the task is busy still wakes it (`arrival.rs`). The default does
+    /// nothing (the next read registers it).
+    fn arm_read(_r: &mut Self::Read, _cx: &mut std::task::Context<'_>) {}
 }
 
 impl Stream for tokio::net::TcpStream {
@@ -46,6 +50,12 @@ impl Stream for tokio::net::TcpStream {
     type Write = tokio::net::tcp::OwnedWriteHalf;
     fn split(self) -> (Self::Read, Self::Write) {
         self.into_split()
+    }
+    fn arm_read(r: &mut Self::Read, cx: &mut std::task::Context<'_>) {
+        // After a short read tokio has cleared the socket's readiness, so this only stores
+        // the waker (no system call). Data already there is peeked and left for the read.
+        let mut one = [0u8; 1];
+        let _ = r.poll_peek(cx, &mut tokio::io::ReadBuf::new(&mut one));
     }
 }
 

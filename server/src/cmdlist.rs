@@ -1,0 +1,40 @@
+//! COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern], as Redis 7.0:
+//! every command and every subcommand (`client|list`), from the command table.
+//! A filter that matches nothing gives an empty array; there are no modules, so
+//! `FILTERBY MODULE` is always empty. Any other argument shape is a syntax error.
+
+use bytes::Bytes;
+use lockcore::commands::CommandSpec;
+use lockcore::{error, Reply};
+
+/// `all` is the visible top-level commands; `a` the whole argument vector (COMMAND LIST ...).
+pub fn command_list(all: &[&'static CommandSpec], a: &[Bytes]) -> Reply {
+    let filter: Box<dyn Fn(&CommandSpec) -> bool> = match a.len() {
+        2 => Box::new(|_| true),
+        5 if a[2].eq_ignore_ascii_case(b"filterby") => {
+            let arg = a[4].clone();
+            if a[3].eq_ignore_ascii_case(b"module") {
+                Box::new(|_| false)
+            } else if a[3].eq_ignore_ascii_case(b"aclcat") {
+                Box::new(move |c| {
+                    c.acl_categories()
+                        .any(|cat| cat.as_bytes().eq_ignore_ascii_case(&arg))
+                })
+            } else if a[3].eq_ignore_ascii_case(b"pattern") {
+                Box::new(move |c| lockcore::glob::matches(&arg, c.full_name().as_bytes(), true))
+            } else {
+                return error::syntax();
+            }
+        }
+        _ => return error::syntax(),
+    };
+    let mut out = Vec::new();
+    for c in all {
+        for s in std::iter::once(*c).chain(c.subcommands.iter()) {
+            if filter(s) {
+                out.push(Reply::bulk_str(&s.full_name()));
+            }
+        }
+    }
+    Reply::Array(out)
+}
