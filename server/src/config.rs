@@ -269,7 +269,7 @@ pub static PARAMS: &[Param] = &[
     p("tls-replication", "no", Kind::Bool),
     p("tls-cluster", "no", Kind::Bool),
     // The process title (Tumbler does not set one) and what SIGINT/SIGTERM skip on the way
-    // out (Tumbler saves nothing and has no replicas to wait for): accepted, shown, unused.
+    // out (Tumbler saves nothing and has no replicas to wait for): in IGNORED.
     p(
         "proc-title-template",
         "{title} {listen-addr} {server-mode}",
@@ -317,9 +317,11 @@ pub const IGNORED: &[&str] = &[
     "activedefrag",
     "lua-replicate-commands",
     "key-load-delay",
+    "proc-title-template",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
 ];
 
-/// Parameters CONFIG GET only returns when asked for by their exact name.
 /// Shown by CONFIG GET of their exact name only, not by patterns. key-load-delay as in
 /// Redis; and Tumbler's own start-up-only parameters, so that tools that walk `CONFIG GET *`
 /// and set each value back (Redis' "CONFIG sanity" test) meet only the immutable
