@@ -216,6 +216,7 @@ impl std::ops::DerefMut for CoreGuard<'_> {
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
         let eng = &mut self.guard.engine;
+        crate::tracking::deliver(self.shared, eng);
         for (id, reply) in eng.wakeups.drain(..) {
             if let Some(c) = self.shared.clients.get(&id) {
                 c.send(Msg::Wake(reply));

@@ -50,6 +50,8 @@ pub struct ClientCtx {
     pub no_touch: bool,
     /// Set by the engine when the command blocked; the server then waits for a wake-up.
     pub blocked: bool,
+    /// `CLIENT CACHING yes|no` applies to this command (tracking OPTIN/OPTOUT).
+    pub tracking_caching: bool,
 }
 
 /// A handler's request to block until one of `keys` is ready or `deadline` passes.
@@ -154,6 +156,8 @@ pub struct Engine {
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
+    /// Client-side caching (CLIENT TRACKING).
+    pub tracking: crate::storage::tracking::Tracking,
 
     blocked: HashMap<ClientId, Blocked>,
     blocked_on: HashMap<(usize, Bytes), VecDeque<ClientId>>,
@@ -185,6 +189,7 @@ impl Engine {
             lockdep: None,
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
+            tracking: Default::default(),
             blocked: HashMap::new(),
             blocked_on: HashMap::new(),
             block_deadlines: BTreeSet::new(),
@@ -221,6 +226,7 @@ impl Engine {
         if outer_now.is_none() && self.time_snapshot.is_none() {
             self.cmd_now = Some(self.clock.now_ms());
         }
+        let outer_current = std::mem::replace(&mut self.tracking.current, cl.id);
         let mut ctx = Ctx {
             eng: self,
             cl,
@@ -228,6 +234,11 @@ impl Engine {
         };
         let reply = handler(&mut ctx, argv);
         let block = ctx.block.take();
+        self.tracking.current = outer_current;
+        if spec.has(crate::commands::flag::READONLY) && self.tracking.is_tracking(cl.id) {
+            let keys = spec.key_positions(argv).into_iter().map(|i| argv[i].clone());
+            self.tracking.remember(cl.id, cl.tracking_caching, keys);
+        }
         self.cmd_now = outer_now;
         if let Some(req) = block {
             if cl.deny_blocking {
@@ -502,6 +513,7 @@ impl Engine {
 
     /// Marks the watchers of one key dirty.
     pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
+        self.tracking.invalidate(key);
         if self.watched.is_empty() {
             return;
         }

@@ -101,6 +101,7 @@ impl<'a> RunCtx<'a> {
                 in_script: true,
                 no_touch: caller.no_touch,
                 blocked: false,
+                tracking_caching: caller.tracking_caching,
             },
             read_only,
             resp3: false,
