@@ -236,8 +236,13 @@ impl Engine {
         let block = ctx.block.take();
         self.tracking.current = outer_current;
         if spec.has(crate::commands::flag::READONLY) && self.tracking.is_tracking(cl.id) {
-            let keys = spec.key_positions(argv).into_iter().map(|i| argv[i].clone());
-            self.tracking.remember(cl.id, cl.tracking_caching, keys);
+            // Redis 7.0: a read inside a script remembers the script's declared keys.
+            let keys: Vec<Bytes> = if cl.in_script {
+                self.tracking.script_keys.clone()
+            } else {
+                spec.key_positions(argv).into_iter().map(|i| argv[i].clone()).collect()
+            };
+            self.tracking.remember(cl.id, cl.tracking_caching, keys.into_iter());
         }
         self.cmd_now = outer_now;
         if let Some(req) = block {

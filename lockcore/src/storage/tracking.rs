@@ -36,6 +36,8 @@ pub struct Tracking {
     /// client that modified each, for NOLOOP).
     /// Ordered as Redis' radix tree, which sets the order of the messages.
     prefixes: BTreeMap<Bytes, (HashSet<ClientId>, Vec<(Bytes, ClientId)>)>,
+    /// The declared keys (KEYS) of the running script of a tracking client.
+    pub script_keys: Vec<Bytes>,
     /// The client whose command runs now (NOLOOP).
     pub current: ClientId,
     /// Invalidations owed, in order; the server drains them.

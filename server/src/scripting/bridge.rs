@@ -89,6 +89,11 @@ impl<'a> RunCtx<'a> {
         obs: Observe,
     ) -> RunCtx<'a> {
         engine.time_snapshot = Some(engine.clock.now_ms());
+        engine.tracking.script_keys = if engine.tracking.is_tracking(caller.id) {
+            keys.to_vec()
+        } else {
+            Vec::new()
+        };
         let started = Instant::now();
         let ctx = RunCtx {
             engine,
