@@ -149,6 +149,7 @@ fn reset(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     c.multi = None;
     crate::multi::unwatch_all(c, core(guard));
     core(guard).engine.tracking.disable(c.cl.id);
+    c.cl.tracking_caching = false;
     pubsub::unsubscribe_all(c);
     if c.monitor {
         c.shared.monitors.remove(&c.cl.id);
@@ -341,6 +342,9 @@ fn client(
         "getredir" => crate::tracking::getredir(&core(guard).engine, c.cl.id),
         "tracking" => {
             let shared = c.shared.clone();
+            if !core(guard).engine.tracking.is_tracking(c.cl.id) || a[2].eq_ignore_ascii_case(b"off") {
+                c.cl.tracking_caching = false;
+            }
             crate::tracking::client_tracking(&shared, &mut core(guard).engine, c.cl.id, a)
         }
         "caching" => {

@@ -153,10 +153,11 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             }
             let _ = write!(
                 out,
-                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
                 sh.clients.len(),
                 sh.config.read().get("maxclients"),
                 eng.blocked_count(),
+                eng.tracking.clients.len(),
                 eng.blocked_count(),
             );
         }
@@ -210,6 +211,11 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 out,
                 "total_error_replies:{}\r\nunexpected_error_replies:0\r\n",
                 sh.cmdstats.total_error_replies.load(Ordering::Relaxed)
+            );
+            let (keys, items, prefixes) = eng.tracking.totals();
+            let _ = write!(
+                out,
+                "tracking_total_keys:{keys}\r\ntracking_total_items:{items}\r\ntracking_total_prefixes:{prefixes}\r\n"
             );
             // MIGRATE opens a connection per call, so none is ever cached.
             out.push_str("migrate_cached_sockets:0\r\n");

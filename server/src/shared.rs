@@ -216,12 +216,13 @@ impl std::ops::DerefMut for CoreGuard<'_> {
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
         let eng = &mut self.guard.engine;
-        crate::tracking::deliver(self.shared, eng);
         for (id, reply) in eng.wakeups.drain(..) {
             if let Some(c) = self.shared.clients.get(&id) {
                 c.send(Msg::Wake(reply));
             }
         }
+        // After the wake-ups: an unblocked client's own invalidation follows its reply.
+        crate::tracking::deliver(self.shared, eng);
         if eng.deadline_changed {
             eng.deadline_changed = false;
             self.shared.timer.notify_one();
@@ -351,6 +352,8 @@ impl Shared {
         ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
         ec.lfu = cfg.get("maxmemory-policy").ends_with("-lfu");
         ec.lfu_log_factor = cfg.get_i64("lfu-log-factor");
+        core.engine.tracking.max_keys = cfg.get_i64("tracking-table-max-keys") as usize;
+        core.engine.tracking.enforce_max_keys();
         ec.lfu_decay_time = cfg.get_i64("lfu-decay-time");
         ec.stream_node_max_entries = cfg.get_i64("stream-node-max-entries") as usize;
         ec.stream_node_max_bytes = cfg.get_i64("stream-node-max-bytes") as usize;

@@ -142,7 +142,7 @@ impl Tracking {
 
     /// Past `tracking-table-max-keys`, evicts keys (sending their invalidation), as Redis'
     /// `trackingLimitUsedSlots` does.
-    fn enforce_max_keys(&mut self) {
+    pub fn enforce_max_keys(&mut self) {
         if self.max_keys == 0 {
             return;
         }
