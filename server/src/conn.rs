@@ -129,6 +129,7 @@ pub async fn serve_node<S: Stream>(
         pending_out: Default::default(),
         soft_since_ms: Default::default(),
         killed: Default::default(),
+        quitting: Default::default(),
         mem: Default::default(),
     });
     shared.clients.insert(id, handle.clone());

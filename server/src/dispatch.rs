@@ -77,6 +77,7 @@ pub fn server_command(
         "ping" => ping(c, a),
         "echo" => Reply::Bulk(a[1].clone()),
         "quit" => {
+            c.handle.quitting.store(true, std::sync::atomic::Ordering::Relaxed);
             c.reply(Reply::ok());
             c.flow = Flow::Close;
             Reply::NoReply

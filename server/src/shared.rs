@@ -81,6 +81,8 @@ pub struct ClientHandle {
     /// When `pending_out` first passed the soft limit, in ms since start (0 = not over).
     pub soft_since_ms: AtomicI64,
     pub killed: AtomicBool,
+    /// It sent QUIT: gone for CLIENT TRACKING redirects, as Redis frees it after the reply.
+    pub quitting: AtomicBool,
     /// Its buffer sizes, for CLIENT LIST and INFO.
     pub mem: crate::climits::ClientMem,
 }

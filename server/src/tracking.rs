@@ -218,7 +218,8 @@ pub fn deliver(shared: &Shared, eng: &mut Engine) {
             }
             continue;
         }
-        let Some(to) = shared.clients.get(&s.redirect).map(|c| c.clone()) else {
+        let to = shared.clients.get(&s.redirect).map(|c| c.clone());
+        let Some(to) = to.filter(|c| !c.quitting.load(std::sync::atomic::Ordering::Relaxed)) else {
             s.broken_redirect = true;
             if me.info.lock().resp >= 3 {
                 me.send(Msg::Push(Reply::Push(vec![
