@@ -288,3 +288,53 @@ fn errors() {
         "#,
     );
 }
+
+/// The redis crate (RESP2): a PubSub connection subscribed to `__redis__:invalidate`
+/// receives the invalidations of a tracking connection that redirects to it.
+#[test]
+fn redis_crate_redirect_to_pubsub() {
+    let t = Tumbler::start();
+    let client = redis::Client::open(t.url()).unwrap();
+    let mut sub_con = client.get_connection().unwrap();
+    let sub_id: i64 = redis::cmd("CLIENT").arg("ID").query(&mut sub_con).unwrap();
+    let mut pubsub = sub_con.as_pubsub();
+    pubsub.subscribe("__redis__:invalidate").unwrap();
+    pubsub
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut reader = client.get_connection().unwrap();
+    let mut writer = client.get_connection().unwrap();
+    let ok: String = redis::cmd("CLIENT")
+        .arg(&["TRACKING", "on", "REDIRECT", &sub_id.to_string()])
+        .query(&mut reader)
+        .unwrap();
+    assert_eq!(ok, "OK");
+    let redir: i64 = redis::cmd("CLIENT")
+        .arg("GETREDIR")
+        .query(&mut reader)
+        .unwrap();
+    assert_eq!(redir, sub_id);
+    let _: Option<String> = redis::cmd("GET").arg("cached").query(&mut reader).unwrap();
+    let _: () = redis::cmd("SET")
+        .arg(&["cached", "v"])
+        .query(&mut writer)
+        .unwrap();
+    let msg = pubsub.get_message().unwrap();
+    assert_eq!(msg.get_channel_name(), "__redis__:invalidate");
+    let keys: Vec<String> = msg.get_payload().unwrap();
+    assert_eq!(keys, vec!["cached".to_string()]);
+    // One invalidation, then forgotten: the next write sends nothing until read again.
+    let _: () = redis::cmd("SET")
+        .arg(&["cached", "w"])
+        .query(&mut writer)
+        .unwrap();
+    let _: Option<String> = redis::cmd("GET").arg("cached").query(&mut reader).unwrap();
+    let _: () = redis::cmd("DEL").arg("cached").query(&mut writer).unwrap();
+    let msg = pubsub.get_message().unwrap();
+    let keys: Vec<String> = msg.get_payload().unwrap();
+    assert_eq!(keys, vec!["cached".to_string()]);
+    let _: () = redis::cmd("FLUSHALL").query(&mut writer).unwrap();
+    let msg = pubsub.get_message().unwrap();
+    let keys: Option<Vec<String>> = msg.get_payload().unwrap();
+    assert_eq!(keys, None);
+}
