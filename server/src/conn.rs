@@ -122,6 +122,7 @@ pub async fn serve_node<S: Stream>(
         info: parking_lot::Mutex::new(ClientInfo {
             resp: 2,
             multi: -1,
+            tracking_redir: -1,
             user: "default".into(),
             last_interaction: Some(Instant::now()),
             ..Default::default()

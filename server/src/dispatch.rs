@@ -151,6 +151,11 @@ fn reset(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     crate::multi::unwatch_all(c, core(guard));
     core(guard).engine.tracking.disable(c.cl.id);
     c.cl.tracking_caching = false;
+    {
+        let mut info = c.handle.info.lock();
+        info.tracking_flags = "";
+        info.tracking_redir = -1;
+    }
     pubsub::unsubscribe_all(c);
     if c.monitor {
         c.shared.monitors.remove(&c.cl.id);

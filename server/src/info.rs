@@ -279,6 +279,7 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
     if h.id == me.cl.id && me.flow == crate::conn::Flow::Blocked {
         flags.push('b');
     }
+    flags.push_str(info.tracking_flags);
     if flags.is_empty() {
         flags.push('N');
     }
@@ -290,7 +291,7 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
     };
     let cmd = last.map_or_else(|| "NULL".to_string(), |c| c.full_name());
     format!(
-        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={}",
         h.id,
         h.addr,
         h.laddr,
@@ -313,6 +314,7 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
         if pending > 0 { "rw" } else { "r" },
         cmd,
         info.user,
+        info.tracking_redir,
         info.resp,
     )
 }

@@ -67,6 +67,9 @@ pub struct ClientInfo {
     pub ssubs: usize,
     pub multi: i64,
     pub user: String,
+    /// CLIENT TRACKING: its CLIENT LIST flags (`t`, `R`, `B`) and `redir=` (-1 when off).
+    pub tracking_flags: &'static str,
+    pub tracking_redir: i64,
 }
 
 pub struct ClientHandle {

@@ -84,7 +84,17 @@ pub fn client_tracking(shared: &Shared, eng: &mut Engine, me: ClientId, a: &[Byt
     } else {
         return Reply::err("ERR syntax error");
     }
+    sync_info(shared, eng, me);
     Reply::ok()
+}
+
+/// Copies a client's tracking mode to what CLIENT LIST / CLIENT INFO show.
+pub fn sync_info(shared: &Shared, eng: &Engine, id: ClientId) {
+    if let Some(c) = shared.clients.get(&id) {
+        let mut info = c.info.lock();
+        info.tracking_flags = list_flags(eng, id);
+        info.tracking_redir = eng.tracking.state(id).map_or(-1, |s| s.redirect as i64);
+    }
 }
 
 /// `CLIENT CACHING yes|no`.
@@ -221,6 +231,7 @@ pub fn deliver(shared: &Shared, eng: &mut Engine) {
         let to = shared.clients.get(&s.redirect).map(|c| c.clone());
         let Some(to) = to.filter(|c| !c.quitting.load(std::sync::atomic::Ordering::Relaxed)) else {
             s.broken_redirect = true;
+            me.info.lock().tracking_flags = if s.bcast { "tRB" } else { "tR" };
             if me.info.lock().resp >= 3 {
                 me.send(Msg::Push(Reply::Push(vec![
                     Reply::bulk_str("tracking-redir-broken"),

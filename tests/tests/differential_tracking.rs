@@ -338,3 +338,52 @@ fn redis_crate_redirect_to_pubsub() {
     let keys: Option<Vec<String>> = msg.get_payload().unwrap();
     assert_eq!(keys, None);
 }
+
+/// CLIENT INFO's `flags=` and `redir=` for tracking clients, as redis-server shows them.
+#[test]
+fn client_info_flags() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    let fields = |c: &mut Raw| -> String {
+        let s = c.cmd_str(&["CLIENT", "INFO"]);
+        s.split_whitespace()
+            .filter(|f| f.starts_with("flags=") || f.starts_with("redir="))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut seen = Vec::new();
+    for addr in [t.raw(), redis.raw()] {
+        let mut c = addr;
+        let mut other = Raw::connect(c.stream.peer_addr().unwrap());
+        c.cmd(&["HELLO", "3"]);
+        let oid = other.cmd_str(&["CLIENT", "ID"]);
+        let oid = oid.trim_start_matches(':').trim().to_string();
+        let mut out = vec![fields(&mut c)];
+        c.cmd(&["CLIENT", "TRACKING", "on"]);
+        out.push(fields(&mut c));
+        c.cmd(&["CLIENT", "TRACKING", "off"]);
+        c.cmd(&["CLIENT", "TRACKING", "on", "BCAST"]);
+        out.push(fields(&mut c));
+        c.cmd(&["CLIENT", "TRACKING", "off"]);
+        c.cmd(&["CLIENT", "TRACKING", "on", "REDIRECT", &oid]);
+        out.push(fields(&mut c).replace(&format!("redir={oid}"), "redir=ID"));
+        c.cmd(&["GET", "fk"]);
+        other.cmd(&["QUIT"]);
+        drop(other);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let mut w = Raw::connect(c.stream.peer_addr().unwrap());
+        w.cmd(&["SET", "fk", "1"]);
+        let pushed = c.read_reply();
+        out.push(String::from_utf8_lossy(&pushed).replace(&format!(":{oid}\r\n"), ":ID\r\n"));
+        out.push(fields(&mut c).replace(&format!("redir={oid}"), "redir=ID"));
+        c.cmd(&["RESET"]);
+        out.push(fields(&mut c));
+        seen.push(out);
+    }
+    assert_eq!(
+        seen[0], seen[1],
+        "tumbler (left) and redis-server (right) disagree"
+    );
+}
