@@ -27,6 +27,9 @@ pub struct TrackState {
 /// An invalidation to deliver: `None` keys is the null invalidation of FLUSHDB/FLUSHALL.
 pub type Invalidation = (ClientId, Option<Vec<Bytes>>);
 
+/// A BCAST prefix: its clients, and the keys modified under it with who modified each.
+type PrefixEntry = (HashSet<ClientId>, Vec<(Bytes, ClientId)>);
+
 #[derive(Debug, Default)]
 pub struct Tracking {
     pub clients: HashMap<ClientId, TrackState>,
@@ -35,7 +38,7 @@ pub struct Tracking {
     /// BCAST: prefix -> (clients, keys modified under it since the last flush with the
     /// client that modified each, for NOLOOP).
     /// Ordered as Redis' radix tree, which sets the order of the messages.
-    prefixes: BTreeMap<Bytes, (HashSet<ClientId>, Vec<(Bytes, ClientId)>)>,
+    prefixes: BTreeMap<Bytes, PrefixEntry>,
     /// The declared keys (KEYS) of the running script of a tracking client.
     pub script_keys: Vec<Bytes>,
     /// The client whose command runs now (NOLOOP).
@@ -230,7 +233,7 @@ impl Tracking {
     /// Takes the invalidations owed to `id` itself without a redirect: the connection
     /// writes them right after its reply, as Redis 7.0 does for the current client.
     pub fn take_own(&mut self, id: ClientId) -> Vec<Option<Vec<Bytes>>> {
-        if self.pending.is_empty() || self.clients.get(&id).map_or(true, |s| s.redirect != 0) {
+        if self.pending.is_empty() || self.clients.get(&id).is_none_or(|s| s.redirect != 0) {
             return Vec::new();
         }
         let mut own = Vec::new();
