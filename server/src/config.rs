@@ -187,6 +187,7 @@ pub static PARAMS: &[Param] = &[
     p("activerehashing", "yes", Kind::Bool),
     p("activedefrag", "no", Kind::Bool),
     p("lfu-log-factor", "10", Kind::Int(0, i32::MAX as i64)),
+    p("tracking-table-max-keys", "1000000", Kind::Int(0, BIG)),
     p("lfu-decay-time", "1", Kind::Int(0, i32::MAX as i64)),
     fixed("tcp-backlog", "511", Kind::Int(0, BIG)),
     fixed("io-threads", "1", Kind::Int(1, 128)),

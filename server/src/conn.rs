@@ -122,6 +122,7 @@ pub async fn serve_node<S: Stream>(
         info: parking_lot::Mutex::new(ClientInfo {
             resp: 2,
             multi: -1,
+            tracking_redir: -1,
             user: "default".into(),
             last_interaction: Some(Instant::now()),
             ..Default::default()
@@ -129,6 +130,7 @@ pub async fn serve_node<S: Stream>(
         pending_out: Default::default(),
         soft_since_ms: Default::default(),
         killed: Default::default(),
+        quitting: Default::default(),
         mem: Default::default(),
     });
     shared.clients.insert(id, handle.clone());
@@ -737,6 +739,10 @@ impl Conn {
             }
         }
         let reply = self.execute(guard, spec, &argv);
+        // CLIENT CACHING yes|no lapses after the next command (Redis' resetClient).
+        if self.multi.is_none() && spec.parent != "client" {
+            self.cl.tracking_caching = false;
+        }
         // Redis feeds monitors after the command ran (so SELECT shows the new db and EXEC
         // comes after the commands it ran), whatever the outcome.
         self.feed_monitors_for(spec, &argv);
@@ -751,6 +757,13 @@ impl Conn {
             return;
         }
         self.reply(reply);
+        if let Some(g) = guard.as_mut() {
+            for r in crate::tracking::own_pushes(&mut g.engine, self.cl.id) {
+                if self.cl.resp3 {
+                    self.push(r);
+                }
+            }
+        }
     }
 
     /// Sends a command to MONITOR clients unless its flags hide it (admin, skip_monitor),

@@ -41,6 +41,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "tumbler.profile"
             ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
                 || (top == "client" && matches!(spec.name, "unblock" | "kill" | "setname"))
+                || (top == "client" && crate::tracking::is_tracking_subcommand(spec.name))
                 || (top == "config" && matches!(spec.name, "set" | "resetstat"))
                 || crate::scripting::needs_core(spec)
                 || (top == "cluster" && matches!(spec.name, "countkeysinslot" | "getkeysinslot"))
@@ -77,6 +78,9 @@ pub fn server_command(
         "ping" => ping(c, a),
         "echo" => Reply::Bulk(a[1].clone()),
         "quit" => {
+            c.handle
+                .quitting
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             c.reply(Reply::ok());
             c.flow = Flow::Close;
             Reply::NoReply
@@ -149,6 +153,13 @@ fn ping(c: &mut Conn, a: &[Bytes]) -> Reply {
 fn reset(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     c.multi = None;
     crate::multi::unwatch_all(c, core(guard));
+    core(guard).engine.tracking.disable(c.cl.id);
+    c.cl.tracking_caching = false;
+    {
+        let mut info = c.handle.info.lock();
+        info.tracking_flags = "";
+        info.tracking_redir = -1;
+    }
     pubsub::unsubscribe_all(c);
     if c.monitor {
         c.shared.monitors.remove(&c.cl.id);
@@ -300,7 +311,10 @@ fn client(
             }
             Reply::ok()
         }
-        "info" => Reply::Verbatim("txt", Bytes::from(crate::info::client_line(c, &c.handle, a) + "\n")),
+        "info" => Reply::Verbatim(
+            "txt",
+            Bytes::from(crate::info::client_line(c, &c.handle, a) + "\n"),
+        ),
         "list" => client_list(c, a),
         "kill" => client_kill(c, a),
         "reply" => {
@@ -332,25 +346,53 @@ fn client(
             let reply = match a.get(3) {
                 None => None,
                 Some(m) if eq(m, "timeout") => None,
-                Some(m) if eq(m, "error") => Some(Reply::err("UNBLOCKED client unblocked via CLIENT UNBLOCK")),
-                Some(_) => return Reply::err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+                Some(m) if eq(m, "error") => {
+                    Some(Reply::err("UNBLOCKED client unblocked via CLIENT UNBLOCK"))
+                }
+                Some(_) => {
+                    return Reply::err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+                }
             };
             Reply::Int(core(guard).engine.unblock_with(id as u64, reply) as i64)
         }
         "pause" | "unpause" => Reply::ok(),
-        "getredir" => Reply::Int(-1),
-        "tracking" => Reply::err("ERR CLIENT TRACKING is not supported by tumbler"),
-        "caching" => Reply::err("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"),
-        "trackinginfo" => Reply::Map(vec![
-            (Reply::bulk_str("flags"), Reply::Set(vec![Reply::simple("off")])),
-            (Reply::bulk_str("redirect"), Reply::Int(-1)),
-            (Reply::bulk_str("prefixes"), Reply::Array(vec![])),
-        ]),
+        "getredir" => crate::tracking::getredir(&core(guard).engine, c.cl.id),
+        "tracking" => {
+            let shared = c.shared.clone();
+            if !core(guard).engine.tracking.is_tracking(c.cl.id)
+                || a[2].eq_ignore_ascii_case(b"off")
+            {
+                c.cl.tracking_caching = false;
+            }
+            crate::tracking::client_tracking(&shared, &mut core(guard).engine, c.cl.id, a)
+        }
+        "caching" => {
+            let r = crate::tracking::client_caching(&core(guard).engine, c.cl.id, a);
+            c.cl.tracking_caching |= !r.is_error();
+            r
+        }
+        "trackinginfo" => {
+            crate::tracking::trackinginfo(&core(guard).engine, c.cl.id, c.cl.tracking_caching)
+        }
         "help" => Reply::Array(
-            ["CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "ID", "INFO", "LIST", "SETNAME", "GETNAME", "SETINFO", "KILL", "REPLY", "NO-EVICT", "NO-TOUCH", "UNBLOCK", "HELP"]
-                .iter()
-                .map(|s| Reply::simple(s))
-                .collect(),
+            [
+                "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "ID",
+                "INFO",
+                "LIST",
+                "SETNAME",
+                "GETNAME",
+                "SETINFO",
+                "KILL",
+                "REPLY",
+                "NO-EVICT",
+                "NO-TOUCH",
+                "UNBLOCK",
+                "HELP",
+            ]
+            .iter()
+            .map(|s| Reply::simple(s))
+            .collect(),
         ),
         _ => error::unknown_subcommand("client", spec.name.as_bytes()),
     }
@@ -901,6 +943,7 @@ fn function(
 /// Called under the keyspace lock when a client disconnects, after its blocked command and
 /// watches are gone (session-bound native locks are released here).
 pub fn on_disconnect(core: &mut Core, id: lockcore::ClientId) {
+    core.engine.tracking.disable(id);
     lockcore::locks::release_session(&mut core.engine, id);
     if let Some(ld) = core.engine.lockdep.as_deref_mut() {
         ld.client_gone(id);

@@ -153,10 +153,11 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             }
             let _ = write!(
                 out,
-                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
                 sh.clients.len(),
                 sh.config.read().get("maxclients"),
                 eng.blocked_count(),
+                eng.tracking.clients.len(),
                 eng.blocked_count(),
             );
         }
@@ -214,6 +215,11 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 out,
                 "total_error_replies:{}\r\nunexpected_error_replies:0\r\n",
                 sh.cmdstats.total_error_replies.load(Ordering::Relaxed)
+            );
+            let (keys, items, prefixes) = eng.tracking.totals();
+            let _ = write!(
+                out,
+                "tracking_total_keys:{keys}\r\ntracking_total_items:{items}\r\ntracking_total_prefixes:{prefixes}\r\n"
             );
             let _ = write!(out, "migrate_cached_sockets:{}\r\n", sh.migrate_sockets.len());
         }
@@ -276,6 +282,7 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
     if h.id == me.cl.id && me.flow == crate::conn::Flow::Blocked {
         flags.push('b');
     }
+    flags.push_str(info.tracking_flags);
     if flags.is_empty() {
         flags.push('N');
     }
@@ -287,7 +294,7 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
     };
     let cmd = last.map_or_else(|| "NULL".to_string(), |c| c.full_name());
     format!(
-        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={}",
         h.id,
         h.addr,
         h.laddr,
@@ -310,6 +317,7 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
         if pending > 0 { "rw" } else { "r" },
         cmd,
         info.user,
+        info.tracking_redir,
         info.resp,
     )
 }

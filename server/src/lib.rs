@@ -34,6 +34,7 @@ pub mod shared;
 pub mod slowlog;
 pub mod timectl;
 pub mod top;
+pub mod tracking;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;

@@ -67,6 +67,9 @@ pub struct ClientInfo {
     pub ssubs: usize,
     pub multi: i64,
     pub user: String,
+    /// CLIENT TRACKING: its CLIENT LIST flags (`t`, `R`, `B`) and `redir=` (-1 when off).
+    pub tracking_flags: &'static str,
+    pub tracking_redir: i64,
 }
 
 pub struct ClientHandle {
@@ -81,6 +84,8 @@ pub struct ClientHandle {
     /// When `pending_out` first passed the soft limit, in ms since start (0 = not over).
     pub soft_since_ms: AtomicI64,
     pub killed: AtomicBool,
+    /// It sent QUIT: gone for CLIENT TRACKING redirects, as Redis frees it after the reply.
+    pub quitting: AtomicBool,
     /// Its buffer sizes, for CLIENT LIST and INFO.
     pub mem: crate::climits::ClientMem,
 }
@@ -227,6 +232,8 @@ impl Drop for CoreGuard<'_> {
                 c.send(Msg::Wake(reply));
             }
         }
+        // After the wake-ups: an unblocked client's own invalidation follows its reply.
+        crate::tracking::deliver(self.shared, eng);
         if eng.deadline_changed {
             eng.deadline_changed = false;
             self.shared.timer.notify_one();
@@ -361,6 +368,8 @@ impl Shared {
         ec.no_shared_integers = cfg.get_i64("maxmemory") != 0
             && (ec.lfu || cfg.get("maxmemory-policy").ends_with("-lru"));
         ec.lfu_log_factor = cfg.get_i64("lfu-log-factor");
+        core.engine.tracking.max_keys = cfg.get_i64("tracking-table-max-keys") as usize;
+        core.engine.tracking.enforce_max_keys();
         ec.lfu_decay_time = cfg.get_i64("lfu-decay-time");
         ec.stream_node_max_entries = cfg.get_i64("stream-node-max-entries") as usize;
         ec.stream_node_max_bytes = cfg.get_i64("stream-node-max-bytes") as usize;

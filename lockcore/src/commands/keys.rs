@@ -128,7 +128,12 @@ fn del(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn exists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    Reply::Int(a[1..].iter().filter(|k| ctx.read_notouch(k).is_some()).count() as i64)
+    Reply::Int(
+        a[1..]
+            .iter()
+            .filter(|k| ctx.read_notouch(k).is_some())
+            .count() as i64,
+    )
 }
 
 fn type_(ctx: &mut Ctx, a: &[Bytes]) -> Reply {

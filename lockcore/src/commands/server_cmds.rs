@@ -660,6 +660,7 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     let db = ctx.dbi();
     flush_db(ctx.eng, db);
+    ctx.eng.tracking.flush();
     Reply::ok()
 }
 
@@ -670,6 +671,7 @@ fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     for db in 0..ctx.eng.dbs.len() {
         flush_db(ctx.eng, db);
     }
+    ctx.eng.tracking.flush();
     ctx.eng.stats.dirty += 1;
     Reply::ok()
 }

@@ -54,6 +54,8 @@ pub struct ClientCtx {
     /// mode", or "due to insufficient ACL permissions" when the user lacks read access to
     /// every key. The server sets it before each SORT/SORT_RO.
     pub sort_patterns_denied: Option<&'static str>,
+    /// `CLIENT CACHING yes|no` applies to this command (tracking OPTIN/OPTOUT).
+    pub tracking_caching: bool,
 }
 
 /// A handler's request to block until one of `keys` is ready or `deadline` passes.
@@ -164,6 +166,8 @@ pub struct Engine {
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
+    /// Client-side caching (CLIENT TRACKING).
+    pub tracking: crate::storage::tracking::Tracking,
 
     blocked: HashMap<ClientId, Blocked>,
     blocked_on: HashMap<(usize, Bytes), VecDeque<ClientId>>,
@@ -196,6 +200,7 @@ impl Engine {
             evict_pool: Default::default(),
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
+            tracking: Default::default(),
             blocked: HashMap::new(),
             blocked_on: HashMap::new(),
             block_deadlines: BTreeSet::new(),
@@ -232,6 +237,7 @@ impl Engine {
         if outer_now.is_none() && self.time_snapshot.is_none() {
             self.cmd_now = Some(self.clock.now_ms());
         }
+        let outer_current = std::mem::replace(&mut self.tracking.current, cl.id);
         let mut ctx = Ctx {
             eng: self,
             cl,
@@ -239,6 +245,20 @@ impl Engine {
         };
         let reply = handler(&mut ctx, argv);
         let block = ctx.block.take();
+        self.tracking.current = outer_current;
+        if spec.has(crate::commands::flag::READONLY) && self.tracking.is_tracking(cl.id) {
+            // Redis 7.0: a read inside a script remembers the script's declared keys.
+            let keys: Vec<Bytes> = if cl.in_script {
+                self.tracking.script_keys.clone()
+            } else {
+                spec.key_positions(argv)
+                    .into_iter()
+                    .map(|i| argv[i].clone())
+                    .collect()
+            };
+            self.tracking
+                .remember(cl.id, cl.tracking_caching, keys.into_iter());
+        }
         self.cmd_now = outer_now;
         if let Some(req) = block {
             if cl.deny_blocking {
@@ -493,6 +513,7 @@ impl Engine {
 
     /// Marks the watchers of one key dirty.
     pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
+        self.tracking.invalidate(key);
         if self.watched.is_empty() {
             return;
         }

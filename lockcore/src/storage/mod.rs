@@ -11,5 +11,6 @@ pub mod lfu;
 pub mod listpack;
 pub mod notify;
 pub mod rdb;
+pub mod tracking;
 pub mod value;
 pub mod zset;

@@ -89,6 +89,11 @@ impl<'a> RunCtx<'a> {
         obs: Observe,
     ) -> RunCtx<'a> {
         engine.time_snapshot = Some(engine.clock.now_ms());
+        engine.tracking.script_keys = if engine.tracking.is_tracking(caller.id) {
+            keys.to_vec()
+        } else {
+            Vec::new()
+        };
         let started = Instant::now();
         let ctx = RunCtx {
             engine,
@@ -102,6 +107,7 @@ impl<'a> RunCtx<'a> {
                 no_touch: caller.no_touch,
                 blocked: false,
                 sort_patterns_denied: None,
+                tracking_caching: caller.tracking_caching,
             },
             read_only,
             resp3: false,
