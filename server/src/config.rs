@@ -511,8 +511,16 @@ pub fn apply_args(
 ) -> Result<(), String> {
     let name = args[0].to_ascii_lowercase();
     if name == "user" {
-        // Kept as separate arguments: a quoted password may contain spaces.
-        cfg.acl_users.push(args[1..].to_vec());
+        // Kept as separate arguments: a quoted password may contain spaces. One argument
+        // holding a whole rule list (`--user "app on >pass ~* +@all"`, docs/clients.md) is
+        // split into its words, where redis-server would refuse the spaces in the name.
+        let rules = match &args[1..] {
+            [one] if one.contains(char::is_whitespace) => {
+                one.split_whitespace().map(str::to_string).collect()
+            }
+            rest => rest.to_vec(),
+        };
+        cfg.acl_users.push(rules);
         return Ok(());
     }
     if let Some(p) = find(&name) {

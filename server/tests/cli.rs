@@ -630,3 +630,21 @@ fn command_line_parsing_matches_redis_server() {
         }
     }
 }
+
+/// `--user` with the whole rule list in one argument (docs/clients.md) defines that user.
+#[test]
+fn user_flag_with_a_quoted_rule_list_defines_the_user() {
+    let p = Proc::start(&["--port", "0", "--user", "app on >secret ~app:* +get +set"]);
+    let mut s = TcpStream::connect(("127.0.0.1", p.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"AUTH app secret\r\nSET app:1 v\r\nDEL app:1\r\n").unwrap();
+    let want = "+OK\r\n+OK\r\n-NOPERM this user has no permissions to run the 'del' command\r\n";
+    let mut got = Vec::new();
+    let mut b = [0u8; 4096];
+    while got.len() < want.len() {
+        let n = s.read(&mut b).unwrap();
+        assert!(n > 0);
+        got.extend_from_slice(&b[..n]);
+    }
+    assert_eq!(String::from_utf8_lossy(&got), want);
+}
