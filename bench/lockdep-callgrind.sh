@@ -31,6 +31,6 @@ measure() { # label binary args...
   done
   cg_stop
 }
-[ -n "$BASE_BIN" ] && measure base "$BASE_BIN" --workers 1
-measure lockdep-no "$TBIN" --workers 1 --lockdep no
-measure lockdep-yes "$TBIN" --workers 1 --lockdep yes
+[ -n "$BASE_BIN" ] && measure base "$BASE_BIN" --worker-threads 1
+measure lockdep-no "$TBIN" --worker-threads 1 --lockdep no
+measure lockdep-yes "$TBIN" --worker-threads 1 --lockdep yes

@@ -41,7 +41,7 @@ measure() { # label command...
 
 for plans in yes no; do
   path=$([ "$plans" = yes ] && echo plan || echo lua)
-  measure "$path:base" "$BASE" --port "$P" --workers 1 --lua-native-plans "$plans"
-  measure "$path:stats" "$NEW" --port "$P" --workers 1 --lua-native-plans "$plans"
-  measure "$path:stats+profiler" "$NEW" --port "$P" --workers 1 --lua-native-plans "$plans" --lua-profiler yes
+  measure "$path:base" "$BASE" --port "$P" --worker-threads 1 --lua-native-plans "$plans"
+  measure "$path:stats" "$NEW" --port "$P" --worker-threads 1 --lua-native-plans "$plans"
+  measure "$path:stats+profiler" "$NEW" --port "$P" --worker-threads 1 --lua-native-plans "$plans" --lua-profiler yes
 done

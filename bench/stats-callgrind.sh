@@ -18,7 +18,7 @@ LOCK="if (redis.call('exists', KEYS[1]) == 0) then redis.call('hset', KEYS[1], A
 
 measure() { # label binary [args]
   local label=$1; shift
-  cg_start "$label" "$@" --port "$P" --workers 1
+  cg_start "$label" "$@" --port "$P" --worker-threads 1
   local ls
   ls=$(redis-cli -p "$P" script load "$LOCK")
   redis-benchmark -p "$P" -n 500 -c 1 -r 1000000 evalsha "$ls" 1 'lock:__rand_int__' 30000 uuid:1 >/dev/null 2>&1
