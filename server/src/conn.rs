@@ -661,6 +661,13 @@ impl Conn {
             }
             if let Some(core) = guard.as_mut() {
                 crate::memory::perform_evictions(shared, &mut core.engine);
+                // Redis evicts before the command runs, so this client's invalidations of
+                // evicted keys go out before its reply.
+                for r in crate::tracking::own_pushes(&mut core.engine, self.cl.id) {
+                    if self.cl.resp3 {
+                        self.push(r);
+                    }
+                }
             }
         }
         if self.over_maxmemory(shared) {

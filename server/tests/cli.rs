@@ -637,7 +637,8 @@ fn user_flag_with_a_quoted_rule_list_defines_the_user() {
     let p = Proc::start(&["--port", "0", "--user", "app on >secret ~app:* +get +set"]);
     let mut s = TcpStream::connect(("127.0.0.1", p.port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"AUTH app secret\r\nSET app:1 v\r\nDEL app:1\r\n").unwrap();
+    s.write_all(b"AUTH app secret\r\nSET app:1 v\r\nDEL app:1\r\n")
+        .unwrap();
     let want = "+OK\r\n+OK\r\n-NOPERM this user has no permissions to run the 'del' command\r\n";
     let mut got = Vec::new();
     let mut b = [0u8; 4096];

@@ -84,26 +84,24 @@ fn lost_even_odd(c: &mut Raw, prefix: &str, n: usize) -> (usize, usize) {
     (lost(0), lost(1))
 }
 
-/// What evicting one of these keys frees, measured: fill 200 probe keys of the same shape
-/// and DEL them (the value's block, and the key's when it is not stored inline; the table
-/// slot stays, as Redis' dict keeps its buckets).
-fn per_key(c: &mut Raw) -> i64 {
-    fill(c, "probe", 200, |_| None);
-    let before = used(c);
-    let keys: Vec<String> = (0..200).map(|i| format!("probe{i}")).collect();
-    let mut del = vec!["DEL"];
-    del.extend(keys.iter().map(String::as_str));
-    c.cmd(&del);
-    ((before - used(c)) / 200).max(1)
+fn evicted(c: &mut Raw) -> i64 {
+    info_field(c, "stats", "evicted_keys").parse().unwrap()
 }
 
-/// Lowers maxmemory so that about `keys` keys must go (CONFIG SET evicts at once, as in
-/// Redis).
+/// Lowers maxmemory step by step (CONFIG SET evicts at once, as in Redis) until at least
+/// `keys` keys were evicted; returns the limit reached. Stepping rather than computing the
+/// limit from a per-key size keeps the tests independent of how many bytes a key takes.
 fn squeeze(c: &mut Raw, keys: usize) -> i64 {
-    let per_key = per_key(c);
-    let max = used(c) - keys as i64 * per_key;
-    ok(c, &["CONFIG", "SET", "maxmemory", &max.to_string()]);
-    max
+    let start = evicted(c);
+    let mut max = used(c);
+    loop {
+        max -= 4096;
+        assert!(max > 0, "nothing evicted");
+        ok(c, &["CONFIG", "SET", "maxmemory", &max.to_string()]);
+        if evicted(c) - start >= keys as i64 {
+            return max;
+        }
+    }
 }
 
 /// Touches `{prefix}i` for the `i` in `which` with GET, `times` times each.
@@ -243,8 +241,8 @@ fn volatile_policies_spare_keys_without_ttl() {
             );
         }
         // Squeeze below what the keys without TTL need: every volatile key goes, then OOM.
-        let max = max - N as i64 * per_key(&mut c);
-        ok(&mut c, &["CONFIG", "SET", "maxmemory", &max.to_string()]);
+        let _ = max;
+        ok(&mut c, &["CONFIG", "SET", "maxmemory", "1"]);
         assert_eq!(
             c.cmd_str(&["SET", "x", "y"]),
             "-OOM command not allowed when used memory > 'maxmemory'.\r\n",

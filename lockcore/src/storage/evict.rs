@@ -71,20 +71,12 @@ struct Candidate {
     key: Bytes,
 }
 
-/// Keys taken from a db in one [`Db::sample_keys`](crate::db::Db::sample_keys) call, handed
-/// out `maxmemory-samples` at a time: finding a random position in the table costs a walk,
-/// so one walk serves many evictions. Each key is looked up again when it is handed out.
-const WINDOW: usize = 1024;
-
 /// Redis' eviction pool: the best candidates seen, lowest score first.
 #[derive(Debug, Default)]
 pub struct Pool {
     entries: Vec<Candidate>,
     /// Where the random policies start their round over the dbs.
     next_db: usize,
-    /// Per db, random keys not yet sampled (taken from the end), and whether they were
-    /// taken among keys with a TTL only.
-    windows: Vec<(Vec<Bytes>, bool)>,
 }
 
 impl Pool {
@@ -123,19 +115,21 @@ impl Pool {
         self.entries.len()
     }
 
-    /// No candidates and no sampled keys held.
+    /// No candidates held.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty() && self.windows.iter().all(|(w, _)| w.is_empty())
+        self.entries.is_empty()
     }
 
     /// Forgets every candidate.
     pub fn clear(&mut self) {
         self.entries.clear();
-        self.windows.clear();
     }
 
-    /// `n` random keys of `db` that still exist (with a TTL if `volatile`), with their
-    /// entries: Redis' sampling of `maxmemory-samples` keys.
+    /// `n` random keys of `db` (with a TTL if `volatile`), with their entries: Redis'
+    /// sampling of `maxmemory-samples` keys. Taken fresh each time (a random bucket is
+    /// O(1) to reach), so sampling holds no memory of its own between evictions: with
+    /// `maxmemory` just above what is in use, a kept window of key copies would itself
+    /// push memory over the limit.
     fn sample<'a>(
         &mut self,
         dbs: &'a [crate::db::Db],
@@ -143,31 +137,11 @@ impl Pool {
         n: usize,
         volatile: bool,
     ) -> Vec<(Bytes, &'a crate::value::Entry)> {
-        if self.windows.len() != dbs.len() {
-            self.windows = vec![(Vec::new(), false); dbs.len()];
-        }
         let d = &dbs[db];
-        let (window, win_volatile) = &mut self.windows[db];
-        if *win_volatile != volatile {
-            window.clear();
-            *win_volatile = volatile;
-        }
-        let mut out = Vec::with_capacity(n);
-        let mut refilled = false;
-        while out.len() < n {
-            let Some(k) = window.pop() else {
-                if refilled {
-                    break;
-                }
-                refilled = true;
-                *window = d.sample_keys(WINDOW, volatile);
-                continue;
-            };
-            if let Some(e) = d.get(&k).filter(|e| !volatile || e.expire_at.is_some()) {
-                out.push((k, e));
-            }
-        }
-        out
+        d.sample_keys(n, volatile)
+            .into_iter()
+            .filter_map(|k| d.get(&k).map(|e| (k, e)))
+            .collect()
     }
 }
 
