@@ -7,7 +7,7 @@
 //! intsets, listpack hashes and sorted sets, skiplist sorted sets; so those payloads are
 //! byte for byte redis-server's (tests/tests/differential_dump.rs). Hashtable sets and
 //! hashes are written in Tumbler's order. It reads all of those plus the plain list type.
-//! Streams are read (types 15 and 19, see `stream`) but not yet written; Tumbler's lock
+//! Streams are read as types 15 and 19 and written as 19 (see `stream`); Tumbler's lock
 //! types are not serialized.
 
 use bytes::Bytes;
@@ -488,8 +488,9 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
                 out.extend_from_slice(&score.to_le_bytes());
             }
         }
-        // Streams and Tumbler's own types (locks) are not serialized.
-        Value::Stream(_) | Value::Lock(_) => return None,
+        // Tumbler's own types (locks) are not serialized.
+        Value::Stream(s) => stream::dump(s, &mut out),
+        Value::Lock(_) => return None,
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(0, &out);

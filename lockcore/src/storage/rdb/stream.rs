@@ -13,7 +13,7 @@
 use bytes::Bytes;
 use std::collections::BTreeMap;
 
-use super::{listpack_entries, Reader};
+use super::{listpack_entries, put_len, put_string, Listpack, Reader};
 use crate::commands::streams::{Consumer, Group, Nack, Node, StreamId, StreamValue};
 
 pub(super) const T_STREAM_LISTPACKS: u8 = 15;
@@ -203,4 +203,113 @@ pub(super) fn load(r: &mut Reader, t: u8) -> Option<StreamValue> {
         }
     }
     Some(s)
+}
+
+fn put_id(out: &mut Vec<u8>, id: StreamId) {
+    put_len(out, id.0 as usize);
+    put_len(out, id.1 as usize);
+}
+
+fn put_raw_id(out: &mut Vec<u8>, id: StreamId) {
+    out.extend_from_slice(&id.0.to_be_bytes());
+    out.extend_from_slice(&id.1.to_be_bytes());
+}
+
+/// One node's listpack: the master entry, then each live entry (Tumbler keeps no
+/// tombstones, so the deleted count is 0 and deleted entries are not written).
+fn node_listpack(
+    master_id: StreamId,
+    master: &[Bytes],
+    entries: &[(&StreamId, &Vec<Bytes>)],
+) -> Vec<u8> {
+    let mut lp = Listpack::new();
+    lp.push_int(entries.len() as i64);
+    lp.push_int(0);
+    lp.push_int(master.len() as i64);
+    for f in master {
+        lp.push(f);
+    }
+    lp.push_int(0);
+    for (id, fields) in entries {
+        let n = fields.len() / 2;
+        let same = n == master.len() && fields.iter().step_by(2).zip(master).all(|(a, b)| a == b);
+        lp.push_int(if same { FLAG_SAMEFIELDS } else { 0 });
+        lp.push_int(id.0.wrapping_sub(master_id.0) as i64);
+        lp.push_int(id.1.wrapping_sub(master_id.1) as i64);
+        if same {
+            for v in fields.iter().skip(1).step_by(2) {
+                lp.push(v);
+            }
+            lp.push_int(n as i64 + 3);
+        } else {
+            lp.push_int(n as i64);
+            for f in fields.iter() {
+                lp.push(f);
+            }
+            lp.push_int(2 * n as i64 + 4);
+        }
+    }
+    lp.finish()
+}
+
+/// Writes `s` as RDB type 19, as redis-server 7.0's rdbSaveObject lays it out.
+pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>) {
+    out.push(T_STREAM_LISTPACKS_2);
+    // The nodes with live entries, by master ID; entries before the first node (never
+    // expected) get a node of their own keyed by the first entry.
+    let mut keys: Vec<(StreamId, Vec<Bytes>)> = s
+        .nodes
+        .iter()
+        .map(|(k, n)| (*k, n.master.clone()))
+        .collect();
+    if let Some((first, fields)) = s.entries.iter().next() {
+        if keys.first().map_or(true, |k| *first < k.0) {
+            let names = fields.iter().step_by(2).cloned().collect();
+            keys.insert(0, (*first, names));
+        }
+    }
+    let mut nodes = Vec::new();
+    for (i, (key, master)) in keys.iter().enumerate() {
+        let end = keys.get(i + 1).map(|k| k.0);
+        let entries: Vec<_> = match end {
+            Some(e) => s.entries.range(*key..e).collect(),
+            None => s.entries.range(*key..).collect(),
+        };
+        if !entries.is_empty() {
+            nodes.push((*key, node_listpack(*key, master, &entries)));
+        }
+    }
+    put_len(out, nodes.len());
+    for (key, lp) in &nodes {
+        let mut k = Vec::with_capacity(16);
+        put_raw_id(&mut k, *key);
+        put_string(out, &k);
+        put_string(out, lp);
+    }
+    put_len(out, s.entries.len());
+    put_id(out, s.last_id);
+    put_id(out, s.first_id);
+    put_id(out, s.max_deleted);
+    put_len(out, s.entries_added as usize);
+    put_len(out, s.groups.len());
+    for (name, g) in &s.groups {
+        put_string(out, name);
+        put_id(out, g.last_id);
+        put_len(out, g.entries_read as u64 as usize);
+        put_len(out, g.pel.len());
+        for (id, n) in &g.pel {
+            put_raw_id(out, *id);
+            out.extend_from_slice(&n.delivery_time.to_le_bytes());
+            put_len(out, n.delivery_count as usize);
+        }
+        put_len(out, g.consumers.len());
+        for (cname, c) in &g.consumers {
+            put_string(out, cname);
+            out.extend_from_slice(&c.seen_time.to_le_bytes());
+            put_len(out, c.pel.len());
+            for id in &c.pel {
+                put_raw_id(out, *id);
+            }
+        }
+    }
 }
