@@ -263,7 +263,7 @@ pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>) {
         .map(|(k, n)| (*k, n.master.clone()))
         .collect();
     if let Some((first, fields)) = s.entries.iter().next() {
-        if keys.first().map_or(true, |k| *first < k.0) {
+        if keys.first().is_none_or(|k| *first < k.0) {
             let names = fields.iter().step_by(2).cloned().collect();
             keys.insert(0, (*first, names));
         }
