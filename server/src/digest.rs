@@ -108,7 +108,10 @@ fn hex(d: &D) -> String {
 }
 
 /// DEBUG RELOAD: every value through the RDB serialization and back (see the module
-/// comment). Values the RDB format does not carry here (streams, locks) stay as they are.
+/// comment). Values the RDB format does not carry here (locks) stay as they are. A
+/// stream's payload holds no tombstones, so its node bookkeeping (entries ever inserted
+/// per node, which decides when a node is full) is kept from before, as Redis' reload
+/// keeps the tombstones themselves.
 pub fn reload(engine: &mut Engine) {
     let fill = engine.config.list_max_listpack_size;
     let cfg = engine.config.clone();
@@ -119,7 +122,10 @@ pub fn reload(engine: &mut Engine) {
             let reloaded = lockcore::rdb::dump(&e.value, fill)
                 .and_then(|p| lockcore::rdb::load(&p))
                 .and_then(|l| lockcore::rdb::to_value(l, &cfg));
-            if let Some(v) = reloaded {
+            if let Some(mut v) = reloaded {
+                if let (Value::Stream(old), Value::Stream(new)) = (&mut e.value, &mut v) {
+                    std::mem::swap(&mut old.nodes, &mut new.nodes);
+                }
                 e.value = v;
                 e.raw = false;
             }

@@ -7,12 +7,15 @@
 //! intsets, listpack hashes and sorted sets, skiplist sorted sets; so those payloads are
 //! byte for byte redis-server's (tests/tests/differential_dump.rs). Hashtable sets and
 //! hashes are written in Tumbler's order. It reads all of those plus the plain list type.
-//! Streams and Tumbler's lock types are not serialized.
+//! Streams are read as types 15 and 19 and written as 19 (see `stream`); Tumbler's lock
+//! types are not serialized.
 
 use bytes::Bytes;
 use std::collections::VecDeque;
 
 use crate::value::{HashValue, SetValue, Value};
+
+mod stream;
 
 /// Redis 7.0's RDB version.
 pub const RDB_VERSION: u16 = 10;
@@ -485,8 +488,9 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
                 out.extend_from_slice(&score.to_le_bytes());
             }
         }
-        // Streams and Tumbler's own types (locks) are not serialized.
-        Value::Stream(_) | Value::Lock(_) => return None,
+        // Tumbler's own types (locks) are not serialized.
+        Value::Stream(s) => stream::dump(s, &mut out),
+        Value::Lock(_) => return None,
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(0, &out);
@@ -515,6 +519,7 @@ pub enum Loaded {
     Set(Vec<Bytes>),
     Hash(Vec<(Bytes, Bytes)>),
     ZSet(Vec<(Bytes, f64)>),
+    Stream(Box<crate::commands::streams::StreamValue>),
 }
 
 struct Reader<'a> {
@@ -763,6 +768,9 @@ pub fn load(p: &[u8]) -> Option<Loaded> {
             }
             Loaded::List(l)
         }
+        stream::T_STREAM_LISTPACKS | stream::T_STREAM_LISTPACKS_2 => {
+            Loaded::Stream(Box::new(stream::load(&mut r, t)?))
+        }
         _ => return None,
     };
     r.p.is_empty().then_some(v)
@@ -817,6 +825,7 @@ pub fn to_value(l: Loaded, cfg: &crate::engine::EngineConfig) -> Option<Value> {
             }
             Value::ZSet(Box::new(z))
         }
+        Loaded::Stream(s) => Value::Stream(s),
     })
 }
 
