@@ -137,6 +137,14 @@ fn evict_to_limit(shared: &Shared, engine: &mut lockcore::Engine) -> bool {
     let mut ok = true;
     while over() {
         if engine.evict_by_policy(policy, samples).is_none() {
+            // Nothing left to evict: the emptied tables may still hold memory.
+            let mut shrunk = false;
+            for db in engine.dbs.iter_mut() {
+                shrunk |= db.shrink_if_sparse();
+            }
+            if shrunk && !over() {
+                break;
+            }
             ok = false;
             break;
         }

@@ -294,6 +294,21 @@ impl Db {
         self.scan_index = None;
     }
 
+    /// Gives back table memory when the db has become sparse (under a tenth full), as
+    /// Redis' cron resizes its dicts. Eviction calls it when it has run out of keys to
+    /// evict: Tumbler's table holds each entry inline, so an emptied table keeps far more
+    /// memory than Redis' 8 bytes per bucket. Returns true if it freed anything.
+    pub fn shrink_if_sparse(&mut self) -> bool {
+        let cap = self.map.capacity();
+        if cap <= 64 || self.map.len() * 10 >= cap {
+            return false;
+        }
+        let hasher = &self.hasher;
+        self.map
+            .shrink_to(self.map.len() * 2, |(k, _)| hasher.hash_one(&k[..]));
+        self.map.capacity() < cap
+    }
+
     /// The SCAN order of a key; never 0, which is the cursor that starts and ends a scan.
     fn scan_hash(&self, key: &[u8]) -> u64 {
         self.scan_hasher.hash_one(key) | 1
