@@ -111,26 +111,6 @@ struct Directive {
     text: String,
 }
 
-/// C's sdscatrepr: a value quoted with Redis' escapes, as redis-server prints it.
-fn repr(v: &str) -> String {
-    let mut out = String::from("\"");
-    for b in v.bytes() {
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'"' => out.push_str("\\\""),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            7 => out.push_str("\\a"),
-            8 => out.push_str("\\b"),
-            b' '..=b'~' => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// Splits argv into what clap should see (help, version, the config file) and redis-style
 /// directives, by redis-server's own rules (server.c `main`): `--name` starts a directive
 /// and the arguments after it are its values, even ones that start with `--` when the name
@@ -190,7 +170,7 @@ fn split_args(args: &[String]) -> (Vec<String>, Vec<Directive>) {
                 Some(d) => {
                     d.args.push(a.clone());
                     d.text.push(' ');
-                    d.text.push_str(&repr(a));
+                    d.text.push_str(&tumbler::config_rewrite::repr(a));
                     complete = true;
                 }
                 None => {

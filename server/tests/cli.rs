@@ -77,6 +77,22 @@ impl Proc {
         String::from_utf8_lossy(&b[..n]).into_owned()
     }
 
+    /// Sends `raw` (several commands, pipelined, on one connection) and checks that the
+    /// replies are exactly `want`.
+    fn exchange(&self, raw: &[u8], want: &str) {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(raw).unwrap();
+        let mut got = Vec::new();
+        let mut b = [0u8; 4096];
+        while got.len() < want.len() {
+            let n = s.read(&mut b).unwrap();
+            assert!(n > 0);
+            got.extend_from_slice(&b[..n]);
+        }
+        assert_eq!(String::from_utf8_lossy(&got), want);
+    }
+
     /// Waits until stderr contains `needle` (bounded), returning all of stderr.
     fn wait_log(&self, needle: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -214,19 +230,10 @@ fn redis_conf_with_unknown_directives_starts_with_warnings_and_flags_override_it
         "{log}"
     );
     assert!(p.cmd("PING").starts_with("-NOAUTH"));
-    let mut s = TcpStream::connect(("127.0.0.1", p.port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"AUTH from-flag\r\nCONFIG GET maxclients\r\nCONFIG GET save\r\n")
-        .unwrap();
-    let want = "+OK\r\n*2\r\n$10\r\nmaxclients\r\n$3\r\n500\r\n*2\r\n$4\r\nsave\r\n$12\r\n900 1 300 10\r\n";
-    let mut got = Vec::new();
-    let mut b = [0u8; 4096];
-    while got.len() < want.len() {
-        let n = s.read(&mut b).unwrap();
-        assert!(n > 0);
-        got.extend_from_slice(&b[..n]);
-    }
-    assert_eq!(String::from_utf8_lossy(&got), want);
+    p.exchange(
+        b"AUTH from-flag\r\nCONFIG GET maxclients\r\nCONFIG GET save\r\n",
+        "+OK\r\n*2\r\n$10\r\nmaxclients\r\n$3\r\n500\r\n*2\r\n$4\r\nsave\r\n$12\r\n900 1 300 10\r\n",
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -635,17 +642,8 @@ fn command_line_parsing_matches_redis_server() {
 #[test]
 fn user_flag_with_a_quoted_rule_list_defines_the_user() {
     let p = Proc::start(&["--port", "0", "--user", "app on >secret ~app:* +get +set"]);
-    let mut s = TcpStream::connect(("127.0.0.1", p.port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"AUTH app secret\r\nSET app:1 v\r\nDEL app:1\r\n")
-        .unwrap();
-    let want = "+OK\r\n+OK\r\n-NOPERM this user has no permissions to run the 'del' command\r\n";
-    let mut got = Vec::new();
-    let mut b = [0u8; 4096];
-    while got.len() < want.len() {
-        let n = s.read(&mut b).unwrap();
-        assert!(n > 0);
-        got.extend_from_slice(&b[..n]);
-    }
-    assert_eq!(String::from_utf8_lossy(&got), want);
+    p.exchange(
+        b"AUTH app secret\r\nSET app:1 v\r\nDEL app:1\r\n",
+        "+OK\r\n+OK\r\n-NOPERM this user has no permissions to run the 'del' command\r\n",
+    );
 }
