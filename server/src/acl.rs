@@ -1194,12 +1194,7 @@ pub fn script_sort_patterns_denied(
     if shared.cluster.is_none() && shared.acl.all_unrestricted.load(Ordering::Acquire) {
         return None;
     }
-    let user = shared
-        .clients
-        .get(&client)
-        .map(|h| h.info.lock().user.clone())
-        .and_then(|name| shared.acl.get(&name));
-    match user {
+    match client_user(shared, client) {
         Some(u) => sort_patterns_denied(shared, &u, spec, argv),
         None => shared.cluster.is_some().then_some("in Cluster mode"),
     }
@@ -1216,17 +1211,14 @@ pub fn script_user_may_run(
     if shared.acl.all_unrestricted.load(Ordering::Acquire) {
         return true;
     }
-    let Some(name) = shared
-        .clients
-        .get(&client)
-        .map(|h| h.info.lock().user.clone())
-    else {
-        return true;
-    };
-    shared
-        .acl
-        .get(&name)
-        .is_none_or(|u| u.check(spec, argv).is_ok())
+    client_user(shared, client).is_none_or(|u| u.check(spec, argv).is_ok())
+}
+
+/// The user a client is authenticated as (the one its scripts run as), if the client and
+/// the user still exist.
+fn client_user(shared: &Shared, client: lockcore::ClientId) -> Option<Arc<User>> {
+    let name = shared.clients.get(&client)?.info.lock().user.clone();
+    shared.acl.get(&name)
 }
 
 /// A CLIENT LIST-style line for a client other than the current connection.

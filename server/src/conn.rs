@@ -663,11 +663,7 @@ impl Conn {
                 crate::memory::perform_evictions(shared, &mut core.engine);
                 // Redis evicts before the command runs, so this client's invalidations of
                 // evicted keys go out before its reply.
-                for r in crate::tracking::own_pushes(&mut core.engine, self.cl.id) {
-                    if self.cl.resp3 {
-                        self.push(r);
-                    }
-                }
+                self.push_own_invalidations(&mut core.engine);
             }
         }
         if self.over_maxmemory(shared) {
@@ -765,10 +761,16 @@ impl Conn {
         }
         self.reply(reply);
         if let Some(g) = guard.as_mut() {
-            for r in crate::tracking::own_pushes(&mut g.engine, self.cl.id) {
-                if self.cl.resp3 {
-                    self.push(r);
-                }
+            self.push_own_invalidations(&mut g.engine);
+        }
+    }
+
+    /// Writes the invalidations this client's tracking owes itself (RESP3 pushes; a RESP2
+    /// client gets them only through REDIRECT).
+    fn push_own_invalidations(&mut self, engine: &mut lockcore::Engine) {
+        for r in crate::tracking::own_pushes(engine, self.cl.id) {
+            if self.cl.resp3 {
+                self.push(r);
             }
         }
     }
