@@ -67,7 +67,12 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
 /// Formats like Redis' `ld2string(.., LD_STR_HUMAN)`: `%.17Lf` with the trailing zeros (and
 /// a bare point) cut, and `-0` as `0`.
 pub fn fmt_human(d: f64) -> String {
-    let mut s = format!("{d:.17}");
+    ld_str_human(format!("{d:.17}"))
+}
+
+/// The trimming of Redis' `ld2string(.., LD_STR_HUMAN)` applied to a `%.17Lf` text:
+/// trailing zeros and a bare point cut, `-0` as `0`.
+fn ld_str_human(mut s: String) -> String {
     if s.contains('.') {
         let cut = s.trim_end_matches('0').trim_end_matches('.').len();
         s.truncate(cut);
@@ -146,21 +151,8 @@ pub fn fmt_long_double_human(v: LongDouble) -> String {
     }
     let digits = format!("{n:0>18}");
     let (int, frac) = digits.split_at(digits.len() - 17);
-    let frac = frac.trim_end_matches('0');
-    let mut out = String::with_capacity(digits.len() + 2);
-    if negative {
-        out.push('-');
-    }
-    out.push_str(int);
-    if !frac.is_empty() {
-        out.push('.');
-        out.push_str(frac);
-    }
-    if out == "-0" {
-        out.truncate(0);
-        out.push('0');
-    }
-    out
+    let sign = if negative { "-" } else { "" };
+    ld_str_human(format!("{sign}{int}.{frac}"))
 }
 
 /// Formats like C's `printf("%.17g", d)`, which Redis 7.0 uses for scores and doubles.
