@@ -8,6 +8,7 @@ pub mod acl;
 pub mod arrival;
 pub mod benchcmd;
 pub mod climits;
+pub mod clock;
 pub mod cluster;
 pub mod cmdlist;
 pub mod cmdstats;
