@@ -71,7 +71,7 @@ fn xor_object(d: &mut D, e: &Entry) {
         }
         Value::Lock(l) => mix_digest(d, format!("{l:?}").as_bytes()),
     }
-    if e.expire_at.is_some() {
+    if e.expire_at().is_some() {
         xor_digest(d, b"!!expire!!");
     }
 }
@@ -127,7 +127,7 @@ pub fn reload(engine: &mut Engine) {
                     std::mem::swap(&mut old.nodes, &mut new.nodes);
                 }
                 e.value = v;
-                e.raw = false;
+                e.set_raw(false);
             }
         }
     }

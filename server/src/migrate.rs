@@ -142,7 +142,7 @@ pub fn command(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
         let Some(e) = core.engine.lookup(db, k) else {
             continue;
         };
-        let ttl = match e.expire_at {
+        let ttl = match e.expire_at() {
             Some(at) if at - now < 0 => continue,
             Some(at) => (at - now).max(1),
             None => 0,

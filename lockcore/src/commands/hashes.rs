@@ -126,7 +126,7 @@ fn lockdep_hset(ctx: &mut Ctx, a: &[Bytes]) -> Result<(), Reply> {
         // A plain look, not `read`: the checker must not count keyspace hits.
         let (db, now) = (ctx.cl.db, ctx.now());
         let had = match ctx.eng.dbs[db].get(&a[1]) {
-            Some(e) if e.expire_at.is_none_or(|t| t > now) => match &e.value {
+            Some(e) if e.expire_at().is_none_or(|t| t > now) => match &e.value {
                 Value::Hash(h) => h.get(&fv[0]).and_then(parse_i64).is_some_and(|n| n > 0),
                 _ => return Ok(()),
             },

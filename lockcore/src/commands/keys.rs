@@ -185,7 +185,7 @@ fn expire_generic(ctx: &mut Ctx, a: &[Bytes], unit_ms: i64, absolute: bool) -> R
     let Some(entry) = ctx.write(key) else {
         return Reply::Int(0);
     };
-    let cur = entry.expire_at;
+    let cur = entry.expire_at();
     // A key without TTL counts as infinite TTL for GT and LT.
     let refused = (nx && cur.is_some())
         || (xx && cur.is_none())
@@ -223,7 +223,7 @@ fn ttl_generic(ctx: &mut Ctx, key: &[u8], f: impl Fn(i64, i64) -> i64) -> Reply 
     let now = ctx.now();
     match ctx.read_notouch(key) {
         None => Reply::Int(-2),
-        Some(e) => match e.expire_at {
+        Some(e) => match e.expire_at() {
             None => Reply::Int(-1),
             Some(t) => Reply::Int(f(t, now)),
         },
@@ -249,7 +249,7 @@ fn pexpiretime(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 fn persist(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let key = &a[1];
     match ctx.write(key) {
-        Some(e) if e.expire_at.is_some() => {
+        Some(e) if e.expire_at().is_some() => {
             ctx.db().set_expire(key, None);
             ctx.modified(key, notify::GENERIC, "persist");
             Reply::Int(1)
@@ -377,7 +377,7 @@ fn move_(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// True if the entry is logically expired at `now` (still stored until someone deletes it).
 fn is_expired(e: &crate::value::Entry, now: i64) -> bool {
-    e.expire_at.is_some_and(|t| t <= now)
+    e.expire_at().is_some_and(|t| t <= now)
 }
 
 fn keys(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
@@ -535,7 +535,9 @@ fn object_refcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         // the value is created; this reads the current config.)
         Some(e) => match &e.value {
             Value::Str(s)
-                if !e.raw && !unshared && parse_i64(s).is_some_and(|n| (0..10000).contains(&n)) =>
+                if !e.raw()
+                    && !unshared
+                    && parse_i64(s).is_some_and(|n| (0..10000).contains(&n)) =>
             {
                 Reply::Int(i32::MAX as i64)
             }

@@ -223,7 +223,7 @@ fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply 
     let expire = match args.ttl {
         Ttl::None => None,
         Ttl::At(t) => Some(t),
-        Ttl::Keep => ctx.write(key).and_then(|e| e.expire_at),
+        Ttl::Keep => ctx.write(key).and_then(|e| e.expire_at()),
     };
     store(ctx.eng, db, key.clone(), Value::Str(val.clone()), expire);
     ctx.modified(key, notify::STRING, "set");
@@ -351,7 +351,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             ctx.modified(key, notify::GENERIC, "expire");
             ctx.eng.deadline_changed = true;
         }
-    } else if persist && ctx.write(key).is_some_and(|e| e.expire_at.is_some()) {
+    } else if persist && ctx.write(key).is_some_and(|e| e.expire_at().is_some()) {
         ctx.db().set_expire(key, None);
         ctx.modified(key, notify::GENERIC, "persist");
     }
@@ -415,7 +415,7 @@ fn incr_generic(ctx: &mut Ctx, key: &Bytes, by: i64) -> Reply {
             };
             e.value = new_value(n);
             e.lru_ms = now;
-            e.raw = false;
+            e.set_raw(false);
             n
         }
         None => {

@@ -428,7 +428,7 @@ fn alive(eng: &Engine, owner: &str, db: usize, key: &Bytes, kind: &LockKind, now
     let Some(e) = eng.dbs.get(db).and_then(|d| d.get(key)) else {
         return false;
     };
-    if e.expire_at.is_some_and(|t| t <= now) {
+    if e.expire_at().is_some_and(|t| t <= now) {
         return false;
     }
     match (kind, &e.value) {
@@ -827,7 +827,7 @@ fn wait(eng: &mut Engine, ld: &mut Lockdep, owner: String, db: usize, key: &Byte
     }
     let ttl = eng.dbs[db]
         .get(key)
-        .and_then(|e| e.expire_at)
+        .and_then(|e| e.expire_at())
         .map_or(WAIT_WITHOUT_TTL_MS, |t| (t - now).max(0));
     ld.waits_seen += 1;
     let site = ld.site(now);
@@ -881,7 +881,7 @@ fn holders_of(eng: &Engine, ld: &Lockdep, db: usize, key: &Bytes, now: i64) -> V
     let Some(e) = eng.dbs.get(db).and_then(|d| d.get(key)) else {
         return Vec::new();
     };
-    if e.expire_at.is_some_and(|t| t <= now) {
+    if e.expire_at().is_some_and(|t| t <= now) {
         return Vec::new();
     }
     match &e.value {

@@ -205,7 +205,7 @@ pub fn held_counts(eng: &Engine) -> [u64; 3] {
         let Some(e) = eng.dbs.get(db).and_then(|d| d.get(key)) else {
             continue;
         };
-        if e.expire_at.is_some_and(|t| t <= now) {
+        if e.expire_at().is_some_and(|t| t <= now) {
             continue;
         }
         if let Value::Lock(l) = &e.value {
@@ -566,7 +566,7 @@ fn after_change(eng: &mut Engine, db: usize, key: &Bytes, event: &str) {
         return;
     }
     let at = l.key_expiry();
-    if e.expire_at != at {
+    if e.expire_at() != at {
         eng.dbs[db].set_expire(key, at);
         eng.deadline_changed = true;
     }
@@ -1001,7 +1001,7 @@ fn lock_list(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         .db()
         .iter()
         .filter(|(k, e)| {
-            e.expire_at.is_none_or(|t| t > now)
+            e.expire_at().is_none_or(|t| t > now)
                 && matches!(&e.value, Value::Lock(l) if l.holders.iter().any(|h| h.live(now)))
                 && pattern
                     .as_ref()

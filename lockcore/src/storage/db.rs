@@ -86,7 +86,7 @@ impl Db {
         } = self;
         match map.find_entry(h, |(k, _)| k[..] == *key) {
             Err(_) => Probe::Absent,
-            Ok(o) => match o.get().1.expire_at {
+            Ok(o) => match o.get().1.expire_at() {
                 Some(t) if t <= now => {
                     let ((k, gone), map) = o.remove();
                     lost_ttl(map.into_table(), hasher, expires, t, None);
@@ -110,15 +110,7 @@ impl Db {
         expire_at: Option<i64>,
         now: i64,
     ) -> &mut Entry {
-        self.insert_entry(
-            key,
-            Entry {
-                value,
-                expire_at,
-                lru_ms: now,
-                raw: false,
-            },
-        )
+        self.insert_entry(key, Entry::new(value, expire_at, now))
     }
 
     /// Inserts a whole entry (value, TTL, encoding flag), replacing any previous one.
@@ -133,14 +125,14 @@ impl Db {
             scan_index,
             scan_hasher,
         } = self;
-        let new_ttl = entry.expire_at;
+        let new_ttl = entry.expire_at();
         match map.entry(
             h,
             |(k, _)| k[..] == key[..],
             |(k, _)| hasher.hash_one(&k[..]),
         ) {
             hashbrown::hash_table::Entry::Occupied(mut o) => {
-                let old_ttl = o.get().1.expire_at;
+                let old_ttl = o.get().1.expire_at();
                 o.get_mut().1 = entry;
                 match old_ttl {
                     Some(t) if old_ttl != new_ttl => {
@@ -180,7 +172,7 @@ impl Db {
             Some(e) => {
                 e.value = value;
                 e.lru_ms = now;
-                e.raw = false;
+                e.set_raw(false);
             }
             None => {
                 self.insert(key.clone(), value, None, now);
@@ -192,7 +184,7 @@ impl Db {
     /// never re-encodes as int/embstr until it is SET again.
     pub fn set_raw(&mut self, key: &[u8]) {
         if let Some(e) = self.get_mut(key) {
-            e.raw = true;
+            e.set_raw(true);
         }
     }
 
@@ -203,7 +195,7 @@ impl Db {
             .find_entry(h, |(k, _)| k[..] == *key)
             .ok()?
             .remove();
-        if let Some(t) = e.expire_at {
+        if let Some(t) = e.expire_at() {
             lost_ttl(&self.map, &self.hasher, &mut self.expires, t, None);
             self.maybe_rebuild_expires();
         }
@@ -227,11 +219,13 @@ impl Db {
         let Some((_, e)) = self.map.find_mut(h, |(k, _)| k[..] == *key) else {
             return false;
         };
-        let old = e.expire_at;
+        // As the entry keeps it (a deadline <= 0 as 1 ms), so that the heap entry matches.
+        let at = at.map(|t| t.max(1));
+        let old = e.expire_at();
         if old == at {
             return true;
         }
-        e.expire_at = at;
+        e.set_expire_at(at);
         if let Some(t) = at {
             self.expires.gained(t, h);
         }
@@ -254,7 +248,7 @@ impl Db {
             } = self;
             expires.rebuild(
                 map.iter()
-                    .filter_map(|(k, e)| e.expire_at.map(|t| (t, hasher.hash_one(&k[..])))),
+                    .filter_map(|(k, e)| e.expire_at().map(|t| (t, hasher.hash_one(&k[..])))),
             );
         }
     }
@@ -340,7 +334,7 @@ impl Db {
         let mut out = Vec::with_capacity(n.min(self.map.len()));
         for i in 0..buckets {
             if let Some((k, e)) = self.map.get_bucket((start + i) % buckets) {
-                if !volatile || e.expire_at.is_some() {
+                if !volatile || e.expire_at().is_some() {
                     out.push(Bytes::copy_from_slice(&k[..]));
                     if out.len() == n {
                         break;
@@ -388,7 +382,7 @@ fn owner<'a>(
     h: u64,
 ) -> Option<&'a Key> {
     map.iter_hash(h)
-        .find(|(k, e)| e.expire_at == Some(t) && hasher.hash_one(&k[..]) == h)
+        .find(|(k, e)| e.expire_at() == Some(t) && hasher.hash_one(&k[..]) == h)
         .map(|(k, _)| k)
 }
 

@@ -151,7 +151,7 @@ fn score(eng: &Engine, policy: Policy, e: &crate::value::Entry, now: i64) -> u64
         Policy::AllKeysLfu | Policy::VolatileLfu => {
             255 - crate::lfu::decayed(e.lru_ms, now, eng.config.lfu_decay_time) as u64
         }
-        Policy::VolatileTtl => u64::MAX - e.expire_at.unwrap_or(i64::MAX).max(0) as u64,
+        Policy::VolatileTtl => u64::MAX - e.expire_at().unwrap_or(i64::MAX).max(0) as u64,
         // An LFU-encoded `lru_ms` (negative) reads as idle since the epoch, as in lfu.rs.
         _ => (now - e.lru_ms.max(0)).max(0) as u64,
     }
@@ -214,7 +214,7 @@ impl Engine {
                 while let Some(c) = pool.entries.pop() {
                     let present = self.dbs[c.db]
                         .get(&c.key)
-                        .is_some_and(|e| !volatile || e.expire_at.is_some());
+                        .is_some_and(|e| !volatile || e.expire_at().is_some());
                     if present {
                         found = Some((c.db, c.key));
                         break;

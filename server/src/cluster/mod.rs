@@ -482,7 +482,7 @@ async fn missing_keys<'a>(
     let missing = keys
         .iter()
         .filter(|k| match eng.dbs[db].get(k) {
-            Some(e) => e.expire_at.is_some_and(|t| t <= now),
+            Some(e) => e.expire_at().is_some_and(|t| t <= now),
             None => true,
         })
         .count();
@@ -631,7 +631,7 @@ pub fn cluster_command(
             let keys = core.engine.dbs[0]
                 .iter()
                 .filter(|(k, e)| {
-                    slots::key_hash_slot(k) == slot as u16 && e.expire_at.is_none_or(|t| t > now)
+                    slots::key_hash_slot(k) == slot as u16 && e.expire_at().is_none_or(|t| t > now)
                 })
                 .map(|(k, _)| Bytes::copy_from_slice(k));
             if spec.name == "countkeysinslot" {
