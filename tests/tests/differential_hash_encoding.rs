@@ -124,3 +124,78 @@ fn redisson_lock_flow_on_a_packed_hash() {
         OBJECT ENCODING lock2
     "#);
 }
+
+/// One-digit strings are packed as a single byte, and lengths 48..=57 (whose one-byte
+/// length would read as a digit) take two: every change between those forms, as field and
+/// as value, through HSET, HINCRBY, HDEL and DUMP (the RDB listpack, byte for byte).
+#[test]
+fn packed_hash_digit_strings_and_lengths_that_look_like_digits() {
+    run(r#"
+        HSET d 1 1 2 "" 3 x 0 9
+        HGETALL d
+        HSET d 1 2 2 5 3 7 0 ""
+        HGETALL d
+        HINCRBY d 1 8
+        HINCRBY d 1 1
+        HINCRBY d 1 -10
+        HINCRBY d 1 -1
+        HGETALL d
+        HSET d aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 4 5 bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
+        HGETALL d
+        HSET d 5 6 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa ccccccccccccccccccccccccccccccccccccccccccccccccc
+        HGETALL d
+        HDEL d 2 0
+        HGETALL d
+        OBJECT ENCODING d
+        DUMP d
+        HSET lock 6b6e3a0c-5f7e-4a6f-9a55-7d1c2e9b0001:1 1
+        HINCRBY lock 6b6e3a0c-5f7e-4a6f-9a55-7d1c2e9b0001:1 1
+        HINCRBY lock 6b6e3a0c-5f7e-4a6f-9a55-7d1c2e9b0001:1 -1
+        HGETALL lock
+        DUMP lock
+    "#);
+}
+
+/// Each server RESTOREs the other's DUMP of such a hash: the same fields and values come
+/// back (Redis' payload read into the packed form, ours read by Redis).
+#[test]
+fn packed_hash_digit_strings_restore_across_servers() {
+    let Some(redis) = tumbler_tests::RedisServer::start() else {
+        return;
+    };
+    let t = tumbler_tests::Tumbler::start();
+    let (mut a, mut b) = (t.raw(), redis.raw());
+    let fill: &[&[u8]] = &[
+        b"HSET",
+        b"d",
+        b"1",
+        b"1",
+        b"2",
+        b"",
+        b"0",
+        b"9",
+        &[b'a'; 48],
+        b"4",
+        b"5",
+        &[b'b'; 57],
+    ];
+    for c in [&mut a, &mut b] {
+        assert_eq!(&c.cmd(fill)[..], b":5\r\n");
+    }
+    let dump = |c: &mut tumbler_tests::Raw| {
+        let r = c.cmd(&["DUMP", "d"]);
+        let at = r.iter().position(|&x| x == b'\n').unwrap() + 1;
+        r[at..r.len() - 2].to_vec()
+    };
+    let (da, db) = (dump(&mut a), dump(&mut b));
+    assert_eq!(da, db);
+    for (c, payload) in [(&mut a, &db), (&mut b, &da)] {
+        assert_eq!(
+            &c.cmd(&[&b"RESTORE"[..], b"d2", b"0", payload])[..],
+            b"+OK\r\n"
+        );
+    }
+    assert_eq!(a.cmd(&["HGETALL", "d2"]), b.cmd(&["HGETALL", "d2"]));
+    assert_eq!(a.cmd(&["HGETALL", "d2"]), a.cmd(&["HGETALL", "d"]));
+    assert_eq!(a.cmd_str(&["OBJECT", "ENCODING", "d2"]), "$8\r\nlistpack\r\n");
+}
