@@ -624,3 +624,47 @@ fn debug_populate_matches_redis() {
     "#;
     tumbler_tests::diff_script(&mut t.raw(), &mut redis.raw(), script);
 }
+
+/// An entry keeps its TTL and its "raw" string flag in one word (value.rs): the largest
+/// deadline Redis accepts, deadlines in the past, TTL changes on a raw string and PERSIST
+/// all read back as in Redis.
+#[test]
+fn extreme_deadlines_and_the_raw_flag_share_a_word() {
+    tumbler_tests::diff_against_redis(
+        r#"
+        SET k v
+        PEXPIREAT k 9223372036854775807
+        PEXPIRETIME k
+        EXPIRETIME k
+        TTL k
+        OBJECT ENCODING k
+        APPEND k w
+        OBJECT ENCODING k
+        PEXPIRETIME k
+        PEXPIREAT k 9223372036854775806
+        PEXPIRETIME k
+        OBJECT ENCODING k
+        PERSIST k
+        PEXPIRETIME k
+        OBJECT ENCODING k
+        EXPIRE k 100
+        OBJECT ENCODING k
+        GET k
+        SET k 12
+        OBJECT ENCODING k
+        PEXPIREAT k 1
+        EXISTS k
+        SET n 1
+        EXPIREAT n -5
+        EXISTS n
+        SET m 1 PXAT 9223372036854775807
+        PEXPIRETIME m
+        HSET h f 1
+        PEXPIREAT h 9223372036854775807 NX
+        PEXPIREAT h 9223372036854775807 GT
+        PEXPIRETIME h
+        EXPIRE h 9223372036854775807
+        PEXPIRETIME h
+    "#,
+    );
+}

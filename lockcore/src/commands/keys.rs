@@ -240,7 +240,11 @@ fn pttl(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     ttl_generic(ctx, &a[1], |t, now| (t - now).max(0))
 }
 fn expiretime(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    ttl_generic(ctx, &a[1], |t, _| (t + 500) / 1000)
+    // Rounded as `(expire + 500) / 1000`, which for deadlines within 500 ms of LLONG_MAX
+    // (PEXPIREAT 9223372036854775807) overflows a long long; redis-server 7.0.15 replies
+    // with the exact quotient (9223372036854776), so it is computed wide here (a plain
+    // `+` panicked in debug builds).
+    ttl_generic(ctx, &a[1], |t, _| ((t as i128 + 500) / 1000) as i64)
 }
 fn pexpiretime(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     ttl_generic(ctx, &a[1], |t, _| t)
