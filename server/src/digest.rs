@@ -12,7 +12,7 @@
 //! same RDB serialization (DUMP and RESTORE's), which is what a reload does to the data,
 //! and rebuilds each with the encodings the current limits give. TTLs are kept.
 
-use lockcore::value::{Entry, Value};
+use lockcore::value::{Entry, Obj, Value};
 use lockcore::Engine;
 use sha1::{Digest, Sha1};
 
@@ -35,19 +35,19 @@ fn mix_digest(d: &mut D, data: &[u8]) {
 fn xor_object(d: &mut D, e: &Entry) {
     let ty: u32 = match &e.value {
         Value::Str(_) => 0,
-        Value::List(_) => 1,
-        Value::Set(_) => 2,
-        Value::ZSet(_) => 3,
-        Value::Hash(_) => 4,
-        Value::Stream(_) => 6,
-        Value::Lock(_) => 100,
+        Value::Obj(Obj::List(_)) => 1,
+        Value::Obj(Obj::Set(_)) => 2,
+        Value::Obj(Obj::ZSet(_)) => 3,
+        Value::Obj(Obj::Hash(_)) => 4,
+        Value::Obj(Obj::Stream(_)) => 6,
+        Value::Obj(Obj::Lock(_)) => 100,
     };
     mix_digest(d, &ty.to_be_bytes());
     match &e.value {
         Value::Str(s) => mix_digest(d, s),
-        Value::List(l) => l.iter().for_each(|x| mix_digest(d, x)),
-        Value::Set(s) => s.members.iter().for_each(|m| xor_digest(d, m)),
-        Value::ZSet(z) => {
+        Value::Obj(Obj::List(l)) => l.iter().for_each(|x| mix_digest(d, x)),
+        Value::Obj(Obj::Set(s)) => s.members.iter().for_each(|m| xor_digest(d, m)),
+        Value::Obj(Obj::ZSet(z)) => {
             for (m, score) in z.range(0, z.len()) {
                 let mut ed = [0u8; 20];
                 mix_digest(&mut ed, &m);
@@ -55,7 +55,7 @@ fn xor_object(d: &mut D, e: &Entry) {
                 xor_digest(d, &ed);
             }
         }
-        Value::Hash(h) => {
+        Value::Obj(Obj::Hash(h)) => {
             for (f, v) in h.iter() {
                 let mut ed = [0u8; 20];
                 mix_digest(&mut ed, f);
@@ -63,13 +63,13 @@ fn xor_object(d: &mut D, e: &Entry) {
                 xor_digest(d, &ed);
             }
         }
-        Value::Stream(s) => {
+        Value::Obj(Obj::Stream(s)) => {
             for (&(ms, seq), fields) in &s.entries {
                 mix_digest(d, format!("{ms}.{seq}").as_bytes());
                 fields.iter().for_each(|x| mix_digest(d, x));
             }
         }
-        Value::Lock(l) => mix_digest(d, format!("{l:?}").as_bytes()),
+        Value::Obj(Obj::Lock(l)) => mix_digest(d, format!("{l:?}").as_bytes()),
     }
     if e.expire_at().is_some() {
         xor_digest(d, b"!!expire!!");
@@ -123,7 +123,9 @@ pub fn reload(engine: &mut Engine) {
                 .and_then(|p| lockcore::rdb::load(&p))
                 .and_then(|l| lockcore::rdb::to_value(l, &cfg));
             if let Some(mut v) = reloaded {
-                if let (Value::Stream(old), Value::Stream(new)) = (&mut e.value, &mut v) {
+                if let (Value::Obj(Obj::Stream(old)), Value::Obj(Obj::Stream(new))) =
+                    (&mut e.value, &mut v)
+                {
                     std::mem::swap(&mut old.nodes, &mut new.nodes);
                 }
                 e.value = v;

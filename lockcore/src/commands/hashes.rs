@@ -9,7 +9,7 @@ use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
 };
 use crate::reply::Reply;
-use crate::value::{HashValue, Value};
+use crate::value::{HashValue, Obj, Value};
 use rustc_apfloat::Float;
 
 const fn cmd(
@@ -52,7 +52,7 @@ pub fn get_hash<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashV
     match ctx.read(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Hash(h) => Ok(Some(h)),
+            Value::Obj(Obj::Hash(h)) => Ok(Some(h)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -66,10 +66,10 @@ fn field_value(ctx: &mut Ctx, key: &[u8], field: &[u8]) -> Result<Option<Bytes>,
 /// The hash at `key`, created empty if absent (the caller must leave it non-empty).
 pub fn hash_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut HashValue, Reply> {
     match &mut ctx
-        .write_or_create(key, || Value::Hash(HashValue::default()))
+        .write_or_create(key, || Value::Obj(Obj::Hash(HashValue::default())))
         .value
     {
-        Value::Hash(h) => Ok(h),
+        Value::Obj(Obj::Hash(h)) => Ok(h),
         _ => Err(error::wrongtype()),
     }
 }
@@ -127,7 +127,9 @@ fn lockdep_hset(ctx: &mut Ctx, a: &[Bytes]) -> Result<(), Reply> {
         let (db, now) = (ctx.cl.db, ctx.now());
         let had = match ctx.eng.dbs[db].get(&a[1]) {
             Some(e) if e.expire_at().is_none_or(|t| t > now) => match &e.value {
-                Value::Hash(h) => h.get(&fv[0]).and_then(parse_i64).is_some_and(|n| n > 0),
+                Value::Obj(Obj::Hash(h)) => {
+                    h.get(&fv[0]).and_then(parse_i64).is_some_and(|n| n > 0)
+                }
                 _ => return Ok(()),
             },
             Some(_) => false,

@@ -10,7 +10,7 @@ use crate::glob;
 use crate::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::value::Value;
+use crate::value::{Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -345,7 +345,7 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         ctx.eng.dbs[dst_db].remove(dst);
     }
     entry.lru_ms = ctx.now();
-    if let Value::Hash(h) = &mut entry.value {
+    if let Value::Obj(Obj::Hash(h)) = &mut entry.value {
         // A copy is built afresh: Redis re-creates a hashtable with no deleted holes; the
         // encoding is kept.
         h.shrink_to_fit();

@@ -565,7 +565,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             return error::syntax();
         }
     }
-    use crate::value::Value;
+    use crate::value::{Obj, Value};
     let key_len = a[2].len();
     let Some(e) = ctx.write(&a[2]) else {
         return Reply::Null;
@@ -573,12 +573,12 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     // Per-item overheads roughly like Redis' (dict entry, robj and sds headers).
     let body: usize = match &e.value {
         Value::Str(s) => s.len() + 16,
-        Value::Hash(h) => h.iter().map(|(k, v)| k.len() + v.len() + 24).sum(),
-        Value::List(l) => l.iter().map(|v| v.len() + 11).sum(),
-        Value::ZSet(z) => z.len() * 48,
-        Value::Set(s) => s.members.iter().map(|m| m.len() + 24).sum(),
-        Value::Lock(l) => l.holders.iter().map(|h| h.owner.len() + 64).sum(),
-        Value::Stream(s) => s
+        Value::Obj(Obj::Hash(h)) => h.iter().map(|(k, v)| k.len() + v.len() + 24).sum(),
+        Value::Obj(Obj::List(l)) => l.iter().map(|v| v.len() + 11).sum(),
+        Value::Obj(Obj::ZSet(z)) => z.len() * 48,
+        Value::Obj(Obj::Set(s)) => s.members.iter().map(|m| m.len() + 24).sum(),
+        Value::Obj(Obj::Lock(l)) => l.holders.iter().map(|h| h.owner.len() + 64).sum(),
+        Value::Obj(Obj::Stream(s)) => s
             .entries
             .values()
             .map(|f| 16 + f.iter().map(|x| x.len() + 8).sum::<usize>())

@@ -13,7 +13,7 @@ use crate::error;
 use crate::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::value::{SetValue, Value};
+use crate::value::{Obj, SetValue, Value};
 
 const fn cmd(
     name: &'static str,
@@ -67,7 +67,7 @@ fn get_set<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut SetValue>,
     match ctx.read(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Set(s) => Ok(Some(s)),
+            Value::Obj(Obj::Set(s)) => Ok(Some(s)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -78,14 +78,19 @@ fn sadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let now = ctx.now();
     let s = match ctx.write(&a[1]) {
         None => {
-            ctx.eng.dbs[db].insert(a[1].clone(), Value::Set(Box::default()), None, now);
+            ctx.eng.dbs[db].insert(
+                a[1].clone(),
+                Value::Obj(Obj::Set(Box::default())),
+                None,
+                now,
+            );
             match &mut ctx.eng.dbs[db].get_mut(&a[1]).unwrap().value {
-                Value::Set(s) => s,
+                Value::Obj(Obj::Set(s)) => s,
                 _ => unreachable!(),
             }
         }
         Some(e) => match &mut e.value {
-            Value::Set(s) => s,
+            Value::Obj(Obj::Set(s)) => s,
             _ => return error::wrongtype(),
         },
     };
@@ -115,7 +120,7 @@ fn add_member(s: &mut SetValue, m: Bytes) -> bool {
 /// Removes the key if the set became empty, with the "del" event after the command's own.
 fn drop_if_empty(ctx: &mut Ctx, key: &Bytes) {
     let db = ctx.dbi();
-    if matches!(ctx.eng.dbs[db].get(key).map(|e| &e.value), Some(Value::Set(s)) if s.members.is_empty())
+    if matches!(ctx.eng.dbs[db].get(key).map(|e| &e.value), Some(Value::Obj(Obj::Set(s))) if s.members.is_empty())
     {
         ctx.eng.dbs[db].remove(key);
         ctx.notify(notify::GENERIC, "del", key);
@@ -295,10 +300,13 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let (src, dst, m) = (&a[1], &a[2], &a[3]);
     let src_is_member = match ctx.write(src).map(|e| &e.value) {
         None => return Reply::Int(0),
-        Some(Value::Set(s)) => s.members.contains(m),
+        Some(Value::Obj(Obj::Set(s))) => s.members.contains(m),
         Some(_) => return error::wrongtype(),
     };
-    if !matches!(ctx.write(dst).map(|e| &e.value), None | Some(Value::Set(_))) {
+    if !matches!(
+        ctx.write(dst).map(|e| &e.value),
+        None | Some(Value::Obj(Obj::Set(_)))
+    ) {
         return error::wrongtype();
     }
     if src == dst {
@@ -314,7 +322,13 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     drop_if_empty(ctx, src);
     let db = ctx.dbi();
     if ctx.write(dst).is_none() {
-        crate::engine::store(ctx.eng, db, dst.clone(), Value::Set(Box::default()), None);
+        crate::engine::store(
+            ctx.eng,
+            db,
+            dst.clone(),
+            Value::Obj(Obj::Set(Box::default())),
+            None,
+        );
     }
     if let Ok(Some(s)) = get_set_for_write(ctx, dst) {
         if add_member(s, m.clone()) {
@@ -328,7 +342,7 @@ fn get_set_for_write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut 
     match ctx.write(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Set(s) => Ok(Some(s)),
+            Value::Obj(Obj::Set(s)) => Ok(Some(s)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -346,7 +360,7 @@ fn with_sets<R>(
 ) -> Result<R, Reply> {
     for k in keys {
         let e = if store { ctx.write(k) } else { ctx.read(k) };
-        if !matches!(e.map(|e| &e.value), None | Some(Value::Set(_))) {
+        if !matches!(e.map(|e| &e.value), None | Some(Value::Obj(Obj::Set(_)))) {
             return Err(error::wrongtype());
         }
     }
@@ -354,7 +368,7 @@ fn with_sets<R>(
     let sets: Vec<Option<&SetValue>> = keys
         .iter()
         .map(|k| match db.get(k).map(|e| &e.value) {
-            Some(Value::Set(s)) => Some(&**s),
+            Some(Value::Obj(Obj::Set(s))) => Some(&**s),
             _ => None,
         })
         .collect();
@@ -373,7 +387,13 @@ fn store_set(ctx: &mut Ctx, dst: &Bytes, result: SetValue, event: &str) -> Reply
         return Reply::Int(0);
     }
     ctx.write(dst);
-    crate::engine::store(ctx.eng, db, dst.clone(), Value::Set(Box::new(result)), None);
+    crate::engine::store(
+        ctx.eng,
+        db,
+        dst.clone(),
+        Value::Obj(Obj::Set(Box::new(result))),
+        None,
+    );
     ctx.modified(dst, notify::SET, event);
     Reply::Int(n as i64)
 }

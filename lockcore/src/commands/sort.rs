@@ -15,7 +15,7 @@ use crate::error;
 use crate::notify;
 use crate::num::{parse_f64, parse_i64};
 use crate::reply::Reply;
-use crate::value::Value;
+use crate::value::{Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -138,7 +138,7 @@ fn lookup_by_pattern(ctx: &mut Ctx, pattern: &[u8], elem: &Bytes, write: bool) -
     }?;
     match (&e.value, field) {
         (Value::Str(s), None) => Some(s.clone()),
-        (Value::Hash(h), Some(f)) => h.get_bytes(&pattern[f + 2..]),
+        (Value::Obj(Obj::Hash(h)), Some(f)) => h.get_bytes(&pattern[f + 2..]),
         _ => None,
     }
 }
@@ -173,9 +173,9 @@ fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> Reply {
     // The elements in their native order, and whether that order is a sorted set's.
     let (mut elems, is_set) = match ctx.read(&a[1]).map(|e| &e.value) {
         None => (vec![], false),
-        Some(Value::List(l)) => (l.iter().cloned().collect::<Vec<_>>(), false),
-        Some(Value::Set(s)) => (s.ordered(), true),
-        Some(Value::ZSet(z)) => (
+        Some(Value::Obj(Obj::List(l))) => (l.iter().cloned().collect::<Vec<_>>(), false),
+        Some(Value::Obj(Obj::Set(s))) => (s.ordered(), true),
+        Some(Value::Obj(Obj::ZSet(z))) => (
             z.range(0, z.len()).into_iter().map(|(m, _)| m).collect(),
             false,
         ),
@@ -286,7 +286,13 @@ fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> Reply {
         let list: std::collections::VecDeque<Bytes> =
             out.into_iter().map(Option::unwrap_or_default).collect();
         ctx.write(&dst);
-        crate::engine::store(ctx.eng, db, dst.clone(), Value::List(Box::new(list)), None);
+        crate::engine::store(
+            ctx.eng,
+            db,
+            dst.clone(),
+            Value::Obj(Obj::List(Box::new(list))),
+            None,
+        );
         ctx.modified(&dst, notify::LIST, "sortstore");
     }
     Reply::Int(n)

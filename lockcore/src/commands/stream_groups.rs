@@ -24,7 +24,7 @@ use crate::streams::{
     strict_id_or_err, sub_syntax, Consumer, Group, Nack, StreamId, StreamValue, INVALID_ID,
     INVALID_READ, MAX_ID,
 };
-use crate::value::Value;
+use crate::value::{Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -555,7 +555,12 @@ fn xgroup_create(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         let db = ctx.dbi();
         let t = ctx.now();
         ctx.note_new_key(key);
-        ctx.eng.dbs[db].insert(key.clone(), Value::Stream(Box::default()), None, t);
+        ctx.eng.dbs[db].insert(
+            key.clone(),
+            Value::Obj(Obj::Stream(Box::default())),
+            None,
+            t,
+        );
         let db = ctx.dbi();
         ctx.eng.touch_watched(db, key);
     }

@@ -15,7 +15,7 @@ use crate::error;
 use crate::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::value::Value;
+use crate::value::{Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -527,7 +527,7 @@ pub fn get_stream<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut Str
     match ctx.read(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Stream(s) => Ok(Some(s)),
+            Value::Obj(Obj::Stream(s)) => Ok(Some(s)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -541,7 +541,7 @@ pub fn get_stream_w<'a>(
     match ctx.write(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Stream(s) => Ok(Some(s)),
+            Value::Obj(Obj::Stream(s)) => Ok(Some(s)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -696,7 +696,12 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             let db = ctx.dbi();
             let t = ctx.now();
             ctx.note_new_key(key);
-            ctx.eng.dbs[db].insert(key.clone(), Value::Stream(Box::default()), None, t);
+            ctx.eng.dbs[db].insert(
+                key.clone(),
+                Value::Obj(Obj::Stream(Box::default())),
+                None,
+                t,
+            );
         }
         Err(e) => return e,
     }
@@ -1182,7 +1187,7 @@ mod tests {
 
     fn stream(e: &mut Engine, key: &str) -> StreamValue {
         match &e.dbs[0].get(key.as_bytes()).unwrap().value {
-            Value::Stream(s) => (**s).clone(),
+            Value::Obj(Obj::Stream(s)) => (**s).clone(),
             _ => panic!("not a stream"),
         }
     }

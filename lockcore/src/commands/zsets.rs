@@ -15,7 +15,7 @@ use crate::lists::{parse_timeout, retrying};
 use crate::notify;
 use crate::num::{fmt_double_17g, parse_i64};
 use crate::reply::Reply;
-use crate::value::Value;
+use crate::value::{Obj, Value};
 use crate::zset::ZSet;
 
 const fn cmd(
@@ -173,7 +173,7 @@ pub(crate) fn get_zset<'a>(
     match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::ZSet(z) => Ok(Some(z)),
+            Value::Obj(Obj::ZSet(z)) => Ok(Some(z)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -185,7 +185,7 @@ fn removed(ctx: &mut Ctx, key: &Bytes, event: &str) {
     ctx.eng.touch_watched(db, key);
     ctx.eng.stats.dirty += 1;
     ctx.notify(notify::ZSET, event, key);
-    let empty = matches!(ctx.eng.dbs[db].get(key), Some(e) if matches!(&e.value, Value::ZSet(z) if z.is_empty()));
+    let empty = matches!(ctx.eng.dbs[db].get(key), Some(e) if matches!(&e.value, Value::Obj(Obj::ZSet(z)) if z.is_empty()));
     if empty {
         ctx.eng.dbs[db].remove(key);
         ctx.notify(notify::GENERIC, "del", key);
@@ -425,14 +425,14 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], mut f: AddFlags) -> Reply {
             let mut z = ZSet::default();
             z.big = big;
             ctx.note_new_key(key);
-            ctx.eng.dbs[db].insert(key.clone(), Value::ZSet(Box::new(z)), None, now);
+            ctx.eng.dbs[db].insert(key.clone(), Value::Obj(Obj::ZSet(Box::new(z))), None, now);
         }
     }
     let (me, mv) = (
         ctx.eng.config.zset_max_listpack_entries,
         ctx.eng.config.zset_max_listpack_value,
     );
-    let Some(Value::ZSet(z)) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
+    let Some(Value::Obj(Obj::ZSet(z))) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
         unreachable!("checked above");
     };
     let (mut added, mut updated, mut processed) = (0, 0, 0);
@@ -799,7 +799,13 @@ pub(crate) fn store_result(
     check_encoding(ctx, &mut z, maxlen);
     let n = z.len() as i64;
     ctx.write(dst);
-    engine::store(ctx.eng, db, dst.clone(), Value::ZSet(Box::new(z)), None);
+    engine::store(
+        ctx.eng,
+        db,
+        dst.clone(),
+        Value::Obj(Obj::ZSet(Box::new(z))),
+        None,
+    );
     ctx.modified(dst, notify::ZSET, event);
     Reply::Int(n)
 }
@@ -1238,9 +1244,9 @@ fn setop(
         match e {
             None => sets.push(None),
             Some(e) => match &e.value {
-                Value::ZSet(z) => sets.push(Some(z.range(0, z.len()))),
+                Value::Obj(Obj::ZSet(z)) => sets.push(Some(z.range(0, z.len()))),
                 // Plain sets take part with every score 1, as in Redis.
-                Value::Set(st) => {
+                Value::Obj(Obj::Set(st)) => {
                     sets.push(Some(st.ordered().into_iter().map(|m| (m, 1.0)).collect()))
                 }
                 _ => return Err(error::wrongtype()),
@@ -1406,8 +1412,10 @@ fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let mut sets = Vec::with_capacity(n);
     for k in &a[2..2 + n] {
         match ctx.read(k).map(|e| &e.value) {
-            Some(Value::ZSet(z)) => sets.push(Some(z.scores.keys().cloned().collect::<Vec<_>>())),
-            Some(Value::Set(st)) => sets.push(Some(st.members.iter().cloned().collect())),
+            Some(Value::Obj(Obj::ZSet(z))) => {
+                sets.push(Some(z.scores.keys().cloned().collect::<Vec<_>>()))
+            }
+            Some(Value::Obj(Obj::Set(st))) => sets.push(Some(st.members.iter().cloned().collect())),
             Some(_) => return error::wrongtype(),
             None => sets.push(None),
         }

@@ -16,7 +16,7 @@ use crate::commands::{self, CommandSpec, Ctx, Exec};
 use crate::db::{Db, Probe};
 use crate::notify::{self, NotifyFlags};
 use crate::reply::Reply;
-use crate::value::{Entry, Value};
+use crate::value::{Entry, Obj, Value};
 
 pub type ClientId = u64;
 
@@ -384,7 +384,7 @@ impl Engine {
     fn expired(&mut self, db: usize, key: &[u8], gone: &Entry) {
         let key = Bytes::copy_from_slice(key);
         self.stats.expired_keys += 1;
-        if let Value::Lock(l) = &gone.value {
+        if let Value::Obj(Obj::Lock(l)) = &gone.value {
             let waiters = !self.waiters(db, &key).is_empty();
             self.locks.stats.key_expired(db, &key, l, waiters);
         }

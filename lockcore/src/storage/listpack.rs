@@ -16,12 +16,14 @@
 //! Redis. Lookups scan linearly, which for the few entries a listpack may hold (the
 //! `*-max-listpack-entries` limits) is as fast as hashing.
 
-/// Pairs of byte strings (field, value) in insertion order, in one buffer.
+/// Pairs of byte strings (field, value) in insertion order, in one exactly-sized buffer.
+///
+/// Only the buffer (16 bytes): the number of pairs is counted by a scan, like every lookup
+/// (a pack holds at most `hash-max-listpack-entries` pairs). A length or capacity beside it
+/// would make `HashValue` 24 bytes and `Value` 40 instead of 32 (value.rs).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct PairPack {
-    buf: Vec<u8>,
-    /// Number of pairs.
-    len: u32,
+    buf: Box<[u8]>,
 }
 
 impl std::fmt::Debug for PairPack {
@@ -114,11 +116,11 @@ struct Slot {
 
 impl PairPack {
     pub fn len(&self) -> usize {
-        self.len as usize
+        self.iter().count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.buf.is_empty()
     }
 
     /// The pairs in insertion order.
@@ -166,41 +168,46 @@ impl PairPack {
     /// as in Redis), else appended. Returns true if the field is new. The buffer grows to
     /// exactly what it holds, as a listpack's reallocation does.
     pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
-        match self.find(field) {
+        let s = self.find(field);
+        if let Some(s) = &s {
+            let (vs, ve, _) = read_str(&self.buf, s.value_at);
+            // Same size and same length means the same form (a digit literal is the only
+            // 1-byte form of a 1-byte string), so the bytes can be overwritten in place.
+            if str_size(value) == s.end - s.value_at && ve - vs == value.len() {
+                self.buf[vs..ve].copy_from_slice(value);
+                return false;
+            }
+        }
+        let mut buf = std::mem::take(&mut self.buf).into_vec();
+        let new = match s {
             Some(s) => {
-                let new_size = str_size(value);
-                let old_size = s.end - s.value_at;
-                let (vs, ve, _) = read_str(&self.buf, s.value_at);
-                // Same size and same length means the same form (a digit literal is the
-                // only 1-byte form of a 1-byte string), so the bytes can be overwritten.
-                if new_size == old_size && ve - vs == value.len() {
-                    self.buf[vs..ve].copy_from_slice(value);
-                } else {
-                    let mut enc = Vec::with_capacity(new_size);
-                    put_str(&mut enc, value);
-                    if new_size > old_size {
-                        self.buf.reserve_exact(new_size - old_size);
-                    }
-                    self.buf.splice(s.value_at..s.end, enc);
+                let (new_size, old_size) = (str_size(value), s.end - s.value_at);
+                let mut enc = Vec::with_capacity(new_size);
+                put_str(&mut enc, value);
+                if new_size > old_size {
+                    buf.reserve_exact(new_size - old_size);
                 }
+                buf.splice(s.value_at..s.end, enc);
                 false
             }
             None => {
-                self.buf.reserve_exact(str_size(field) + str_size(value));
-                put_str(&mut self.buf, field);
-                put_str(&mut self.buf, value);
-                self.len += 1;
+                buf.reserve_exact(str_size(field) + str_size(value));
+                put_str(&mut buf, field);
+                put_str(&mut buf, value);
                 true
             }
-        }
+        };
+        self.buf = buf.into_boxed_slice();
+        new
     }
 
     /// Removes `field`, keeping the order of the rest. Returns true if it was there.
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match self.find(field) {
             Some(s) => {
-                self.buf.drain(s.start..s.end);
-                self.len -= 1;
+                let mut buf = std::mem::take(&mut self.buf).into_vec();
+                buf.drain(s.start..s.end);
+                self.buf = buf.into_boxed_slice();
                 true
             }
             None => false,
@@ -209,12 +216,11 @@ impl PairPack {
 
     /// Bytes allocated for the pairs.
     pub fn allocated(&self) -> usize {
-        self.buf.capacity()
+        self.buf.len()
     }
 
-    pub fn shrink_to_fit(&mut self) {
-        self.buf.shrink_to_fit();
-    }
+    /// The buffer is always exactly sized.
+    pub fn shrink_to_fit(&mut self) {}
 }
 
 pub struct PairIter<'a> {

@@ -13,7 +13,7 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-use crate::value::{HashValue, SetValue, Value};
+use crate::value::{HashValue, Obj, SetValue, Value};
 
 mod stream;
 
@@ -419,7 +419,7 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
             out.push(T_STRING);
             put_string(&mut out, s);
         }
-        Value::List(l) => {
+        Value::Obj(Obj::List(l)) => {
             out.push(T_LIST_QUICKLIST_2);
             let nodes = quicklist_nodes(l.iter(), list_fill);
             put_len(&mut out, nodes.len());
@@ -428,7 +428,7 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
                 put_string(&mut out, &n);
             }
         }
-        Value::Set(s) if s.intset => {
+        Value::Obj(Obj::Set(s)) if s.intset => {
             let ints: Option<Vec<i64>> = s.members.iter().map(|m| canonical_int(m)).collect();
             match ints {
                 Some(ints) => {
@@ -437,23 +437,23 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
                 }
                 None => {
                     return dump(
-                        &Value::Set(Box::new(SetValue {
+                        &Value::Obj(Obj::Set(Box::new(SetValue {
                             intset: false,
                             ..(**s).clone()
-                        })),
+                        }))),
                         list_fill,
                     )
                 }
             }
         }
-        Value::Set(s) => {
+        Value::Obj(Obj::Set(s)) => {
             out.push(T_SET);
             put_len(&mut out, s.members.len());
             for m in s.members.iter() {
                 put_string(&mut out, m);
             }
         }
-        Value::Hash(h) if !h.is_table() => {
+        Value::Obj(Obj::Hash(h)) if !h.is_table() => {
             out.push(T_HASH_LISTPACK);
             let mut lp = Listpack::new();
             for (f, v) in h.iter() {
@@ -462,7 +462,7 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
             }
             put_string(&mut out, &lp.finish());
         }
-        Value::Hash(h) => {
+        Value::Obj(Obj::Hash(h)) => {
             out.push(T_HASH);
             put_len(&mut out, h.len());
             for (f, v) in h.iter() {
@@ -470,7 +470,7 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
                 put_string(&mut out, v);
             }
         }
-        Value::ZSet(z) if !z.big => {
+        Value::Obj(Obj::ZSet(z)) if !z.big => {
             out.push(T_ZSET_LISTPACK);
             let mut lp = Listpack::new();
             for (m, score) in z.range(0, z.len()) {
@@ -479,7 +479,7 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
             }
             put_string(&mut out, &lp.finish());
         }
-        Value::ZSet(z) => {
+        Value::Obj(Obj::ZSet(z)) => {
             // Redis writes a skiplist from its tail, so that loading inserts at the head.
             out.push(T_ZSET_2);
             put_len(&mut out, z.len());
@@ -489,8 +489,8 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
             }
         }
         // Tumbler's own types (locks) are not serialized.
-        Value::Stream(s) => stream::dump(s, &mut out),
-        Value::Lock(_) => return None,
+        Value::Obj(Obj::Stream(s)) => stream::dump(s, &mut out),
+        Value::Obj(Obj::Lock(_)) => return None,
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(0, &out);
@@ -782,7 +782,7 @@ pub fn to_value(l: Loaded, cfg: &crate::engine::EngineConfig) -> Option<Value> {
         (cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value);
     Some(match l {
         Loaded::Str(s) => Value::Str(s),
-        Loaded::List(l) => Value::List(Box::new(l)),
+        Loaded::List(l) => Value::Obj(Obj::List(Box::new(l))),
         Loaded::Set(v) => {
             let mut s = SetValue::default();
             for m in v {
@@ -794,7 +794,7 @@ pub fn to_value(l: Loaded, cfg: &crate::engine::EngineConfig) -> Option<Value> {
             if s.members.len() > 512 {
                 s.intset = false;
             }
-            Value::Set(Box::new(s))
+            Value::Obj(Obj::Set(Box::new(s)))
         }
         Loaded::Hash(pairs) => {
             let mut h = HashValue::default();
@@ -811,7 +811,7 @@ pub fn to_value(l: Loaded, cfg: &crate::engine::EngineConfig) -> Option<Value> {
                     return None;
                 }
             }
-            Value::Hash(h)
+            Value::Obj(Obj::Hash(h))
         }
         Loaded::ZSet(v) => {
             let mut z = crate::zset::ZSet::default();
@@ -823,9 +823,9 @@ pub fn to_value(l: Loaded, cfg: &crate::engine::EngineConfig) -> Option<Value> {
                     return None;
                 }
             }
-            Value::ZSet(Box::new(z))
+            Value::Obj(Obj::ZSet(Box::new(z)))
         }
-        Loaded::Stream(s) => Value::Stream(s),
+        Loaded::Stream(s) => Value::Obj(Obj::Stream(s)),
     })
 }
 
@@ -858,7 +858,7 @@ mod tests {
         let mut h = HashValue::default();
         h.set(&Bytes::from("f"), &Bytes::from("x".repeat(20000)), 512, 64);
         h.set(&Bytes::from("n"), &Bytes::from("-70000"), 512, 64);
-        let p = dump(&Value::Hash(h), -2).unwrap();
+        let p = dump(&Value::Obj(Obj::Hash(h)), -2).unwrap();
         assert!(verify(&p));
         let Some(Loaded::Hash(v)) = load(&p) else {
             panic!("not a hash")
