@@ -106,6 +106,8 @@ fn read_str(buf: &[u8], at: usize) -> (usize, usize, usize) {
 
 /// Where one pair sits in the buffer.
 struct Slot {
+    /// Pairs before this one.
+    index: usize,
     /// Start of the field's length prefix.
     start: usize,
     /// Start of the value's length prefix.
@@ -132,21 +134,39 @@ impl PairPack {
     }
 
     fn find(&self, field: &[u8]) -> Option<Slot> {
+        self.find_counting(field).ok()
+    }
+
+    /// The slot of `field`, or the number of pairs (all were scanned).
+    fn find_counting(&self, field: &[u8]) -> Result<Slot, usize> {
         let buf = &self.buf;
-        let mut at = 0;
+        let (mut at, mut n) = (0, 0);
         while at < buf.len() {
             let (fs, fe, next) = read_str(buf, at);
             let (_, _, end) = read_str(buf, next);
             if &buf[fs..fe] == field {
-                return Some(Slot {
+                return Ok(Slot {
+                    index: n,
                     start: at,
                     value_at: next,
                     end,
                 });
             }
             at = end;
+            n += 1;
         }
-        None
+        Err(n)
+    }
+
+    /// Pairs from byte `at` to the end.
+    fn count_from(&self, mut at: usize) -> usize {
+        let mut n = 0;
+        while at < self.buf.len() {
+            let (_, _, next) = read_str(&self.buf, at);
+            at = read_str(&self.buf, next).2;
+            n += 1;
+        }
+        n
     }
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
@@ -168,18 +188,28 @@ impl PairPack {
     /// as in Redis), else appended. Returns true if the field is new. The buffer grows to
     /// exactly what it holds, as a listpack's reallocation does.
     pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
-        let s = self.find(field);
-        if let Some(s) = &s {
+        self.insert_counted(field, value).0
+    }
+
+    /// `insert`, also returning the number of pairs after it, counted on the way (the
+    /// pack keeps no count: see the type).
+    pub fn insert_counted(&mut self, field: &[u8], value: &[u8]) -> (bool, usize) {
+        let s = self.find_counting(field);
+        let count = match &s {
+            Ok(s) => s.index + 1 + self.count_from(s.end),
+            Err(n) => n + 1,
+        };
+        if let Ok(s) = &s {
             let (vs, ve, _) = read_str(&self.buf, s.value_at);
             // Same size and same length means the same form (a digit literal is the only
             // 1-byte form of a 1-byte string), so the bytes can be overwritten in place.
             if str_size(value) == s.end - s.value_at && ve - vs == value.len() {
                 self.buf[vs..ve].copy_from_slice(value);
-                return false;
+                return (false, count);
             }
         }
         let mut buf = std::mem::take(&mut self.buf).into_vec();
-        let new = match s {
+        let new = match s.ok() {
             Some(s) => {
                 let (new_size, old_size) = (str_size(value), s.end - s.value_at);
                 let mut enc = Vec::with_capacity(new_size);
@@ -198,7 +228,7 @@ impl PairPack {
             }
         };
         self.buf = buf.into_boxed_slice();
-        new
+        (new, count)
     }
 
     /// Removes `field`, keeping the order of the rest. Returns true if it was there.
@@ -309,7 +339,8 @@ mod tests {
         for (i, v) in vals.iter().enumerate() {
             // Fields cycle through the same shapes, so they are digits and odd lengths too.
             let f = vals[(i * 7) % vals.len()].clone();
-            let new = p.insert(&f, v);
+            let (new, len) = p.insert_counted(&f, v);
+            assert_eq!(len, model.len() + new as usize);
             match model.iter_mut().find(|(k, _)| *k == f) {
                 Some(e) => {
                     assert!(!new);
@@ -320,6 +351,7 @@ mod tests {
                     model.push((f.clone(), v.clone()));
                 }
             }
+            assert_eq!(p.len(), model.len());
             let got: Vec<(Vec<u8>, Vec<u8>)> =
                 p.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
             assert_eq!(got, model);

@@ -98,8 +98,8 @@ impl HashValue {
                     self.convert();
                     return self.set(field, value, max_entries, max_value);
                 }
-                let new = p.insert(field, value);
-                if p.len() > max_entries {
+                let (new, len) = p.insert_counted(field, value);
+                if len > max_entries {
                     self.convert();
                 }
                 new
