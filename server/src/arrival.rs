@@ -40,6 +40,8 @@ pub const MAX_WAIT: Duration = Duration::from_millis(10);
 pub struct Arrivals {
     next: AtomicU64,
     pending: Mutex<BTreeMap<u64, Entry>>,
+    /// How many tickets are out (`pending.len()`, readable without the mutex).
+    out: AtomicU64,
 }
 
 struct Entry {
@@ -55,6 +57,7 @@ impl Arrivals {
             waiter: None,
         };
         self.pending.lock().insert(t, entry);
+        self.out.fetch_add(1, Ordering::Relaxed);
         t
     }
 
@@ -63,7 +66,9 @@ impl Arrivals {
     fn release(&self, t: u64) {
         let next = {
             let mut pending = self.pending.lock();
-            pending.remove(&t);
+            if pending.remove(&t).is_some() {
+                self.out.fetch_sub(1, Ordering::Relaxed);
+            }
             pending.values_mut().next().and_then(|e| e.waiter.take())
         };
         if let Some(w) = next {
@@ -142,6 +147,12 @@ impl Turn {
         });
         // The timeout covers a first-in-line ticket that goes stale while we wait.
         let _ = tokio::time::timeout(MAX_WAIT, turn).await;
+    }
+
+    /// Whether other connections have input that arrived and has not run yet (after
+    /// [`Turn::give_back`], this connection's own ticket is not counted).
+    pub fn others_waiting(&self) -> bool {
+        self.arrivals.out.load(Ordering::Relaxed) != 0
     }
 
     /// Gives up the ticket, if any (nothing left to run, or the connection ends).

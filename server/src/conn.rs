@@ -213,8 +213,20 @@ impl Conn {
         loop {
             if self.flow == Flow::Continue && !buf.is_empty() {
                 turn.wait().await;
-                self.process_buffer(&mut buf).await;
+                let ran = self.process_buffer(&mut buf).await;
                 turn.give_back();
+                // Redis writes replies once per event-loop pass, after it has run every
+                // readable client (beforeSleep). Writing each batch's replies at once
+                // instead wakes a client that went to sleep waiting for them for almost
+                // every batch: the wake-up (an IPI on a VM) is charged to our send and
+                // doubled the kernel time per request at -P 16 (docs/architecture.md).
+                // So while other connections' input waits to run, let it run first. A
+                // batch of one command is quick enough that the client is still busy
+                // with the other replies: the yield (one more task poll, ~500
+                // instructions) is kept for pipelines.
+                if ran > 1 && !self.out.is_empty() && turn.others_waiting() {
+                    tokio::task::yield_now().await;
+                }
             }
             self.publish_mem(buf.len(), self.out.len());
             if !self.out.is_empty() {
@@ -452,8 +464,10 @@ impl Conn {
         }
     }
 
-    async fn process_buffer(&mut self, buf: &mut BytesMut) {
+    /// Runs the complete commands in `buf`; returns how many ran.
+    async fn process_buffer(&mut self, buf: &mut BytesMut) -> usize {
         self.batch_started = Instant::now();
+        let mut ran = 0;
         let shared = self.shared.clone();
         let mut guard: Option<CoreGuard<'_>> = None;
         while self.flow == Flow::Continue && !buf.is_empty() {
@@ -475,6 +489,7 @@ impl Conn {
                 continue;
             }
             self.process_command(&shared, &mut guard, argv).await;
+            ran += 1;
             if self.check_output_limit(self.out.len()) {
                 break;
             }
@@ -494,6 +509,7 @@ impl Conn {
         } else if buf.remaining() == 0 {
             buf.clear();
         }
+        ran
     }
 
     fn out_error_and_close(&mut self, e: &str) {
