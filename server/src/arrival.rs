@@ -28,7 +28,8 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::{Duration, Instant};
+use crate::clock::Mono;
+use std::time::Duration;
 use tokio::io::{AsyncRead, ReadBuf};
 
 /// The longest a connection waits for connections whose data arrived before its own.
@@ -45,7 +46,7 @@ pub struct Arrivals {
 }
 
 struct Entry {
-    at: Instant,
+    at: Mono,
     waiter: Option<Waker>,
 }
 
@@ -53,7 +54,7 @@ impl Arrivals {
     fn take(&self) -> u64 {
         let t = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let entry = Entry {
-            at: Instant::now(),
+            at: Mono::now(),
             waiter: None,
         };
         self.pending.lock().insert(t, entry);
@@ -81,11 +82,11 @@ impl Arrivals {
     /// waited for: their connection is busy elsewhere (a stuck write, a script), and
     /// waiting on it would slow every other client.
     fn earlier_pending(&self, t: u64, waker: &Waker) -> bool {
-        let now = Instant::now();
+        let now = Mono::now();
         let mut pending = self.pending.lock();
         let earlier = pending
             .range(..t)
-            .any(|(_, e)| now.duration_since(e.at) < MAX_WAIT);
+            .any(|(_, e)| now.ns_since(e.at) < MAX_WAIT.as_nanos() as u64);
         if earlier {
             if let Some(e) = pending.get_mut(&t) {
                 e.waiter = Some(waker.clone());

@@ -817,7 +817,7 @@ impl Conn {
         spec: &'static CommandSpec,
         argv: &[Bytes],
     ) -> Reply {
-        let started = std::time::Instant::now();
+        let started = crate::clock::Mono::now();
         let reply = match spec.exec {
             Exec::Engine(_) => {
                 if spec.name.starts_with("sort") {

@@ -7,7 +7,8 @@ use mlua::debug::{Debug, DebugEvent};
 use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use crate::clock::Mono;
+use std::time::Duration;
 
 use lockcore::clock::Clock;
 use lockcore::commands::{flag, lookup_checked, CommandSpec, Exec};
@@ -30,7 +31,7 @@ pub struct RunCtx<'a> {
     /// redis.setresp(): how replies are converted to Lua.
     resp3: bool,
     killed: bool,
-    started: Instant,
+    started: Mono,
     detached: bool,
     /// Reused argument vector for redis.call.
     scratch: Vec<Bytes>,
@@ -53,7 +54,7 @@ pub struct RunCtx<'a> {
     prof: *mut Profile,
     /// The profiled line running now and when it started (0: none yet).
     prof_line: u32,
-    prof_at: Instant,
+    prof_at: Mono,
 }
 
 thread_local! {
@@ -94,7 +95,7 @@ impl<'a> RunCtx<'a> {
         } else {
             Vec::new()
         };
-        let started = Instant::now();
+        let started = Mono::now();
         let ctx = RunCtx {
             engine,
             shared,
@@ -150,8 +151,8 @@ impl<'a> RunCtx<'a> {
 
     /// Adds this run to the script's statistics and profile; `end` is when the script
     /// returned.
-    fn observe(&mut self, end: Instant, reply: &Reply) {
-        let took = end.saturating_duration_since(self.started);
+    fn observe(&mut self, end: Mono, reply: &Reply) {
+        let took = Duration::from_nanos(end.ns_since(self.started));
         if !self.stats.is_null() {
             // SAFETY: `Observe` points into the script's boxed stats in its cache entry;
             // nothing a script can run touches the script cache (SCRIPT, EVAL and FUNCTION
@@ -164,7 +165,7 @@ impl<'a> RunCtx<'a> {
             // SAFETY: as above; the profile is boxed inside the same stats.
             let p = unsafe { &mut *self.prof };
             if self.prof_line != 0 {
-                let since = end.saturating_duration_since(self.prof_at).as_nanos() as u64;
+                let since = end.ns_since(self.prof_at);
                 p.line(self.prof_line).ns += since;
             }
             p.calls += 1;
@@ -203,12 +204,12 @@ fn line_event(dbg: &Debug) {
         let Some(line) = dbg.current_line() else {
             return;
         };
-        let now = Instant::now();
+        let now = Mono::now();
         // SAFETY: see RunCtx::observe.
         let p = unsafe { &mut *ctx.prof };
         if ctx.prof_line != 0 {
             p.line(ctx.prof_line).ns +=
-                now.saturating_duration_since(ctx.prof_at).as_nanos() as u64;
+                now.ns_since(ctx.prof_at);
         }
         let line = line.min(u32::MAX as usize) as u32;
         p.line(line).hits += 1;
@@ -265,7 +266,7 @@ pub fn run_plan(
         keys,
         args,
     );
-    let end = Instant::now();
+    let end = Mono::now();
     ctx.scratch = argv;
     ctx.finish(vm);
     use super::plan::Failure;
@@ -297,7 +298,7 @@ fn plan_call_profiled(
     line: u32,
 ) -> Result<Reply, String> {
     ctx.prof_line = line;
-    let t0 = Instant::now();
+    let t0 = Mono::now();
     let r = call_spec(ctx, spec, argv);
     let ns = t0.elapsed().as_nanos() as u64;
     // SAFETY: see RunCtx::observe.
@@ -349,7 +350,7 @@ pub fn run(
     };
     let res = runner.call::<(bool, Value)>(func);
     CTX.with(|c| c.set(std::ptr::null_mut()));
-    let end = Instant::now();
+    let end = Mono::now();
     let killed = ctx.killed;
     ctx.finish(vm);
     let reply = match res {
@@ -635,7 +636,7 @@ fn call_spec(
 ) -> Result<Reply, String> {
     ctx.redis_calls += 1;
     let mut ran = None;
-    let started = Instant::now();
+    let started = Mono::now();
     let r = call_spec_inner(ctx, known, argv, &mut ran);
     let stats = &ctx.shared.cmdstats;
     match (&r, ran) {
@@ -722,7 +723,7 @@ fn call_spec_inner(
     *ran = Some(spec);
     // The profiler's command time (Lua path: the line the hook saw last; plans time their
     // calls themselves).
-    let t0 = (!ctx.prof.is_null() && ctx.prof_line != 0).then(Instant::now);
+    let t0 = (!ctx.prof.is_null() && ctx.prof_line != 0).then(Mono::now);
     let reply = match spec.exec {
         Exec::Engine(_) => {
             ctx.cl.resp3 = ctx.resp3;
