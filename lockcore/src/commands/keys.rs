@@ -145,7 +145,6 @@ fn type_(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT key n [NX|XX|GT|LT]
 fn expire_generic(ctx: &mut Ctx, a: &[Bytes], unit_ms: i64, absolute: bool) -> Reply {
-    let cmd = String::from_utf8_lossy(&a[0]).to_ascii_lowercase();
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for opt in &a[3..] {
         match opt.to_ascii_uppercase().as_slice() {
@@ -179,7 +178,8 @@ fn expire_generic(ctx: &mut Ctx, a: &[Bytes], unit_ms: i64, absolute: bool) -> R
         }
     });
     let Some(when) = when else {
-        return error::invalid_expire(&cmd);
+        // The name only for the error: lowercasing it on every call allocated.
+        return error::invalid_expire(&String::from_utf8_lossy(&a[0]).to_ascii_lowercase());
     };
     let key = &a[1];
     let Some(entry) = ctx.write(key) else {

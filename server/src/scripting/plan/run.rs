@@ -173,21 +173,30 @@ pub fn run(
     keys: &[Bytes],
     args: &[Bytes],
 ) -> Result<Reply, Failure> {
+    // The stack's allocation is kept for the thread's next run (a run allocated it anew).
+    let mut stack = STACK.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    stack.clear();
+    stack.resize(chunk.locals.len(), Val::Nil);
     let mut r = Run {
         call,
         argv,
         keys,
         args,
-        stack: {
-            let mut v = Vec::with_capacity(chunk.locals.len() + 8);
-            v.resize(chunk.locals.len(), Val::Nil);
-            v
-        },
+        stack,
     };
-    match r.block(&chunk.body)? {
+    let res = r.block(&chunk.body);
+    let mut stack = std::mem::take(&mut r.stack);
+    stack.clear();
+    STACK.with(|s| *s.borrow_mut() = stack);
+    match res? {
         Flow::Return(v) => Ok(to_reply(&v, 0)),
         Flow::Next => Ok(Reply::Null),
     }
+}
+
+thread_local! {
+    /// [`Run::stack`]'s allocation between runs (empty then).
+    static STACK: std::cell::RefCell<Vec<Val>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Run<'_> {
