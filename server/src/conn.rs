@@ -60,7 +60,7 @@ pub struct Conn {
     /// The command this client ran last (CLIENT LIST `cmd=`).
     pub last_spec: Option<&'static CommandSpec>,
     /// When the current batch of commands started (CLIENT LIST idle), read once per batch.
-    pub batch_started: Instant,
+    pub batch_started: crate::clock::Mono,
     pub shared: Arc<Shared>,
     pub handle: Arc<ClientHandle>,
     pub cl: ClientCtx,
@@ -124,7 +124,7 @@ pub async fn serve_node<S: Stream>(
             multi: -1,
             tracking_redir: -1,
             user: "default".into(),
-            last_interaction: Some(Instant::now()),
+            last_interaction: Some(crate::clock::Mono::now()),
             ..Default::default()
         }),
         pending_out: Default::default(),
@@ -140,7 +140,7 @@ pub async fn serve_node<S: Stream>(
         .fetch_add(1, Ordering::Relaxed);
     let mut conn = Conn {
         last_spec: None,
-        batch_started: Instant::now(),
+        batch_started: crate::clock::Mono::now(),
         shared: shared.clone(),
         handle,
         cl: ClientCtx {
@@ -466,7 +466,7 @@ impl Conn {
 
     /// Runs the complete commands in `buf`; returns how many ran.
     async fn process_buffer(&mut self, buf: &mut BytesMut) -> usize {
-        self.batch_started = Instant::now();
+        self.batch_started = crate::clock::Mono::now();
         let mut ran = 0;
         let shared = self.shared.clone();
         let mut guard: Option<CoreGuard<'_>> = None;

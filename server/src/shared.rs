@@ -60,7 +60,7 @@ pub struct ClientInfo {
     pub db: usize,
     pub resp: u8,
     pub last_cmd: Option<&'static lockcore::CommandSpec>,
-    pub last_interaction: Option<Instant>,
+    pub last_interaction: Option<crate::clock::Mono>,
     pub flags: String,
     pub subs: usize,
     pub psubs: usize,
