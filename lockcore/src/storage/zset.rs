@@ -137,27 +137,76 @@ impl Treap {
                 (self.nodes.len() - 1) as u32
             }
         };
-        let (s, m) = (score, self.nodes[idx as usize].member.clone());
-        let root = self.root;
-        let (a, b) = self.split(root, &|sc, mb| cmp_entry(sc, mb, s, &m) == Ordering::Less);
-        let ab = self.merge(a, idx);
-        self.root = self.merge(ab, b);
+        // One walk down: the nodes above the new one (priority at least its own) each gain
+        // one element below; where its priority puts it, the subtree there is split by its
+        // key into its two children. A split + two merges over the whole path walked it
+        // three times (callgrind: ~5,000 instructions of an 11,500-instruction ZADD into a
+        // 260k-member set).
+        // The member is taken out while walking (a clone would promote its buffer).
+        let m = std::mem::take(&mut self.nodes[idx as usize].member);
+        let mut parent = NIL;
+        let mut went_left = false;
+        let mut t = self.root;
+        while t != NIL && self.nodes[t as usize].pri >= pri {
+            let n = &mut self.nodes[t as usize];
+            n.size += 1;
+            parent = t;
+            went_left = cmp_entry(n.score, &n.member, score, &m) != Ordering::Less;
+            t = if went_left { n.left } else { n.right };
+        }
+        let (a, b) = self.split(t, &|sc, mb| cmp_entry(sc, mb, score, &m) == Ordering::Less);
+        let x = &mut self.nodes[idx as usize];
+        x.member = m;
+        x.left = a;
+        x.right = b;
+        self.fix(idx);
+        self.link(parent, went_left, idx);
+    }
+
+    /// Points `parent`'s left or right child (the root when `parent` is NIL) at `n`.
+    fn link(&mut self, parent: u32, left: bool, n: u32) {
+        if parent == NIL {
+            self.root = n;
+        } else if left {
+            self.nodes[parent as usize].left = n;
+        } else {
+            self.nodes[parent as usize].right = n;
+        }
+    }
+
+    /// The node holding (`score`, `member`), found by one walk down.
+    fn find(&self, score: f64, member: &[u8]) -> Option<u32> {
+        let mut t = self.root;
+        while t != NIL {
+            let n = &self.nodes[t as usize];
+            t = match cmp_entry(score, member, n.score, &n.member) {
+                Ordering::Less => n.left,
+                Ordering::Greater => n.right,
+                Ordering::Equal => return Some(t),
+            };
+        }
+        None
     }
 
     fn remove(&mut self, score: f64, member: &[u8]) {
-        let root = self.root;
-        let (a, bc) = self.split(root, &|sc, mb| {
-            cmp_entry(sc, mb, score, member) == Ordering::Less
-        });
-        let (b, c) = self.split(bc, &|sc, mb| {
-            cmp_entry(sc, mb, score, member) != Ordering::Greater
-        });
-        if b != NIL {
-            debug_assert_eq!(self.size(b), 1);
-            self.nodes[b as usize].member = Bytes::new();
-            self.free.push(b);
+        let Some(target) = self.find(score, member) else {
+            return;
+        };
+        // Walk down again, now that the node is known to be there: every node above it
+        // loses one element below, and it is replaced by the merge of its two children.
+        let (mut parent, mut left, mut t) = (NIL, false, self.root);
+        while t != target {
+            let n = &mut self.nodes[t as usize];
+            n.size -= 1;
+            parent = t;
+            left = cmp_entry(score, member, n.score, &n.member) == Ordering::Less;
+            t = if left { n.left } else { n.right };
         }
-        self.root = self.merge(a, c);
+        let (l, r) = (self.nodes[t as usize].left, self.nodes[t as usize].right);
+        let m = self.merge(l, r);
+        self.link(parent, left, m);
+        self.nodes[t as usize].member = Bytes::new();
+        self.free.push(t);
     }
 
     /// How many elements satisfy `before` (a predicate true for a prefix of the order).
@@ -313,6 +362,61 @@ mod tests {
             z.count_before(&|s, _| s < 10.0),
             model.iter().filter(|(s, _)| *s < 10.0).count()
         );
+    }
+
+    /// Checks a subtree's sizes, order and heap priorities; returns its size.
+    fn check(t: &Treap, n: u32, lo: Option<(f64, &[u8])>, hi: Option<(f64, &[u8])>) -> u32 {
+        if n == NIL {
+            return 0;
+        }
+        let node = &t.nodes[n as usize];
+        let k = (node.score, &node.member[..]);
+        if let Some((s, m)) = lo {
+            assert_eq!(cmp_entry(s, m, k.0, k.1), Ordering::Less);
+        }
+        if let Some((s, m)) = hi {
+            assert_eq!(cmp_entry(k.0, k.1, s, m), Ordering::Less);
+        }
+        for c in [node.left, node.right] {
+            if c != NIL {
+                assert!(t.nodes[c as usize].pri <= node.pri, "heap order");
+            }
+        }
+        let size = 1 + check(t, node.left, lo, Some(k)) + check(t, node.right, Some(k), hi);
+        assert_eq!(node.size, size, "subtree size");
+        size
+    }
+
+    #[test]
+    fn one_walk_insert_and_remove_keep_sizes_order_and_priorities() {
+        let mut z = ZSet::default();
+        let mut model: Vec<(f64, Vec<u8>)> = Vec::new();
+        let mut x: u64 = 99;
+        for i in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let m = format!("m{}", (x >> 33) % 2_000).into_bytes();
+            // Few distinct scores: ties are broken by the member bytes.
+            let s = ((x >> 17) % 7) as f64 - 3.0;
+            if (x >> 60) % 3 == 0 {
+                assert_eq!(z.remove(&m).is_some(), model.iter().any(|(_, mm)| *mm == m));
+                model.retain(|(_, mm)| *mm != m);
+            } else {
+                z.insert(Bytes::from(m.clone()), s);
+                model.retain(|(_, mm)| *mm != m);
+                model.push((s, m));
+            }
+            if i % 997 == 0 {
+                assert_eq!(check(&z.order, z.order.root, None, None) as usize, model.len());
+            }
+        }
+        assert_eq!(check(&z.order, z.order.root, None, None) as usize, model.len());
+        model.sort_by(|a, b| cmp_entry(a.0, &a.1, b.0, &b.1));
+        for (i, (s, m)) in model.iter().enumerate() {
+            assert_eq!(z.rank(m), Some(i));
+            assert_eq!(z.nth(i).map(|(ns, nm)| (ns, nm.to_vec())), Some((*s, m.clone())));
+        }
     }
 
     #[test]
