@@ -83,6 +83,8 @@ pub struct Conn {
     pub blocked_took: std::time::Duration,
     /// The arguments of a blocked command the slow log will record once it is served.
     pub slow_blocked_argv: Option<Vec<Bytes>>,
+    /// The parsed command's arguments; kept between commands for its allocation.
+    argv_scratch: Vec<Bytes>,
     /// EXEC is running the queued commands.
     pub in_exec: bool,
     /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
@@ -162,6 +164,7 @@ pub async fn serve_node<S: Stream>(
         blocked_cmd: None,
         blocked_took: std::time::Duration::ZERO,
         slow_blocked_argv: None,
+        argv_scratch: Vec::new(),
         in_exec: false,
         out_push_cost: 0,
         cluster: crate::cluster::ConnState {
@@ -475,9 +478,14 @@ impl Conn {
                 max_bulk: shared.proto_max_bulk.load(Ordering::Relaxed),
                 authenticated: self.authenticated,
             };
-            let argv = match protocol::parse(buf, lim) {
-                Ok(Some(argv)) => argv,
-                Ok(None) => break,
+            // The argument vector keeps its allocation from one command to the next.
+            let mut argv = std::mem::take(&mut self.argv_scratch);
+            match protocol::parse_into(buf, lim, &mut argv) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.argv_scratch = argv;
+                    break;
+                }
                 Err(e) => {
                     tracing::debug!(client = self.cl.id, "protocol error: {}", e.0);
                     self.out_error_and_close(&e.0);
@@ -485,11 +493,16 @@ impl Conn {
                     break;
                 }
             };
-            if argv.is_empty() {
-                continue;
+            if !argv.is_empty() {
+                self.process_command(&shared, &mut guard, &mut argv).await;
+                ran += 1;
             }
-            self.process_command(&shared, &mut guard, argv).await;
-            ran += 1;
+            // The arguments go now (a large value is not kept until the next command), and
+            // a huge argument count does not keep its vector.
+            argv.clear();
+            if argv.capacity() <= 1024 {
+                self.argv_scratch = argv;
+            }
             if self.check_output_limit(self.out.len()) {
                 break;
             }
@@ -617,7 +630,7 @@ impl Conn {
         &mut self,
         shared: &'a Shared,
         guard: &mut Option<CoreGuard<'a>>,
-        argv: Vec<Bytes>,
+        argv: &mut Vec<Bytes>,
     ) {
         let looked_up = if crate::timectl::hidden_name(shared, &argv[0])
             || crate::cluster::hidden_name(shared, &argv[0])
@@ -735,7 +748,7 @@ impl Conn {
                 // nothing, as Redis does (a pipelining client may not notice the abort).
                 if !m.dirty {
                     m.flags |= spec.flags;
-                    m.queue.push((spec, argv));
+                    m.queue.push((spec, std::mem::take(argv)));
                     self.handle.info.lock().multi = m.queue.len() as i64;
                 }
                 self.reply(lockcore::reply::QUEUED);

@@ -63,25 +63,41 @@ fn header_int(s: &[u8]) -> Option<i64> {
 /// Returns `Ok(None)` if more bytes are needed, `Ok(Some(argv))` for a command (possibly
 /// empty: an empty inline line or `*0`, which the caller skips).
 pub fn parse(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>, ProtoError> {
+    let mut argv = Vec::new();
+    Ok(parse_into(buf, lim, &mut argv)?.then_some(argv))
+}
+
+/// [`parse`] into `argv` (cleared first), so a connection reuses one vector's allocation
+/// for every command: true when a command was taken (`argv` may be empty, see [`parse`]).
+pub fn parse_into(
+    buf: &mut BytesMut,
+    lim: Limits,
+    argv: &mut Vec<Bytes>,
+) -> Result<bool, ProtoError> {
+    argv.clear();
     if buf.is_empty() {
-        return Ok(None);
+        return Ok(false);
     }
     if buf[0] == b'*' {
-        parse_multibulk(buf, lim)
+        parse_multibulk(buf, lim, argv)
     } else {
-        parse_inline(buf)
+        parse_inline(buf, argv)
     }
 }
 
 /// Commands with up to this many arguments keep their spans on the stack while parsed.
 const SHORT_ARGS: usize = 8;
 
-fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>, ProtoError> {
+fn parse_multibulk(
+    buf: &mut BytesMut,
+    lim: Limits,
+    argv: &mut Vec<Bytes>,
+) -> Result<bool, ProtoError> {
     let Some(eol) = find_crlf(buf, 0) else {
         if buf.len() > INLINE_MAX {
             return Err(perr("too big mbulk count string"));
         }
-        return Ok(None);
+        return Ok(false);
     };
     let n = match header_int(&buf[1..eol]) {
         Some(n) if n <= MAX_MULTIBULK => n,
@@ -93,7 +109,7 @@ fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>
     let mut pos = eol + 2;
     if n <= 0 {
         let _ = buf.split_to(pos);
-        return Ok(Some(Vec::new()));
+        return Ok(true);
     }
     // Phase one: walk the headers and check that every argument is here. The spans of a
     // short command (nearly all of them) stay on the stack: one allocation less per command.
@@ -101,13 +117,13 @@ fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for i in 0..n as usize {
         if pos >= buf.len() {
-            return Ok(None);
+            return Ok(false);
         }
         let Some(eol) = find_crlf(buf, pos) else {
             if buf.len() - pos > INLINE_MAX {
                 return Err(perr("too big bulk count string"));
             }
-            return Ok(None);
+            return Ok(false);
         };
         if buf[pos] != b'$' {
             return Err(perr(format!("expected '$', got '{}'", buf[pos] as char)));
@@ -125,7 +141,7 @@ fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>
             // Grow towards the declared size only as data arrives, a megabyte at a time.
             let want = (end + 2 - buf.len()).min(1 << 20);
             buf.reserve(want);
-            return Ok(None);
+            return Ok(false);
         }
         if i < SHORT_ARGS {
             short[i] = (start, end);
@@ -146,15 +162,12 @@ fn parse_multibulk(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>
     // Phase two: copy each argument into an allocation of its own, then drop the frame.
     // Slicing the read buffer instead would save a copy, but every key and value stored
     // from it would then keep the whole buffer alive for as long as it lives.
-    let argv = spans
-        .iter()
-        .map(|&(s, e)| Bytes::copy_from_slice(&buf[s..e]))
-        .collect();
+    argv.extend(spans.iter().map(|&(s, e)| Bytes::copy_from_slice(&buf[s..e])));
     buf.advance(pos);
-    Ok(Some(argv))
+    Ok(true)
 }
 
-fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
+fn parse_inline(buf: &mut BytesMut, argv: &mut Vec<Bytes>) -> Result<bool, ProtoError> {
     // Redis looks for the LF with `strchr`: a NUL before it hides it, and the request
     // then waits for more data until it is too big.
     let nl = buf.iter().position(|&c| c == b'\n' || c == 0);
@@ -162,7 +175,7 @@ fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
         if buf.len() > INLINE_MAX {
             return Err(perr("too big inline request"));
         }
-        return Ok(None);
+        return Ok(false);
     };
     // Redis reads 16 KiB at a time and gives up once 64 KiB hold no LF, so whether a line
     // a little over 64 KiB passes depends on how the bytes arrived; any longer line never
@@ -176,7 +189,10 @@ fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
         text = &text[..text.len() - 1];
     }
     match split_args(text) {
-        Some(args) => Ok(Some(args.into_iter().map(Bytes::from).collect())),
+        Some(args) => {
+            argv.extend(args.into_iter().map(Bytes::from));
+            Ok(true)
+        }
         None => Err(perr("unbalanced quotes in request")),
     }
 }
