@@ -797,6 +797,9 @@ impl Conn {
     /// Writes the invalidations this client's tracking owes itself (RESP3 pushes; a RESP2
     /// client gets them only through REDIRECT).
     fn push_own_invalidations(&mut self, engine: &mut lockcore::Engine) {
+        if !engine.tracking.has_pending() {
+            return;
+        }
         for r in crate::tracking::own_pushes(engine, self.cl.id) {
             if self.cl.resp3 {
                 self.push(r);

@@ -232,6 +232,12 @@ impl Tracking {
 
     /// Takes the invalidations owed to `id` itself without a redirect: the connection
     /// writes them right after its reply, as Redis 7.0 does for the current client.
+    /// Whether any invalidation waits to be sent (checked after every command).
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     pub fn take_own(&mut self, id: ClientId) -> Vec<Option<Vec<Bytes>>> {
         if self.pending.is_empty() || self.clients.get(&id).is_none_or(|s| s.redirect != 0) {
             return Vec::new();
