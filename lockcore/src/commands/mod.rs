@@ -572,14 +572,15 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
 
 /// Name -> spec. FxHash, not SipHash: the table is fixed at startup and never takes
 /// client-chosen keys, so there is nothing to flood, and the lookup runs once per command.
-type Registry = HashMap<&'static str, &'static CommandSpec, rustc_hash::FxBuildHasher>;
+/// By lowercase name bytes (a lookup then needs no UTF-8 check of the client's bytes).
+type Registry = HashMap<&'static [u8], &'static CommandSpec, rustc_hash::FxBuildHasher>;
 
 fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
         let mut m = Registry::default();
         for c in families() {
-            let prev = m.insert(c.name, c);
+            let prev = m.insert(c.name.as_bytes(), c);
             assert!(prev.is_none(), "command {} registered twice", c.name);
         }
         m
@@ -600,7 +601,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
     let lower = &mut buf[..name.len()];
     lower.copy_from_slice(name);
     lower.make_ascii_lowercase();
-    registry().get(std::str::from_utf8(lower).ok()?).copied()
+    registry().get(&*lower).copied()
 }
 
 /// Looks up `argv[0]` (and, for containers, `argv[1]`) and checks arity, returning the spec
