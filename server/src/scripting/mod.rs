@@ -380,9 +380,8 @@ pub fn command(
                 c.shared
                     .feed_monitors(c.cl.db, &c.handle.addr.to_string(), a);
             }
-            let shared = c.shared.clone();
             let core = crate::dispatch::core(guard);
-            let r = eval(core, &shared, &c.cl, a, by_sha, ro);
+            let r = eval(core, &c.shared, &c.cl, a, by_sha, ro);
             core.engine.after_command();
             r
         }
