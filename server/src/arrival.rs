@@ -22,13 +22,13 @@
 //! a best effort that never stalls anyone for long. The cost per batch is two short critical
 //! sections on one mutex (insert, then check and remove).
 
+use crate::clock::Mono;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-use crate::clock::Mono;
 use std::time::Duration;
 use tokio::io::{AsyncRead, ReadBuf};
 

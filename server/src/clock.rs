@@ -58,7 +58,10 @@ mod tests {
         assert!(dm >= std::time::Duration::from_millis(20), "{dm:?}");
         // Both read CLOCK_MONOTONIC: the two spans differ by the time between the reads.
         let diff = dm.abs_diff(di);
-        assert!(diff < std::time::Duration::from_millis(5), "{dm:?} vs {di:?}");
+        assert!(
+            diff < std::time::Duration::from_millis(5),
+            "{dm:?} vs {di:?}"
+        );
         let later = Mono::now();
         assert!(later >= m && later.ns_since(m) > 0 && m.ns_since(later) == 0);
     }

@@ -162,7 +162,11 @@ fn parse_multibulk(
     // Phase two: copy each argument into an allocation of its own, then drop the frame.
     // Slicing the read buffer instead would save a copy, but every key and value stored
     // from it would then keep the whole buffer alive for as long as it lives.
-    argv.extend(spans.iter().map(|&(s, e)| Bytes::copy_from_slice(&buf[s..e])));
+    argv.extend(
+        spans
+            .iter()
+            .map(|&(s, e)| Bytes::copy_from_slice(&buf[s..e])),
+    );
     buf.advance(pos);
     Ok(true)
 }

@@ -197,5 +197,8 @@ fn packed_hash_digit_strings_restore_across_servers() {
     }
     assert_eq!(a.cmd(&["HGETALL", "d2"]), b.cmd(&["HGETALL", "d2"]));
     assert_eq!(a.cmd(&["HGETALL", "d2"]), a.cmd(&["HGETALL", "d"]));
-    assert_eq!(a.cmd_str(&["OBJECT", "ENCODING", "d2"]), "$8\r\nlistpack\r\n");
+    assert_eq!(
+        a.cmd_str(&["OBJECT", "ENCODING", "d2"]),
+        "$8\r\nlistpack\r\n"
+    );
 }

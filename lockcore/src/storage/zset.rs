@@ -408,14 +408,23 @@ mod tests {
                 model.push((s, m));
             }
             if i % 997 == 0 {
-                assert_eq!(check(&z.order, z.order.root, None, None) as usize, model.len());
+                assert_eq!(
+                    check(&z.order, z.order.root, None, None) as usize,
+                    model.len()
+                );
             }
         }
-        assert_eq!(check(&z.order, z.order.root, None, None) as usize, model.len());
+        assert_eq!(
+            check(&z.order, z.order.root, None, None) as usize,
+            model.len()
+        );
         model.sort_by(|a, b| cmp_entry(a.0, &a.1, b.0, &b.1));
         for (i, (s, m)) in model.iter().enumerate() {
             assert_eq!(z.rank(m), Some(i));
-            assert_eq!(z.nth(i).map(|(ns, nm)| (ns, nm.to_vec())), Some((*s, m.clone())));
+            assert_eq!(
+                z.nth(i).map(|(ns, nm)| (ns, nm.to_vec())),
+                Some((*s, m.clone()))
+            );
         }
     }
 

@@ -2,12 +2,12 @@
 //! between typed [`Reply`] values and Lua values (RESP2 and RESP3 rules from Redis' docs),
 //! without a round trip through RESP.
 
+use crate::clock::Mono;
 use bytes::Bytes;
 use mlua::debug::{Debug, DebugEvent};
 use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
-use crate::clock::Mono;
 use std::time::Duration;
 
 use lockcore::clock::Clock;
@@ -208,8 +208,7 @@ fn line_event(dbg: &Debug) {
         // SAFETY: see RunCtx::observe.
         let p = unsafe { &mut *ctx.prof };
         if ctx.prof_line != 0 {
-            p.line(ctx.prof_line).ns +=
-                now.ns_since(ctx.prof_at);
+            p.line(ctx.prof_line).ns += now.ns_since(ctx.prof_at);
         }
         let line = line.min(u32::MAX as usize) as u32;
         p.line(line).hits += 1;
