@@ -151,6 +151,15 @@ impl crate::conn::Conn {
     /// Checks the output buffer limit with `unwritten` bytes of `out` still to write; past
     /// it, closes the client as Redis does (its pending output is dropped) and returns true.
     pub fn check_output_limit(&mut self, unwritten: usize) -> bool {
+        // A client that has not authenticated may not pile up replies it does not read:
+        // Redis closes it once its replies overflow the 16 KiB reply buffer by more than
+        // 1024 bytes (checkClientOutputBufferLimits), whatever the socket would still
+        // take. Waiting for the write to stall instead depends on the kernel's buffer
+        // sizes: where they hold the whole flood, the client is never closed.
+        if !self.authenticated && output_fields(self.pending_output(unwritten)).2 > 1024 {
+            self.close_for_output_limit();
+            return true;
+        }
         let limit = self.class_limit();
         let threshold = limit.threshold();
         if threshold == 0
@@ -161,6 +170,12 @@ impl crate::conn::Conn {
         if !limit.over(&self.handle, self.pending_output(unwritten)) {
             return false;
         }
+        self.close_for_output_limit();
+        true
+    }
+
+    /// Closes this client for its output, as Redis does (its pending output is dropped).
+    fn close_for_output_limit(&mut self) {
         tracing::warn!(
             client = self.cl.id,
             addr = %self.handle.addr,
@@ -174,7 +189,6 @@ impl crate::conn::Conn {
         self.handle.killed.store(true, Ordering::Relaxed);
         self.out.clear();
         self.flow = crate::conn::Flow::Close;
-        true
     }
 
     /// Publishes this connection's buffer sizes for CLIENT LIST and INFO.
