@@ -19,12 +19,13 @@
 //! ticket is still waiting to run, runs them, then gives its ticket back. Waiting is bounded: a ticket
 //! older than [`MAX_WAIT`] is not waited for (its connection is busy elsewhere: a stuck
 //! write, or a script holds the keyspace and this client sends SCRIPT KILL), so the order is
-//! a best effort that never stalls anyone for long. The cost per batch is two short critical
-//! sections on one mutex (insert, then check and remove).
+//! a best effort that never stalls anyone for long. The cost per batch is three short
+//! critical sections on one mutex (push a ticket, look at the one before it, pop), with no
+//! allocation and no timer unless there is someone to wait for.
 
 use crate::clock::Mono;
 use parking_lot::Mutex;
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -39,10 +40,36 @@ pub const MAX_WAIT: Duration = Duration::from_millis(10);
 /// each arrived and the waker of a connection waiting for its turn.
 #[derive(Default)]
 pub struct Arrivals {
-    next: AtomicU64,
-    pending: Mutex<BTreeMap<u64, Entry>>,
-    /// How many tickets are out (`pending.len()`, readable without the mutex).
+    pending: Mutex<Ring>,
+    /// How many tickets are out (the live entries of `pending`, readable without the mutex).
     out: AtomicU64,
+}
+
+/// The tickets still out, as a queue in ticket order: `slots[i]` is ticket `base + i`,
+/// `None` once given back. Tickets are handed out in order under the mutex, so taking one
+/// is a push at the back and giving back the oldest a pop at the front, with no allocation
+/// once the queue has grown to the number of connections (a BTreeMap allocated a node per
+/// ticket whenever it emptied, which at -P 1 is every request).
+struct Ring {
+    base: u64,
+    slots: VecDeque<Option<Entry>>,
+}
+
+impl Default for Ring {
+    fn default() -> Self {
+        // Ticket 0 means "none" (`Turn::ticket`), so the first one handed out is 1.
+        Ring {
+            base: 1,
+            slots: VecDeque::new(),
+        }
+    }
+}
+
+impl Ring {
+    fn slot(&mut self, t: u64) -> Option<&mut Option<Entry>> {
+        let i = t.checked_sub(self.base)?;
+        self.slots.get_mut(i as usize)
+    }
 }
 
 struct Entry {
@@ -52,12 +79,13 @@ struct Entry {
 
 impl Arrivals {
     fn take(&self) -> u64 {
-        let t = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let entry = Entry {
+        let mut ring = self.pending.lock();
+        let t = ring.base + ring.slots.len() as u64;
+        // Read under the mutex, so arrival times rise with the tickets.
+        ring.slots.push_back(Some(Entry {
             at: Mono::now(),
             waiter: None,
-        };
-        self.pending.lock().insert(t, entry);
+        }));
         self.out.fetch_add(1, Ordering::Relaxed);
         t
     }
@@ -66,11 +94,20 @@ impl Arrivals {
     /// release hands the turn to exactly one task.
     fn release(&self, t: u64) {
         let next = {
-            let mut pending = self.pending.lock();
-            if pending.remove(&t).is_some() {
-                self.out.fetch_sub(1, Ordering::Relaxed);
+            let mut ring = self.pending.lock();
+            if let Some(slot) = ring.slot(t) {
+                if slot.take().is_some() {
+                    self.out.fetch_sub(1, Ordering::Relaxed);
+                }
             }
-            pending.values_mut().next().and_then(|e| e.waiter.take())
+            while let Some(None) = ring.slots.front() {
+                ring.slots.pop_front();
+                ring.base += 1;
+            }
+            match ring.slots.front_mut() {
+                Some(Some(e)) => e.waiter.take(),
+                _ => None,
+            }
         };
         if let Some(w) = next {
             w.wake();
@@ -82,13 +119,17 @@ impl Arrivals {
     /// waited for: their connection is busy elsewhere (a stuck write, a script), and
     /// waiting on it would slow every other client.
     fn earlier_pending(&self, t: u64, waker: &Waker) -> bool {
-        let now = Mono::now();
-        let mut pending = self.pending.lock();
-        let earlier = pending
-            .range(..t)
-            .any(|(_, e)| now.ns_since(e.at) < MAX_WAIT.as_nanos() as u64);
+        let mut ring = self.pending.lock();
+        let Some(i) = t.checked_sub(ring.base) else {
+            return false;
+        };
+        let i = (i as usize).min(ring.slots.len());
+        // Arrival times rise with the tickets: the nearest earlier ticket is the youngest.
+        let youngest = ring.slots.range(..i).rev().find_map(|e| e.as_ref());
+        let earlier =
+            youngest.is_some_and(|e| Mono::now().ns_since(e.at) < MAX_WAIT.as_nanos() as u64);
         if earlier {
-            if let Some(e) = pending.get_mut(&t) {
+            if let Some(Some(e)) = ring.slot(t) {
                 e.waiter = Some(waker.clone());
             }
         }
@@ -139,6 +180,16 @@ impl Turn {
             return;
         }
 
+        // Only this ticket is out: nothing to wait for (no lock, no timer).
+        if self.arrivals.out.load(Ordering::Relaxed) <= 1 {
+            return;
+        }
+        let first_in_line =
+            std::future::poll_fn(|cx| Poll::Ready(!self.arrivals.earlier_pending(t, cx.waker())))
+                .await;
+        if first_in_line {
+            return;
+        }
         let turn = std::future::poll_fn(|cx| {
             if self.arrivals.earlier_pending(t, cx.waker()) {
                 Poll::Pending
@@ -146,7 +197,8 @@ impl Turn {
                 Poll::Ready(())
             }
         });
-        // The timeout covers a first-in-line ticket that goes stale while we wait.
+        // The timeout (a timer, armed only when there is someone to wait for) covers a
+        // first-in-line ticket that goes stale while we wait.
         let _ = tokio::time::timeout(MAX_WAIT, turn).await;
     }
 
@@ -287,6 +339,51 @@ mod tests {
         a.give_back();
         assert!(!arrivals.earlier_pending(tb, &w));
         drop(b);
-        assert!(arrivals.pending.lock().is_empty());
+        assert!(arrivals.pending.lock().slots.is_empty());
+    }
+
+    #[test]
+    fn tickets_given_back_out_of_order_leave_the_ring_in_order() {
+        let arrivals = Arc::new(Arrivals::default());
+        let w = futures_noop_waker();
+        let t1 = arrivals.take();
+        let t2 = arrivals.take();
+        let t3 = arrivals.take();
+        assert!(t1 < t2 && t2 < t3);
+        // The middle one goes first: the third still waits for the first.
+        arrivals.release(t2);
+        assert!(arrivals.earlier_pending(t3, &w));
+        assert_eq!(arrivals.out.load(Ordering::Relaxed), 2);
+        // Giving back the first pops both it and the given-back middle slot.
+        arrivals.release(t1);
+        assert!(!arrivals.earlier_pending(t3, &w));
+        assert_eq!(arrivals.pending.lock().slots.len(), 1);
+        // Giving a ticket back twice changes nothing.
+        arrivals.release(t1);
+        assert_eq!(arrivals.out.load(Ordering::Relaxed), 1);
+        let t4 = arrivals.take();
+        assert!(t4 > t3);
+        assert!(arrivals.earlier_pending(t4, &w));
+        arrivals.release(t3);
+        arrivals.release(t4);
+        assert!(arrivals.pending.lock().slots.is_empty());
+        assert_eq!(arrivals.out.load(Ordering::Relaxed), 0);
+        // Numbering goes on after the ring emptied.
+        assert!(arrivals.take() > t4);
+    }
+
+    #[test]
+    fn a_stale_earlier_ticket_is_not_waited_for() {
+        let arrivals = Arc::new(Arrivals::default());
+        let w = futures_noop_waker();
+        let t1 = arrivals.take();
+        let t2 = arrivals.take();
+        assert!(arrivals.earlier_pending(t2, &w));
+        // Both age past MAX_WAIT: the first is no longer waited for, and is still out.
+        std::thread::sleep(2 * MAX_WAIT);
+        assert!(!arrivals.earlier_pending(t2, &w));
+        assert_eq!(arrivals.out.load(Ordering::Relaxed), 2);
+        arrivals.release(t1);
+        arrivals.release(t2);
     }
 }
