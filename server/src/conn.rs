@@ -13,7 +13,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
 
 use lockcore::commands::{self, flag, CommandSpec, Exec};
 use lockcore::{error, ClientCtx, Reply};
@@ -113,14 +112,13 @@ pub async fn serve_node<S: Stream>(
     transport: Transport,
     node: Option<Arc<crate::cluster::Node>>,
 ) {
-    let (tx, rx) = mpsc::unbounded_channel();
     let id = shared.next_client_id();
     let handle = Arc::new(ClientHandle {
         id,
         addr,
         laddr,
         created: Instant::now(),
-        tx,
+        mailbox: Default::default(),
         info: parking_lot::Mutex::new(ClientInfo {
             resp: 2,
             multi: -1,
@@ -202,12 +200,13 @@ pub async fn serve_node<S: Stream>(
         conn.cleanup().await;
         return;
     }
-    conn.run(stream, rx).await;
+    conn.run(stream).await;
     conn.cleanup().await;
 }
 
 impl Conn {
-    async fn run<S: Stream>(&mut self, stream: S, mut rx: mpsc::UnboundedReceiver<Msg>) {
+    async fn run<S: Stream>(&mut self, stream: S) {
+        let handle = self.handle.clone();
         let (rd, mut wr) = stream.split();
         // Runs input in the order it arrived across connections, as Redis does (arrival.rs).
         let turn = crate::arrival::Turn::new(self.shared.arrivals.clone());
@@ -260,12 +259,12 @@ impl Conn {
             let query_limit = self.shared.query_buffer_limit.load(Ordering::Relaxed) as usize;
             tokio::select! {
                 biased;
-                msg = rx.recv() => match msg {
-                    None | Some(Msg::Kill) => return,
-                    Some(Msg::Push(r)) => {
+                msg = std::future::poll_fn(|cx| handle.mailbox.poll_recv(cx)) => match msg {
+                    Msg::Kill => return,
+                    Msg::Push(r) => {
                         self.push_out(r);
                         // Drain what else is queued so a burst goes out in one write.
-                        while let Ok(m) = rx.try_recv() {
+                        while let Some(m) = handle.mailbox.try_recv() {
                             match m {
                                 Msg::Push(r) => self.push_out(r),
                                 Msg::Wake(r) => self.wake(r),
@@ -273,7 +272,7 @@ impl Conn {
                             }
                         }
                     }
-                    Some(Msg::Wake(r)) => self.wake(r),
+                    Msg::Wake(r) => self.wake(r),
                 },
                 n = rd.read_buf(&mut buf) => match n {
                     Ok(0) | Err(_) => return,
@@ -885,6 +884,7 @@ impl Conn {
     /// Unregisters everything this client had: subscriptions, monitor, blocked command,
     /// watches, then the registry entry.
     async fn cleanup(&mut self) {
+        self.handle.mailbox.close();
         let id = self.cl.id;
         crate::pubsub::unsubscribe_all(self);
         self.shared.monitors.remove(&id);

@@ -26,7 +26,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 
 use lockcore::clock::{Clock, ControlledClock};
 use lockcore::{ClientId, Engine, Reply};
@@ -49,6 +49,78 @@ pub enum Msg {
     Wake(Reply),
     /// CLIENT KILL, output-buffer limits, shutdown.
     Kill,
+}
+
+/// A connection's incoming [`Msg`]s. The connection looks at it on every pass of its loop,
+/// before reading, so the common case (nothing there) is one atomic load, plus storing the
+/// task's waker when it is about to wait: tokio's unbounded channel cost about 200
+/// instructions per look, twice per request at -P 1 (docs/architecture.md).
+#[derive(Default)]
+pub struct Mailbox {
+    queue: Mutex<std::collections::VecDeque<Msg>>,
+    /// `queue` is not empty (changed only under its mutex).
+    ready: AtomicBool,
+    waker: Mutex<Option<std::task::Waker>>,
+    /// The connection has ended: messages are dropped (a closed channel did the same).
+    closed: AtomicBool,
+}
+
+impl Mailbox {
+    pub fn send(&self, m: Msg) {
+        {
+            let mut q = self.queue.lock();
+            if self.closed.load(Ordering::Relaxed) {
+                return;
+            }
+            q.push_back(m);
+            self.ready.store(true, Ordering::Release);
+        }
+        // After `ready`: a receiver that stored its waker before this lock is woken, and
+        // one that stores it after sees `ready` (its second look in `poll_recv`).
+        if let Some(w) = self.waker.lock().as_ref() {
+            w.wake_by_ref();
+        }
+    }
+
+    /// The connection has ended: drops what is queued and whatever comes later.
+    pub fn close(&self) {
+        let mut q = self.queue.lock();
+        self.closed.store(true, Ordering::Relaxed);
+        q.clear();
+        self.ready.store(false, Ordering::Release);
+        drop(q);
+        self.waker.lock().take();
+    }
+
+    pub fn try_recv(&self) -> Option<Msg> {
+        if !self.ready.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut q = self.queue.lock();
+        let m = q.pop_front();
+        if q.is_empty() {
+            self.ready.store(false, Ordering::Release);
+        }
+        m
+    }
+
+    /// The next message; when there is none, `cx`'s waker is kept for the next `send`.
+    pub fn poll_recv(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Msg> {
+        if let Some(m) = self.try_recv() {
+            return std::task::Poll::Ready(m);
+        }
+        {
+            let mut w = self.waker.lock();
+            match w.as_ref() {
+                Some(old) if old.will_wake(cx.waker()) => {}
+                _ => *w = Some(cx.waker().clone()),
+            }
+        }
+        match self.try_recv() {
+            Some(m) => std::task::Poll::Ready(m),
+            None => std::task::Poll::Pending,
+        }
+    }
 }
 
 /// What CLIENT LIST / CLIENT INFO show about a connection.
@@ -77,7 +149,7 @@ pub struct ClientHandle {
     pub addr: SocketAddr,
     pub laddr: SocketAddr,
     pub created: Instant,
-    pub tx: mpsc::UnboundedSender<Msg>,
+    pub mailbox: Mailbox,
     pub info: Mutex<ClientInfo>,
     /// Bytes of pushes queued for this client and not yet written (output buffer limits).
     pub pending_out: AtomicUsize,
@@ -91,8 +163,8 @@ pub struct ClientHandle {
 }
 
 impl ClientHandle {
-    pub fn send(&self, m: Msg) -> bool {
-        self.tx.send(m).is_ok()
+    pub fn send(&self, m: Msg) {
+        self.mailbox.send(m)
     }
 }
 
