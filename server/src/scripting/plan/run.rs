@@ -389,10 +389,9 @@ impl Run<'_> {
         spec: Option<&'static CommandSpec>,
     ) -> R<Val> {
         let base = self.push_exprs(args)?;
-        let vals = &self.stack[base..];
         let v = match b {
             Builtin::Call | Builtin::Pcall => {
-                match redis_call(self.call, spec, self.argv, vals, line) {
+                match redis_call(self.call, spec, self.argv, &mut self.stack, base, line) {
                     Ok(v) => v,
                     Err(msg) if b == Builtin::Call => {
                         self.stack.truncate(base);
@@ -405,8 +404,8 @@ impl Run<'_> {
                     })),
                 }
             }
-            Builtin::ToNumber => vals[0].to_num().map_or(Val::Nil, Val::Num),
-            Builtin::ToString => Val::Str(match &vals[0] {
+            Builtin::ToNumber => self.stack[base].to_num().map_or(Val::Nil, Val::Num),
+            Builtin::ToString => Val::Str(match &self.stack[base] {
                 Val::Nil => Bytes::from_static(b"nil"),
                 Val::Bool(true) => Bytes::from_static(b"true"),
                 Val::Bool(false) => Bytes::from_static(b"false"),
@@ -415,14 +414,14 @@ impl Run<'_> {
                 // Excluded at plan time (its text is an address).
                 Val::Tab(_) => Bytes::from_static(b"table"),
             }),
-            Builtin::StatusReply => match vals {
+            Builtin::StatusReply => match &self.stack[base..] {
                 [Val::Str(s)] => Val::Tab(Rc::new(Tab {
                     ok: Some(Val::Str(s.clone())),
                     ..Tab::default()
                 })),
                 _ => Val::err_table("ERR wrong number or type of arguments"),
             },
-            Builtin::ErrorReply => match vals {
+            Builtin::ErrorReply => match &self.stack[base..] {
                 [Val::Str(s)] => Val::err_table(error_reply(s)),
                 _ => Val::err_table("ERR wrong number or type of arguments"),
             },
@@ -438,22 +437,26 @@ pub(crate) fn counted_error(msg: &str) -> bool {
     !msg.starts_with("ERR Please specify") && !msg.starts_with("ERR Lua redis lib")
 }
 
-/// `redis.call`'s argument checks (as `bridge::raw_call_inner`), then the command.
+/// `redis.call`'s argument checks (as `bridge::raw_call_inner`), then the command. Its
+/// arguments are `stack[base..]`, which are moved into `argv` (not cloned: that was two
+/// reference-count operations more per argument, and the first clone of an argument read
+/// from the client allocated).
 fn redis_call(
     call: &mut CallFn,
     spec: Option<&'static CommandSpec>,
     argv: &mut Vec<Bytes>,
-    vals: &[Val],
+    stack: &mut Vec<Val>,
+    base: usize,
     line: u32,
 ) -> Result<Val, String> {
-    if vals.is_empty() {
+    if stack.len() <= base {
         return Err("ERR Please specify at least one argument for this redis lib call".into());
     }
     argv.clear();
-    for v in vals {
+    for v in stack.drain(base..) {
         match v {
-            Val::Str(s) => argv.push(s.clone()),
-            Val::Num(n) => argv.push(Bytes::from(crate::scripting::bridge::fmt_lua_number(*n))),
+            Val::Str(s) => argv.push(s),
+            Val::Num(n) => argv.push(Bytes::from(crate::scripting::bridge::fmt_lua_number(n))),
             _ => {
                 return Err(
                     "ERR Lua redis lib command arguments must be strings or integers".into(),
