@@ -1,5 +1,34 @@
 //! Number parsing and formatting with Redis' exact rules.
 
+/// The decimal text of `n` as Bytes. -9..=99 (a lock's hold count, HINCRBY's usual result)
+/// come from a static table: no allocation.
+pub fn int_bytes(n: i64) -> bytes::Bytes {
+    static POS: [[u8; 2]; 100] = {
+        let mut t = [[0u8; 2]; 100];
+        let mut i = 0;
+        while i < 100 {
+            t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+            i += 1;
+        }
+        t
+    };
+    static NEG: [[u8; 2]; 10] = {
+        let mut t = [[0u8; 2]; 10];
+        let mut i = 0;
+        while i < 10 {
+            t[i] = [b'-', b'0' + i as u8];
+            i += 1;
+        }
+        t
+    };
+    match n {
+        0..=9 => bytes::Bytes::from_static(&POS[n as usize][1..]),
+        10..=99 => bytes::Bytes::from_static(&POS[n as usize]),
+        -9..=-1 => bytes::Bytes::from_static(&NEG[(-n) as usize]),
+        _ => bytes::Bytes::from(itoa::Buffer::new().format(n).to_owned()),
+    }
+}
+
 /// Parses a signed 64-bit integer the way Redis' `string2ll` does: no sign other than a
 /// leading `-`, no leading zeros, no spaces, no overflow.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
@@ -200,6 +229,13 @@ fn trim_frac(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn int_bytes_is_the_decimal_text() {
+        for n in (-1000..=1000).chain([i64::MIN, i64::MAX, -10, 100]) {
+            assert_eq!(&int_bytes(n)[..], n.to_string().as_bytes(), "{n}");
+        }
+    }
 
     #[test]
     fn string2ll_rules() {

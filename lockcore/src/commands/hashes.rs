@@ -209,16 +209,15 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(by) = parse_i64(&a[3]) else {
         return error::not_integer();
     };
-    let cur = match field_value(ctx, &a[1], &a[2]) {
-        Ok(v) => v,
+    // Read in place: no copy of the current value.
+    let cur = match get_hash(ctx, &a[1]) {
+        Ok(h) => h.and_then(|h| h.get(&a[2]).map(parse_i64)),
         Err(e) => return e,
     };
     let cur = match cur {
         None => 0,
-        Some(v) => match parse_i64(&v) {
-            Some(n) => n,
-            None => return Reply::err(HASH_NOT_INTEGER),
-        },
+        Some(Some(n)) => n,
+        Some(None) => return Reply::err(HASH_NOT_INTEGER),
     };
     let Some(n) = cur.checked_add(by) else {
         return Reply::err(OVERFLOW);
@@ -228,7 +227,7 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             return e;
         }
     }
-    let v = Bytes::from(itoa::Buffer::new().format(n).to_owned());
+    let v = crate::num::int_bytes(n);
     match set_field(ctx, &a[1], &a[2], v, "hincrby") {
         Ok(()) => Reply::Int(n),
         Err(e) => e,

@@ -600,20 +600,21 @@ fn err_table(lua: &Lua, msg: &str) -> mlua::Result<Table> {
 fn arg_bytes(v: &Value) -> Option<Bytes> {
     match v {
         Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
-        Value::Integer(i) => Some(Bytes::from(itoa::Buffer::new().format(*i).to_owned())),
-        Value::Number(n) => Some(Bytes::from(fmt_lua_number(*n))),
+        Value::Integer(i) => Some(lockcore::num::int_bytes(*i)),
+        Value::Number(n) => Some(lua_number_bytes(*n)),
         _ => None,
     }
 }
 
 /// A Lua number as Redis 7 passes it to a command: `%.17g` (not Lua's lossy `%.14g`).
-/// Integers below 1e17 print the same through itoa, faster; -0, NaN and the rest go
-/// through the C library's printf, as Redis' snprintf does.
-pub(super) fn fmt_lua_number(n: f64) -> String {
+/// Integers below 1e17 print the same as integers, faster (and -9..=99 without an
+/// allocation); -0, NaN and the rest go through the C library's printf, as Redis'
+/// snprintf does.
+pub(super) fn lua_number_bytes(n: f64) -> Bytes {
     if n.abs() < 1e17 && n == (n as i64) as f64 && !(n == 0.0 && n.is_sign_negative()) {
-        return itoa::Buffer::new().format(n as i64).to_owned();
+        return lockcore::num::int_bytes(n as i64);
     }
-    super::plan::fmt17g(n)
+    Bytes::from(super::plan::fmt17g(n))
 }
 
 /// Redis' scriptCall checks, then the command. An error comes back as its text.
