@@ -585,9 +585,18 @@ impl Parser {
             }
             // Each argument is one value, so the count is fixed: the lookup and arity
             // check of a literal command without subcommands cannot change at run time.
-            if let Some(Expr::Str(name)) = args.first() {
+            let argc = args.len();
+            if let Some(Expr::Str(name)) = args.first_mut() {
                 spec = lockcore::commands::lookup(name)
-                    .filter(|s| !matches!(s.exec, Exec::Container) && s.arity_ok(args.len()));
+                    .filter(|s| !matches!(s.exec, Exec::Container) && s.arity_ok(argc));
+                // A name written as the table spells it becomes the table's static copy:
+                // the same bytes (MONITOR and SLOWLOG show what the script wrote), and
+                // passing it to each call then costs no reference counting.
+                if let Some(s) = spec {
+                    if name[..] == *s.name.as_bytes() {
+                        *name = Bytes::from_static(s.name.as_bytes());
+                    }
+                }
             }
         }
         Ok(Expr::Call(f, args, line, spec))
