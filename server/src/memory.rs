@@ -2,9 +2,8 @@
 //!
 //! Redis counts every byte it allocates (zmalloc) and compares that with `maxmemory`.
 //! Tumbler does the same with [`CountingAlloc`], a global allocator over the system one that
-//! adds each allocation's size (as glibc's malloc rounds it, header included) to a count and
-//! subtracts it on free (per thread, reaching one shared atomic in steps of at most 1 KiB);
-//! the `tumbler` binary installs it. The count covers keys, values, client buffers, the Lua heap
+//! adds each allocation's size (as glibc's malloc rounds it, header included) to one relaxed
+//! atomic and subtracts it on free; the `tumbler` binary installs it. The count covers keys, values, client buffers, the Lua heap
 //! (mlua allocates through Rust) and the server's own tables, like Redis' `used_memory`; it
 //! leaves out fragmentation and memory malloc keeps after a free (INFO's `used_memory_rss`
 //! shows those). Freeing a key lowers it at once, so eviction stops as soon as it is back under
@@ -20,35 +19,6 @@ use lockcore::storage::evict::Policy;
 use crate::shared::Shared;
 
 static ALLOCATED: AtomicIsize = AtomicIsize::new(0);
-
-thread_local! {
-    /// This thread's allocations not yet added to [`ALLOCATED`]. An atomic add per
-    /// allocation and per free was 20-odd locked instructions per script run; a request's
-    /// allocations and frees mostly cancel out here, and the sum reaches the shared count
-    /// once it passes [`FLUSH_AT`] either way. No destructor (an allocator must not need
-    /// one): a thread that ends takes at most `FLUSH_AT` bytes of the count with it.
-    static PENDING: std::cell::Cell<isize> = const { std::cell::Cell::new(0) };
-}
-
-/// How far one thread's count may run ahead of [`ALLOCATED`], in bytes.
-const FLUSH_AT: isize = 1024;
-
-#[inline]
-fn charge(n: isize) {
-    let flush = PENDING.with(|p| {
-        let v = p.get() + n;
-        if v.abs() >= FLUSH_AT {
-            p.set(0);
-            v
-        } else {
-            p.set(v);
-            0
-        }
-    });
-    if flush != 0 {
-        ALLOCATED.fetch_add(flush, Ordering::Relaxed);
-    }
-}
 
 /// The bytes one block of `size` takes in glibc's malloc: an 8-byte header, rounded up to
 /// 16, at least 32. Counting that rather than the bare size keeps `used_memory` close to
@@ -67,35 +37,34 @@ unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc(layout);
         if !p.is_null() {
-            charge(charged(layout.size()));
+            ALLOCATED.fetch_add(charged(layout.size()), Ordering::Relaxed);
         }
         p
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc_zeroed(layout);
         if !p.is_null() {
-            charge(charged(layout.size()));
+            ALLOCATED.fetch_add(charged(layout.size()), Ordering::Relaxed);
         }
         p
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         System.dealloc(ptr, layout);
-        charge(-charged(layout.size()));
+        ALLOCATED.fetch_sub(charged(layout.size()), Ordering::Relaxed);
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = System.realloc(ptr, layout, new_size);
         if !p.is_null() {
-            charge(charged(new_size) - charged(layout.size()));
+            let delta = charged(new_size) - charged(layout.size());
+            ALLOCATED.fetch_add(delta, Ordering::Relaxed);
         }
         p
     }
 }
 
 /// Bytes allocated through [`CountingAlloc`], or None if it is not the global allocator.
-/// Exact for this thread's own allocations (its pending sum is added); other threads' may
-/// lag by up to [`FLUSH_AT`] bytes each.
 pub fn allocated() -> Option<u64> {
-    let n = ALLOCATED.load(Ordering::Relaxed) + PENDING.with(|p| p.get());
+    let n = ALLOCATED.load(Ordering::Relaxed);
     (n > 0).then_some(n as u64)
 }
 
