@@ -45,30 +45,30 @@ pub struct Arrivals {
     out: AtomicU64,
 }
 
-/// The tickets still out, as a queue in ticket order: `slots[i]` is ticket `base + i`,
-/// `None` once given back. Tickets are handed out in order under the mutex, so taking one
-/// is a push at the back and giving back the oldest a pop at the front, with no allocation
-/// once the queue has grown to the number of connections (a BTreeMap allocated a node per
-/// ticket whenever it emptied, which at -P 1 is every request).
+/// The tickets still out, oldest first. Tickets are handed out in order under the mutex, so
+/// taking one is a push at the back, and a given-back ticket is found by binary search and
+/// removed at once: the queue holds only tickets that are out (at most one per connection),
+/// however long one of them stays out, and needs no allocation once it has grown to the
+/// number of connections with input. (A BTreeMap allocated a node per ticket whenever it
+/// emptied, which at -P 1 is every request.)
 struct Ring {
-    base: u64,
-    slots: VecDeque<Option<Entry>>,
+    next: u64,
+    live: VecDeque<(u64, Entry)>,
 }
 
 impl Default for Ring {
     fn default() -> Self {
         // Ticket 0 means "none" (`Turn::ticket`), so the first one handed out is 1.
         Ring {
-            base: 1,
-            slots: VecDeque::new(),
+            next: 1,
+            live: VecDeque::new(),
         }
     }
 }
 
 impl Ring {
-    fn slot(&mut self, t: u64) -> Option<&mut Option<Entry>> {
-        let i = t.checked_sub(self.base)?;
-        self.slots.get_mut(i as usize)
+    fn find(&self, t: u64) -> Option<usize> {
+        self.live.binary_search_by_key(&t, |(k, _)| *k).ok()
     }
 }
 
@@ -80,12 +80,14 @@ struct Entry {
 impl Arrivals {
     fn take(&self) -> u64 {
         let mut ring = self.pending.lock();
-        let t = ring.base + ring.slots.len() as u64;
+        let t = ring.next;
+        ring.next += 1;
         // Read under the mutex, so arrival times rise with the tickets.
-        ring.slots.push_back(Some(Entry {
+        let entry = Entry {
             at: Mono::now(),
             waiter: None,
-        }));
+        };
+        ring.live.push_back((t, entry));
         self.out.fetch_add(1, Ordering::Relaxed);
         t
     }
@@ -95,19 +97,11 @@ impl Arrivals {
     fn release(&self, t: u64) {
         let next = {
             let mut ring = self.pending.lock();
-            if let Some(slot) = ring.slot(t) {
-                if slot.take().is_some() {
-                    self.out.fetch_sub(1, Ordering::Relaxed);
-                }
+            if let Some(i) = ring.find(t) {
+                ring.live.remove(i);
+                self.out.fetch_sub(1, Ordering::Relaxed);
             }
-            while let Some(None) = ring.slots.front() {
-                ring.slots.pop_front();
-                ring.base += 1;
-            }
-            match ring.slots.front_mut() {
-                Some(Some(e)) => e.waiter.take(),
-                _ => None,
-            }
+            ring.live.front_mut().and_then(|(_, e)| e.waiter.take())
         };
         if let Some(w) = next {
             w.wake();
@@ -120,18 +114,14 @@ impl Arrivals {
     /// waiting on it would slow every other client.
     fn earlier_pending(&self, t: u64, waker: &Waker) -> bool {
         let mut ring = self.pending.lock();
-        let Some(i) = t.checked_sub(ring.base) else {
+        let Some(i) = ring.find(t) else {
             return false;
         };
-        let i = (i as usize).min(ring.slots.len());
         // Arrival times rise with the tickets: the nearest earlier ticket is the youngest.
-        let youngest = ring.slots.range(..i).rev().find_map(|e| e.as_ref());
         let earlier =
-            youngest.is_some_and(|e| Mono::now().ns_since(e.at) < MAX_WAIT.as_nanos() as u64);
+            i > 0 && Mono::now().ns_since(ring.live[i - 1].1.at) < MAX_WAIT.as_nanos() as u64;
         if earlier {
-            if let Some(Some(e)) = ring.slot(t) {
-                e.waiter = Some(waker.clone());
-            }
+            ring.live[i].1.waiter = Some(waker.clone());
         }
         earlier
     }
@@ -339,7 +329,7 @@ mod tests {
         a.give_back();
         assert!(!arrivals.earlier_pending(tb, &w));
         drop(b);
-        assert!(arrivals.pending.lock().slots.is_empty());
+        assert!(arrivals.pending.lock().live.is_empty());
     }
 
     #[test]
@@ -354,10 +344,9 @@ mod tests {
         arrivals.release(t2);
         assert!(arrivals.earlier_pending(t3, &w));
         assert_eq!(arrivals.out.load(Ordering::Relaxed), 2);
-        // Giving back the first pops both it and the given-back middle slot.
         arrivals.release(t1);
         assert!(!arrivals.earlier_pending(t3, &w));
-        assert_eq!(arrivals.pending.lock().slots.len(), 1);
+        assert_eq!(arrivals.pending.lock().live.len(), 1);
         // Giving a ticket back twice changes nothing.
         arrivals.release(t1);
         assert_eq!(arrivals.out.load(Ordering::Relaxed), 1);
@@ -366,7 +355,7 @@ mod tests {
         assert!(arrivals.earlier_pending(t4, &w));
         arrivals.release(t3);
         arrivals.release(t4);
-        assert!(arrivals.pending.lock().slots.is_empty());
+        assert!(arrivals.pending.lock().live.is_empty());
         assert_eq!(arrivals.out.load(Ordering::Relaxed), 0);
         // Numbering goes on after the ring emptied.
         assert!(arrivals.take() > t4);
@@ -385,5 +374,20 @@ mod tests {
         assert_eq!(arrivals.out.load(Ordering::Relaxed), 2);
         arrivals.release(t1);
         arrivals.release(t2);
+    }
+
+    #[test]
+    fn a_ticket_that_stays_out_does_not_grow_the_queue() {
+        // A client that stopped reading its replies and keeps sending holds its ticket for
+        // as long as its write is stuck; everyone else's tickets come and go meanwhile.
+        let arrivals = Arc::new(Arrivals::default());
+        let stuck = arrivals.take();
+        for _ in 0..10_000 {
+            let t = arrivals.take();
+            arrivals.release(t);
+        }
+        assert_eq!(arrivals.pending.lock().live.len(), 1);
+        arrivals.release(stuck);
+        assert!(arrivals.pending.lock().live.is_empty());
     }
 }
