@@ -634,23 +634,23 @@ impl Conn {
         let looked_up = if crate::timectl::hidden_name(shared, &argv[0])
             || crate::cluster::hidden_name(shared, &argv[0])
         {
-            Err(error::unknown_command(&argv))
+            Err(error::unknown_command(argv))
         } else {
-            commands::lookup_checked(&argv)
+            commands::lookup_checked(argv)
         };
         let spec = match looked_up {
             Ok(s) => s,
             Err(e) => {
-                self.reject(shared, guard, &argv, e);
+                self.reject(shared, guard, argv, e);
                 return;
             }
         };
         if !self.authenticated && !spec.has(flag::NO_AUTH) {
-            self.reject(shared, guard, &argv, Reply::err(error::NOAUTH));
+            self.reject(shared, guard, argv, Reply::err(error::NOAUTH));
             return;
         }
-        if let Err(e) = crate::acl::check_command(self, spec, &argv) {
-            self.reject(shared, guard, &argv, e);
+        if let Err(e) = crate::acl::check_command(self, spec, argv) {
+            self.reject(shared, guard, argv, e);
             return;
         }
         let top = if spec.parent.is_empty() {
@@ -662,22 +662,22 @@ impl Conn {
             self.reject(
                 shared,
                 guard,
-                &argv,
+                argv,
                 Reply::err("ERR Command not allowed inside a transaction"),
             );
             return;
         }
         if let Some(topo) = &shared.cluster {
             use crate::cluster::Route;
-            let refused = match crate::cluster::check(self, topo, spec, &argv) {
+            let refused = match crate::cluster::check(self, topo, spec, argv) {
                 Route::Serve => None,
                 Route::Refuse(err) => Some(err),
                 Route::Migrating(slot) => {
-                    crate::cluster::check_migrating(self, shared, guard, spec, &argv, slot).await
+                    crate::cluster::check_migrating(self, shared, guard, spec, argv, slot).await
                 }
             };
             if let Some(err) = refused {
-                self.cluster_reject(shared, guard, top, &argv, err);
+                self.cluster_reject(shared, guard, top, argv, err);
                 return;
             }
         }
@@ -705,7 +705,7 @@ impl Conn {
             let queueing =
                 self.multi.is_some() && !matches!(top, "exec" | "discard" | "quit" | "reset");
             if denyoom || queueing {
-                self.reject(shared, guard, &argv, Reply::err(OOM_ERR));
+                self.reject(shared, guard, argv, Reply::err(OOM_ERR));
                 return;
             }
         }
@@ -723,7 +723,7 @@ impl Conn {
                     | "reset"
             )
         {
-            self.reject(shared, guard, &argv, Reply::err(format!(
+            self.reject(shared, guard, argv, Reply::err(format!(
                 "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                 spec.full_name()
             )));
@@ -733,7 +733,7 @@ impl Conn {
             self.reject(
                 shared,
                 guard,
-                &argv,
+                argv,
                 Reply::err(crate::scripting::busy_err(shared)),
             );
             return;
@@ -762,21 +762,21 @@ impl Conn {
                     self.reject(
                         shared,
                         guard,
-                        &argv,
+                        argv,
                         Reply::err(crate::scripting::busy_err(shared)),
                     );
                     return;
                 }
             }
         }
-        let reply = self.execute(guard, spec, &argv);
+        let reply = self.execute(guard, spec, argv);
         // CLIENT CACHING yes|no lapses after the next command (Redis' resetClient).
         if self.multi.is_none() && spec.parent != "client" {
             self.cl.tracking_caching = false;
         }
         // Redis feeds monitors after the command ran (so SELECT shows the new db and EXEC
         // comes after the commands it ran), whatever the outcome.
-        self.feed_monitors_for(spec, &argv);
+        self.feed_monitors_for(spec, argv);
         if self.cl.blocked {
             self.flow = Flow::Blocked;
             self.blocked_cmd = Some(spec);
