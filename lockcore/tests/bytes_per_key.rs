@@ -61,9 +61,10 @@ fn snapshot() -> (Vec<i64>, i64, i64) {
     )
 }
 
-/// At most this many malloc bytes per held lock (redis-server 7.0.15 measures about 200
-/// bytes of RSS per lock in bench/ab.sh).
-const BOUND: f64 = 200.0;
+/// At most this many malloc bytes per held lock. redis-server 7.0.15 measures 204-211
+/// bytes of RSS per lock in bench/ab.sh (INFO used_memory: 194); this test counts 164.5
+/// since the keyspace's table holds 8-byte slots into dense pairs (docs/architecture.md).
+const BOUND: f64 = 180.0;
 
 #[test]
 fn bytes_per_held_redisson_lock() {

@@ -4,6 +4,12 @@
 //! `Db` knows nothing of the clock or of notifications: it is raw storage. Expiry rules
 //! (lazy on access, active in the background) live in [`crate::engine::Engine`], which owns
 //! the clock and the write epilogue.
+//!
+//! Layout: the `(Key, Entry)` pairs sit densely in fixed-size chunks ([`Dense`]), and the
+//! hash table holds only an 8-byte [`Slot`] per key (the pair's position and 32 bits of
+//! the key's hash). A table of whole pairs paid their 72 bytes for every empty bucket too,
+//! and a table between growths is 44-87% full: 118 bytes per key at 10,000 keys
+//! (docs/architecture.md, "Bytes per key").
 
 use bytes::Bytes;
 use std::collections::hash_map::RandomState;
@@ -29,12 +35,104 @@ pub enum Probe<'a> {
     Absent,
 }
 
+/// A key's place in the table: where its pair is in [`Dense`], and 32 bits of its hash,
+/// from which the table's 64-bit hash is rebuilt ([`spread`]) when the table grows, so a
+/// resize never reads the pairs.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    at: u32,
+    h: u32,
+}
+
+/// The 64-bit hash the table and the expiry heap use for a key whose folded hash is `h`:
+/// hashbrown takes the bucket from the low bits and the 7-bit tag from the top ones, so
+/// both halves carry all 32 bits.
+#[inline]
+fn spread(h: u32) -> u64 {
+    (h as u64) << 32 | h as u64
+}
+
+#[inline]
+fn rehash(s: &Slot) -> u64 {
+    spread(s.h)
+}
+
+/// Pairs per chunk of [`Dense`] (36 KiB chunks).
+const CHUNK_BITS: u32 = 9;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+/// The pairs, without gaps, in chunks of `CHUNK`: every chunk but the last is full, and
+/// the last may be empty (kept so that a key count going to and fro across a chunk
+/// boundary does not allocate each time). A removal moves the last pair into the gap.
+/// Chunks rather than one `Vec` because a doubling `Vec` would again hold up to twice the
+/// pairs in place; here the slack is at most one chunk, and only the first chunk grows by
+/// doubling (a small db costs no 36 KiB).
+#[derive(Debug, Default)]
+struct Dense {
+    chunks: Vec<Vec<(Key, Entry)>>,
+    len: usize,
+}
+
+impl Dense {
+    #[inline]
+    fn get(&self, at: u32) -> &(Key, Entry) {
+        let at = at as usize;
+        &self.chunks[at >> CHUNK_BITS][at & (CHUNK - 1)]
+    }
+
+    #[inline]
+    fn get_mut(&mut self, at: u32) -> &mut (Key, Entry) {
+        let at = at as usize;
+        &mut self.chunks[at >> CHUNK_BITS][at & (CHUNK - 1)]
+    }
+
+    #[inline]
+    fn key(&self, at: u32) -> &[u8] {
+        &self.get(at).0
+    }
+
+    /// Appends a pair; returns its position.
+    fn push(&mut self, kv: (Key, Entry)) -> u32 {
+        let at = u32::try_from(self.len).expect("more than 2^32 keys in one db");
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < CHUNK => c.push(kv),
+            _ => {
+                let mut c = Vec::with_capacity(if self.chunks.is_empty() { 4 } else { CHUNK });
+                c.push(kv);
+                self.chunks.push(c);
+            }
+        }
+        self.len += 1;
+        at
+    }
+
+    /// Removes the pair at `at`, moving the last pair into its place. Returns the pair and,
+    /// if one moved, the position it came from (its slot must now say `at`).
+    fn swap_remove(&mut self, at: u32) -> ((Key, Entry), Option<u32>) {
+        if self.chunks.last().is_some_and(|c| c.is_empty()) {
+            self.chunks.pop();
+        }
+        let last = self.chunks.last_mut().and_then(|c| c.pop()).expect("empty");
+        self.len -= 1;
+        let from = self.len as u32;
+        if at == from {
+            return (last, None);
+        }
+        (std::mem::replace(self.get_mut(at), last), Some(from))
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(Key, Entry)> {
+        self.chunks.iter().flatten()
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Db {
     /// hashbrown's raw `HashTable` rather than a map: a lookup that may turn into an insert
     /// or a removal hashes and probes once, without cloning the key first, and the expiry
     /// index can find a key by its hash alone (it stores no copy of the key).
-    map: hashbrown::HashTable<(Key, Entry)>,
+    map: hashbrown::HashTable<Slot>,
+    dense: Dense,
     hasher: KeyHasher,
     /// `(deadline, key hash)` of the keys with a TTL; stale entries are checked against
     /// the entry's own `expire_at` when they come up (see expiry.rs).
@@ -43,6 +141,38 @@ pub struct Db {
     /// the map, so each SCAN step costs O(log n + COUNT) rather than a pass over the db.
     scan_index: Option<BTreeSet<(u64, Bytes)>>,
     scan_hasher: RandomState,
+}
+
+/// The key hash, folded to the 32 bits a [`Slot`] keeps and spread back to 64.
+#[inline]
+fn key_hash(hasher: &KeyHasher, key: &[u8]) -> u64 {
+    let h = hasher.hash_one(key);
+    spread((h ^ (h >> 32)) as u32)
+}
+
+/// Finds `key` (hash `h`) in the table.
+#[inline]
+fn eq<'a>(dense: &'a Dense, h: u64, key: &'a [u8]) -> impl Fn(&Slot) -> bool + 'a {
+    move |s| s.h == h as u32 && dense.key(s.at) == key
+}
+
+/// Takes the pair at `at` out of `dense` (its slot already left the table) and points the
+/// slot of the pair that moved into its place at it.
+fn take(
+    map: &mut hashbrown::HashTable<Slot>,
+    dense: &mut Dense,
+    hasher: &KeyHasher,
+    at: u32,
+) -> (Key, Entry) {
+    let (kv, moved) = dense.swap_remove(at);
+    if let Some(from) = moved {
+        let h = key_hash(hasher, dense.key(at));
+        let s = map
+            .find_mut(h, |s| s.at == from)
+            .expect("a moved key has its slot");
+        s.at = at;
+    }
+    kv
 }
 
 impl Db {
@@ -58,19 +188,23 @@ impl Db {
 
     #[inline]
     fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash_one(key)
+        key_hash(&self.hasher, key)
+    }
+
+    #[inline]
+    fn find(&self, key: &[u8]) -> Option<u32> {
+        let h = self.hash(key);
+        self.map.find(h, eq(&self.dense, h, key)).map(|s| s.at)
     }
 
     pub fn get(&self, key: &[u8]) -> Option<&Entry> {
-        let h = self.hash(key);
-        self.map.find(h, |(k, _)| k[..] == *key).map(|(_, e)| e)
+        self.find(key).map(|at| &self.dense.get(at).1)
     }
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        let h = self.hash(key);
-        self.map.find_mut(h, |(k, _)| k[..] == *key).map(|(_, e)| e)
+        self.find(key).map(|at| &mut self.dense.get_mut(at).1)
     }
     pub fn contains(&self, key: &[u8]) -> bool {
-        self.get(key).is_some()
+        self.find(key).is_some()
     }
 
     /// One probe for a key: the live entry, or, if its TTL is `<= now`, removes it (map,
@@ -79,25 +213,28 @@ impl Db {
         let h = self.hash(key);
         let Db {
             map,
+            dense,
             hasher,
             expires,
             scan_index,
             scan_hasher,
         } = self;
-        match map.find_entry(h, |(k, _)| k[..] == *key) {
-            Err(_) => Probe::Absent,
-            Ok(o) => match o.get().1.expire_at() {
-                Some(t) if t <= now => {
-                    let ((k, gone), map) = o.remove();
-                    lost_ttl(map.into_table(), hasher, expires, t, None);
-                    if let Some(ix) = scan_index {
-                        let h = scan_hasher.hash_one(&k[..]) | 1;
-                        ix.remove(&(h, Bytes::copy_from_slice(&k)));
-                    }
-                    Probe::Expired(gone)
+        let Ok(o) = map.find_entry(h, eq(dense, h, key)) else {
+            return Probe::Absent;
+        };
+        let at = o.get().at;
+        match dense.get(at).1.expire_at() {
+            Some(t) if t <= now => {
+                o.remove();
+                let (k, gone) = take(map, dense, hasher, at);
+                lost_ttl(map, dense, expires, t, None);
+                if let Some(ix) = scan_index {
+                    let h = scan_hasher.hash_one(&k[..]) | 1;
+                    ix.remove(&(h, Bytes::copy_from_slice(&k)));
                 }
-                _ => Probe::Live(&mut o.into_mut().1),
-            },
+                Probe::Expired(gone)
+            }
+            _ => Probe::Live(&mut dense.get_mut(at).1),
         }
     }
 
@@ -120,39 +257,31 @@ impl Db {
         let h = self.hash(&key);
         let Db {
             map,
-            hasher,
+            dense,
             expires,
             scan_index,
             scan_hasher,
+            ..
         } = self;
         let new_ttl = entry.expire_at();
-        match map.entry(
-            h,
-            |(k, _)| k[..] == key[..],
-            |(k, _)| hasher.hash_one(&k[..]),
-        ) {
-            hashbrown::hash_table::Entry::Occupied(mut o) => {
-                let old_ttl = o.get().1.expire_at();
-                o.get_mut().1 = entry;
+        match map.entry(h, eq(dense, h, &key), rehash) {
+            hashbrown::hash_table::Entry::Occupied(o) => {
+                let at = o.get().at;
+                let e = &mut dense.get_mut(at).1;
+                let old_ttl = e.expire_at();
+                *e = entry;
                 match old_ttl {
                     Some(t) if old_ttl != new_ttl => {
                         if let Some(t) = new_ttl {
                             expires.gained(t, h);
                         }
-                        expires.lost();
-                        if expires.peek().is_some_and(|(top, _)| top == t) {
-                            // Rare: the old TTL was the earliest. Settle, then find the
-                            // entry again.
-                            let map = o.into_table();
-                            settle(map, hasher, expires, new_ttl.map(|t| (t, h)));
-                            let (_, e) = map.find_mut(h, |(k, _)| k[..] == key[..]).unwrap();
-                            return e;
-                        }
+                        // Drops the old TTL's entry if it was the earliest (settles).
+                        lost_ttl(map, dense, expires, t, new_ttl.map(|t| (t, h)));
                     }
                     None if new_ttl.is_some() => expires.gained(new_ttl.unwrap(), h),
                     _ => {}
                 }
-                &mut o.into_mut().1
+                &mut dense.get_mut(at).1
             }
             hashbrown::hash_table::Entry::Vacant(v) => {
                 if let Some(t) = new_ttl {
@@ -161,7 +290,9 @@ impl Db {
                 if let Some(ix) = scan_index {
                     ix.insert((scan_hasher.hash_one(key.as_ref()) | 1, key.clone()));
                 }
-                &mut v.insert((Key::new(&key), entry)).into_mut().1
+                let at = dense.push((Key::new(&key), entry));
+                v.insert(Slot { at, h: h as u32 });
+                &mut dense.get_mut(at).1
             }
         }
     }
@@ -190,13 +321,17 @@ impl Db {
 
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let h = self.hash(key);
-        let ((_, e), _) = self
-            .map
-            .find_entry(h, |(k, _)| k[..] == *key)
-            .ok()?
-            .remove();
+        let Db {
+            map,
+            dense,
+            hasher,
+            expires,
+            ..
+        } = self;
+        let (s, _) = map.find_entry(h, eq(dense, h, key)).ok()?.remove();
+        let (_, e) = take(map, dense, hasher, s.at);
         if let Some(t) = e.expire_at() {
-            lost_ttl(&self.map, &self.hasher, &mut self.expires, t, None);
+            lost_ttl(map, dense, expires, t, None);
             self.maybe_rebuild_expires();
         }
         self.index_remove(key);
@@ -216,9 +351,10 @@ impl Db {
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
         self.maybe_rebuild_expires();
         let h = self.hash(key);
-        let Some((_, e)) = self.map.find_mut(h, |(k, _)| k[..] == *key) else {
+        let Some(pos) = self.find(key) else {
             return false;
         };
+        let e = &mut self.dense.get_mut(pos).1;
         // As the entry keeps it (a deadline <= 0 as 1 ms), so that the heap entry matches.
         let at = at.map(|t| t.max(1));
         let old = e.expire_at();
@@ -231,7 +367,7 @@ impl Db {
         }
         if let Some(t) = old {
             let live = at.map(|a| (a, h));
-            lost_ttl(&self.map, &self.hasher, &mut self.expires, t, live);
+            lost_ttl(&self.map, &self.dense, &mut self.expires, t, live);
         }
         true
     }
@@ -242,14 +378,14 @@ impl Db {
         if self.expires.needs_rebuild() {
             let Db {
                 map,
-                hasher,
+                dense,
                 expires,
                 ..
             } = self;
-            expires.rebuild(
-                map.iter()
-                    .filter_map(|(k, e)| e.expire_at().map(|t| (t, hasher.hash_one(&k[..])))),
-            );
+            expires.rebuild(map.iter().filter_map(|s| {
+                let t = dense.get(s.at).1.expire_at()?;
+                Some((t, spread(s.h)))
+            }));
         }
     }
 
@@ -267,39 +403,41 @@ impl Db {
             let Some((t, h)) = self.expires.pop_due(now) else {
                 break;
             };
-            if let Some(k) = owner(&self.map, &self.hasher, t, h) {
-                out.push(Bytes::copy_from_slice(k));
+            if let Some(at) = owner(&self.map, &self.dense, t, h) {
+                out.push(Bytes::copy_from_slice(self.dense.key(at)));
             }
         }
-        settle(&self.map, &self.hasher, &mut self.expires, None);
+        settle(&self.map, &self.dense, &mut self.expires, None);
         out
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
-        self.map.iter().map(|(k, _)| &k[..])
+        self.dense.iter().map(|(k, _)| &k[..])
     }
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
-        self.map.iter().map(|(k, e)| (&k[..], e))
+        self.dense.iter().map(|(k, e)| (&k[..], e))
     }
 
     pub fn clear(&mut self) {
         self.map.clear();
+        self.dense = Dense::default();
         self.expires.clear();
         self.scan_index = None;
     }
 
     /// Gives back table memory when the db has become sparse (under a tenth full), as
     /// Redis' cron resizes its dicts. Eviction calls it when it has run out of keys to
-    /// evict: Tumbler's table holds each entry inline, so an emptied table keeps far more
-    /// memory than Redis' 8 bytes per bucket. Returns true if it freed anything.
+    /// evict. The pairs need no shrinking (a removal frees its chunk once empty), but the
+    /// table of slots keeps its size. Returns true if it freed anything.
     pub fn shrink_if_sparse(&mut self) -> bool {
         let cap = self.map.capacity();
         if cap <= 64 || self.map.len() * 10 >= cap {
             return false;
         }
-        let hasher = &self.hasher;
-        self.map
-            .shrink_to(self.map.len() * 2, |(k, _)| hasher.hash_one(&k[..]));
+        self.map.shrink_to(self.map.len() * 2, rehash);
+        if let [c] = &mut self.dense.chunks[..] {
+            c.shrink_to_fit();
+        }
         self.map.capacity() < cap
     }
 
@@ -311,17 +449,18 @@ impl Db {
     /// A uniformly random key (including ones that may be logically expired).
     pub fn random_key(&self) -> Option<Bytes> {
         use rand::Rng;
-        if self.map.is_empty() {
+        if self.dense.len == 0 {
             return None;
         }
-        let n = rand::thread_rng().gen_range(0..self.map.len());
-        self.keys().nth(n).map(Bytes::copy_from_slice)
+        let at = rand::thread_rng().gen_range(0..self.dense.len) as u32;
+        Some(Bytes::copy_from_slice(self.dense.key(at)))
     }
 
     /// Up to `n` keys for maxmemory eviction to weigh (storage/evict.rs): all keys, or
     /// with `volatile` only keys with a TTL, read in table order from a random position
     /// (wrapping). Table order is hash order, so the keys are a uniform random pick, also
-    /// among keys with a TTL (the expiry index is in deadline order, which would not be).
+    /// among keys with a TTL (the expiry index is in deadline order, and the pairs' own
+    /// order is about insertion order, neither of which would be).
     /// Keys may be logically expired.
     pub fn sample_keys(&self, n: usize, volatile: bool) -> Vec<Bytes> {
         use rand::Rng;
@@ -333,7 +472,8 @@ impl Db {
         let start = rand::thread_rng().gen_range(0..buckets);
         let mut out = Vec::with_capacity(n.min(self.map.len()));
         for i in 0..buckets {
-            if let Some((k, e)) = self.map.get_bucket((start + i) % buckets) {
+            if let Some(s) = self.map.get_bucket((start + i) % buckets) {
+                let (k, e) = self.dense.get(s.at);
                 if !volatile || e.expire_at().is_some() {
                     out.push(Bytes::copy_from_slice(&k[..]));
                     if out.len() == n {
@@ -373,29 +513,25 @@ impl Db {
     }
 }
 
-/// The key an expiry entry `(t, h)` stands for: a key with hash `h` whose own TTL is
-/// exactly `t`. None means the entry is stale (the TTL changed, or the key is gone).
-fn owner<'a>(
-    map: &'a hashbrown::HashTable<(Key, Entry)>,
-    hasher: &KeyHasher,
-    t: i64,
-    h: u64,
-) -> Option<&'a Key> {
+/// The position of the key an expiry entry `(t, h)` stands for: a key with hash `h` whose
+/// own TTL is exactly `t`. None means the entry is stale (the TTL changed, or the key is
+/// gone).
+fn owner(map: &hashbrown::HashTable<Slot>, dense: &Dense, t: i64, h: u64) -> Option<u32> {
     map.iter_hash(h)
-        .find(|(k, e)| e.expire_at() == Some(t) && hasher.hash_one(&k[..]) == h)
-        .map(|(k, _)| k)
+        .find(|s| s.h == h as u32 && dense.get(s.at).1.expire_at() == Some(t))
+        .map(|s| s.at)
 }
 
 /// Drops stale entries from the top of the expiry heap, so its top is the earliest TTL.
 /// `live` is an entry the caller knows to be live (the TTL it just set), checked for free.
 fn settle(
-    map: &hashbrown::HashTable<(Key, Entry)>,
-    hasher: &KeyHasher,
+    map: &hashbrown::HashTable<Slot>,
+    dense: &Dense,
     ex: &mut ExpiryHeap,
     live: Option<(i64, u64)>,
 ) {
     while let Some((t, h)) = ex.peek() {
-        if live == Some((t, h)) || owner(map, hasher, t, h).is_some() {
+        if live == Some((t, h)) || owner(map, dense, t, h).is_some() {
             break;
         }
         ex.pop();
@@ -405,15 +541,15 @@ fn settle(
 /// A key lost its TTL `t` (the map already shows the change). If that was the earliest
 /// entry, it and any stale entries under it leave the top.
 fn lost_ttl(
-    map: &hashbrown::HashTable<(Key, Entry)>,
-    hasher: &KeyHasher,
+    map: &hashbrown::HashTable<Slot>,
+    dense: &Dense,
     ex: &mut ExpiryHeap,
     t: i64,
     live: Option<(i64, u64)>,
 ) {
     ex.lost();
     if ex.peek().is_some_and(|(top, _)| top == t) {
-        settle(map, hasher, ex, live);
+        settle(map, dense, ex, live);
     }
 }
 
@@ -678,6 +814,66 @@ mod props {
                 // call that drops a TTL may leave up to two entries over it.
                 prop_assert!(db.expires.entries() <= 2 * live.len() + crate::storage::expiry::SLACK + 2);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod dense_props {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// The slot table and the dense pairs against a model, across chunk boundaries:
+        /// after any sequence of inserts, replacements, removals and expiries (each of
+        /// which may move the last pair into a gap), every key finds its own value, the
+        /// pairs hold exactly the model's keys, and a random key is one of them.
+        #[test]
+        fn dense_pairs_match_a_model(
+            ops in proptest::collection::vec((0u8..4, 0u16..1600), 0..4000),
+        ) {
+            let mut db = Db::default();
+            let mut model: HashMap<Bytes, Bytes> = HashMap::new();
+            let key = |i: u16| Bytes::from(format!("key:{i}"));
+            for (n, (op, i)) in ops.into_iter().enumerate() {
+                let k = key(i);
+                match op {
+                    0 | 1 => {
+                        let v = Bytes::from(n.to_string());
+                        db.insert(k.clone(), Value::Str(v.clone()), None, 0);
+                        model.insert(k, v);
+                    }
+                    2 => {
+                        prop_assert_eq!(db.remove(&k).is_some(), model.remove(&k).is_some());
+                    }
+                    _ => {
+                        // A key that expired: probe removes it, moving a pair as remove does.
+                        if db.set_expire(&k, Some(5)) {
+                            prop_assert!(matches!(db.probe(&k, 10), Probe::Expired(_)));
+                            model.remove(&k);
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(db.len(), model.len());
+            for (k, v) in &model {
+                match db.get(k).map(|e| &e.value) {
+                    Some(Value::Str(got)) => prop_assert_eq!(got, v),
+                    other => prop_assert!(false, "{:?}: {:?}", k, other),
+                }
+            }
+            let mut keys: Vec<&[u8]> = db.keys().collect();
+            keys.sort();
+            let mut want: Vec<&[u8]> = model.keys().map(|k| &k[..]).collect();
+            want.sort();
+            prop_assert_eq!(keys, want);
+            if let Some(k) = db.random_key() {
+                prop_assert!(model.contains_key(&k));
+            }
+            db.clear();
+            prop_assert!(db.is_empty() && db.keys().next().is_none());
         }
     }
 }

@@ -1,12 +1,12 @@
-//! How the keyspace stores a key: up to 22 bytes inline in the table slot, longer keys in
-//! one exactly-sized allocation.
+//! How the keyspace stores a key: up to 22 bytes inline in its `(Key, Entry)` pair (db.rs),
+//! longer keys in one exactly-sized allocation.
 //!
-//! Why not `Bytes`: a `Bytes` takes 32 bytes of the slot and its bytes live in an
+//! Why not `Bytes`: a `Bytes` takes 32 bytes of the pair and its bytes live in an
 //! allocation of their own (32 bytes with malloc's header even for `lock:1`), which is 64
 //! of the bytes a held Redisson lock costs (docs/architecture.md, "Bytes per key"). A
 //! `Key` is 24 bytes, and the keys locks and most applications use (`lock:<id>`,
 //! `key:000000123456`) fit inline: no allocation, and comparing a key during a lookup reads
-//! the slot already in cache instead of following a pointer.
+//! the pair already in cache instead of following a pointer.
 
 use std::ops::Deref;
 

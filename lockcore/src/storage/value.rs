@@ -186,7 +186,7 @@ impl SetValue {
 /// Two levels, for size: a `Bytes` is 32 bytes and its only spare bit pattern (a null
 /// vtable pointer) can mark just one other variant, so every other type sits in one
 /// 24-byte `Obj` laid out beside it. With the six kinds side by side, `Value` took 40
-/// bytes, and every key paid the 8 in its table slot (docs/architecture.md, "Bytes per
+/// bytes, and every key paid the 8 in its keyspace pair (docs/architecture.md, "Bytes per
 /// key").
 #[derive(Debug, Clone)]
 pub enum Value {
