@@ -193,7 +193,11 @@ impl Db {
 
     #[inline]
     fn find(&self, key: &[u8]) -> Option<u32> {
-        let h = self.hash(key);
+        self.find_hashed(key, self.hash(key))
+    }
+
+    #[inline]
+    fn find_hashed(&self, key: &[u8], h: u64) -> Option<u32> {
         self.map.find(h, eq(&self.dense, h, key)).map(|s| s.at)
     }
 
@@ -351,7 +355,7 @@ impl Db {
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
         self.maybe_rebuild_expires();
         let h = self.hash(key);
-        let Some(pos) = self.find(key) else {
+        let Some(pos) = self.find_hashed(key, h) else {
             return false;
         };
         let e = &mut self.dense.get_mut(pos).1;
