@@ -238,7 +238,7 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
         if shared.shutting_down.load(Ordering::SeqCst) {
             return;
         }
-        let next = {
+        let wait = {
             let Ok(mut core) = shared.lock_core(true).await else {
                 continue;
             };
@@ -249,12 +249,18 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
                 let ms = t.elapsed().as_millis() as u64;
                 shared.cmdstats.monitor.add_if_needed("expire-cycle", ms);
             }
-            core.engine.next_deadline()
+            let now = lockcore::clock::Clock::now_ms(&*shared.clock);
+            let wait = core
+                .engine
+                .next_deadline()
+                .map_or(100, |t| (t - now).clamp(1, 100));
+            // Under the lock, so a command that sets an earlier deadline after this sees
+            // it and wakes the timer (a notification before the select below is kept).
+            shared.timer_wake_at.store(now + wait, Ordering::Relaxed);
+            wait as u64
         };
         // serverCron's migrateCloseTimedoutSockets.
         shared.migrate_sockets.close_idle();
-        let now = lockcore::clock::Clock::now_ms(&*shared.clock);
-        let wait = next.map_or(100, |t| (t - now).clamp(1, 100)) as u64;
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
             _ = shared.timer.notified() => {}

@@ -159,6 +159,37 @@ fn expired_events_from_lazy_and_active_expiry() {
     );
 }
 
+/// Renewing a far TTL (a lock watchdog's PEXPIRE) does not wake the timer, but a nearer
+/// deadline set among the renewals still does: the near key expires actively, in order,
+/// while the renewed one keeps its TTL.
+#[test]
+fn a_near_ttl_among_far_renewals_still_expires_actively() {
+    let t = tumbler_tests::Tumbler::start_with(ALL);
+    let mut sub = t.raw();
+    assert!(sub
+        .cmd_str(&["SUBSCRIBE", "__keyevent@0__:expired"])
+        .contains(":1\r\n"));
+    let mut c = t.raw();
+    assert_eq!(c.cmd_str(&["SET", "far", "v", "PX", "60000"]), "+OK\r\n");
+    for i in 0..200 {
+        assert_eq!(c.cmd_str(&["PEXPIRE", "far", "60000"]), ":1\r\n");
+        if i == 100 {
+            assert_eq!(c.cmd_str(&["SET", "near2", "v", "PX", "40"]), "+OK\r\n");
+            assert_eq!(c.cmd_str(&["SET", "near1", "v", "PX", "20"]), "+OK\r\n");
+        }
+    }
+    for k in ["near1", "near2"] {
+        let msg = format!(
+            "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n${}\r\n{k}\r\n",
+            k.len()
+        );
+        assert_eq!(sub.read_reply(), msg);
+    }
+    let pttl: i64 = c.cmd_str(&["PTTL", "far"])[1..].trim().parse().unwrap();
+    assert!(pttl > 50_000, "{pttl}");
+    assert_eq!(c.cmd_str(&["DBSIZE"]), ":1\r\n");
+}
+
 #[test]
 fn new_key_events() {
     diff_with(
