@@ -57,8 +57,14 @@ fn rehash(s: &Slot) -> u64 {
     spread(s.h)
 }
 
-/// Pairs per chunk of [`Dense`] (36 KiB chunks).
-const CHUNK_BITS: u32 = 9;
+/// Pairs per chunk of [`Dense`]: 32, so a chunk is 2,304 bytes.
+///
+/// Small because used memory moves by a chunk at a time, and `maxmemory` has to see it
+/// move about as finely as Redis' per-key frees: with 512-pair (36 KiB) chunks, eviction
+/// under allkeys-* policies swung used memory between the limit and 36 KiB below it, and
+/// Redis' unit/maxmemory test "only allkeys-* should remove non-volatile keys", which adds
+/// keys until used memory is within 4 KiB of the limit, never got there.
+const CHUNK_BITS: u32 = 5;
 const CHUNK: usize = 1 << CHUNK_BITS;
 
 /// The pairs, without gaps, in chunks of `CHUNK`: every chunk but the last is full, and
@@ -66,7 +72,7 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 /// boundary does not allocate each time). A removal moves the last pair into the gap.
 /// Chunks rather than one `Vec` because a doubling `Vec` would again hold up to twice the
 /// pairs in place; here the slack is at most one chunk, and only the first chunk grows by
-/// doubling (a small db costs no 36 KiB).
+/// doubling.
 #[derive(Debug, Default)]
 struct Dense {
     chunks: Vec<Vec<(Key, Entry)>>,
