@@ -135,28 +135,36 @@ fn expired_events_match_redis() {
 
 /// The `expired` event comes from lazy expiry (a read of an expired key, with active
 /// expiry off) and from active expiry (nobody reads the key).
-#[test]
-fn expired_events_from_lazy_and_active_expiry() {
-    let t = tumbler_tests::Tumbler::start_with(ALL);
+/// A connection subscribed to db 0's `expired` key events.
+fn expired_subscriber(t: &tumbler_tests::Tumbler) -> tumbler_tests::Raw {
     let mut sub = t.raw();
     assert!(sub
         .cmd_str(&["SUBSCRIBE", "__keyevent@0__:expired"])
         .contains(":1\r\n"));
+    sub
+}
+
+/// The message an `expired_subscriber` reads when `key` expires.
+fn expired_message(key: &str) -> String {
+    format!(
+        "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n${}\r\n{key}\r\n",
+        key.len()
+    )
+}
+
+#[test]
+fn expired_events_from_lazy_and_active_expiry() {
+    let t = tumbler_tests::Tumbler::start_with(ALL);
+    let mut sub = expired_subscriber(&t);
     let mut c = t.raw();
     assert_eq!(c.cmd_str(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), "+OK\r\n");
     assert_eq!(c.cmd_str(&["SET", "lazy", "v", "PX", "20"]), "+OK\r\n");
     std::thread::sleep(std::time::Duration::from_millis(80));
     assert_eq!(c.cmd_str(&["GET", "lazy"]), "$-1\r\n");
-    assert_eq!(
-        sub.read_reply(),
-        "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$4\r\nlazy\r\n"
-    );
+    assert_eq!(sub.read_reply(), expired_message("lazy"));
     assert_eq!(c.cmd_str(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), "+OK\r\n");
     assert_eq!(c.cmd_str(&["SET", "active", "v", "PX", "20"]), "+OK\r\n");
-    assert_eq!(
-        sub.read_reply(),
-        "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$6\r\nactive\r\n"
-    );
+    assert_eq!(sub.read_reply(), expired_message("active"));
 }
 
 /// Renewing a far TTL (a lock watchdog's PEXPIRE) does not wake the timer, but a nearer
@@ -165,10 +173,7 @@ fn expired_events_from_lazy_and_active_expiry() {
 #[test]
 fn a_near_ttl_among_far_renewals_still_expires_actively() {
     let t = tumbler_tests::Tumbler::start_with(ALL);
-    let mut sub = t.raw();
-    assert!(sub
-        .cmd_str(&["SUBSCRIBE", "__keyevent@0__:expired"])
-        .contains(":1\r\n"));
+    let mut sub = expired_subscriber(&t);
     let mut c = t.raw();
     assert_eq!(c.cmd_str(&["SET", "far", "v", "PX", "60000"]), "+OK\r\n");
     for i in 0..200 {
@@ -179,11 +184,7 @@ fn a_near_ttl_among_far_renewals_still_expires_actively() {
         }
     }
     for k in ["near1", "near2"] {
-        let msg = format!(
-            "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n${}\r\n{k}\r\n",
-            k.len()
-        );
-        assert_eq!(sub.read_reply(), msg);
+        assert_eq!(sub.read_reply(), expired_message(k));
     }
     let pttl: i64 = c.cmd_str(&["PTTL", "far"])[1..].trim().parse().unwrap();
     assert!(pttl > 50_000, "{pttl}");
