@@ -32,12 +32,26 @@ async function ioredisBasics() {
   assert.equal(await c.get("k"), null);
 }
 
+// redlock settles an operation as soon as a quorum has answered: the last server's request
+// (after a NOSCRIPT, a second round trip) can still be on its way when the promise resolves,
+// and another client's request on another connection can reach that server first. Waits
+// until every server holds `value`, so the steps after an acquire do not race it.
+async function heldEverywhere(cs, key, value) {
+  for (let i = 0; i < 400; i++) {
+    const vs = await Promise.all(cs.map((c) => c.get(key)));
+    if (vs.every((v) => v === value)) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.fail(`${key} is not held by ${value} on every server`);
+}
+
 async function redlock() {
   const a = ports.map(client);
   const b = ports.map(client);
   const ra = new Redlock(a, { retryCount: 0 });
   const rb = new Redlock(b, { retryCount: 0 });
   const lock = await ra.acquire(["lock:shipment:7"], 30000);
+  await heldEverywhere(a, "lock:shipment:7", lock.value);
   await assert.rejects(rb.acquire(["lock:shipment:7"], 30000), "second owner got a held lock");
   const extended = await lock.extend(30000);
   // A minority of masters lapsing does not free the lock.
