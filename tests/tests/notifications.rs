@@ -133,8 +133,6 @@ fn expired_events_match_redis() {
     );
 }
 
-/// The `expired` event comes from lazy expiry (a read of an expired key, with active
-/// expiry off) and from active expiry (nobody reads the key).
 /// A connection subscribed to db 0's `expired` key events.
 fn expired_subscriber(t: &tumbler_tests::Tumbler) -> tumbler_tests::Raw {
     let mut sub = t.raw();
@@ -152,6 +150,8 @@ fn expired_message(key: &str) -> String {
     )
 }
 
+/// The `expired` event comes from lazy expiry (a read of an expired key, with active
+/// expiry off) and from active expiry (nobody reads the key).
 #[test]
 fn expired_events_from_lazy_and_active_expiry() {
     let t = tumbler_tests::Tumbler::start_with(ALL);
