@@ -437,8 +437,9 @@ impl Db {
 
     /// Gives back table memory when the db has become sparse (under a tenth full), as
     /// Redis' cron resizes its dicts. Eviction calls it when it has run out of keys to
-    /// evict. The pairs need no shrinking (a removal frees its chunk once empty), but the
-    /// table of slots keeps its size. Returns true if it freed anything.
+    /// evict. The table of slots keeps its size as keys go; the pairs' chunks are freed as
+    /// they empty, except a lone first chunk, which grew by doubling and is trimmed here.
+    /// Returns true if the table shrank.
     pub fn shrink_if_sparse(&mut self) -> bool {
         let cap = self.map.capacity();
         if cap <= 64 || self.map.len() * 10 >= cap {
