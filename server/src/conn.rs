@@ -11,7 +11,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use lockcore::commands::{self, flag, CommandSpec, Exec};
@@ -60,6 +60,9 @@ pub struct Conn {
     pub last_spec: Option<&'static CommandSpec>,
     /// When the current batch of commands started (CLIENT LIST idle), read once per batch.
     pub batch_started: crate::clock::Mono,
+    /// When the command running now started (`execute`); a script's run takes it as its
+    /// own start instead of reading the clock again.
+    pub cmd_started: crate::clock::Mono,
     pub shared: Arc<Shared>,
     pub handle: Arc<ClientHandle>,
     pub cl: ClientCtx,
@@ -141,6 +144,7 @@ pub async fn serve_node<S: Stream>(
     let mut conn = Conn {
         last_spec: None,
         batch_started: crate::clock::Mono::now(),
+        cmd_started: crate::clock::Mono::now(),
         shared: shared.clone(),
         handle,
         cl: ClientCtx {
@@ -833,6 +837,7 @@ impl Conn {
         argv: &[Bytes],
     ) -> Reply {
         let started = crate::clock::Mono::now();
+        self.cmd_started = started;
         let reply = match spec.exec {
             Exec::Engine(_) => {
                 if spec.name.starts_with("sort") {
@@ -857,7 +862,7 @@ impl Conn {
                 crate::dispatch::server_command(self, guard, spec, argv)
             }
         };
-        let took = started.elapsed();
+        let took = Duration::from_nanos(crate::clock::Mono::ended_since(started).ns_since(started));
         // A command that blocked counts its call now and its outcome when it is answered
         // (`wake`), as Redis does; inside EXEC or a script it has answered already.
         if self.cl.blocked && !self.cl.deny_blocking {

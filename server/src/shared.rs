@@ -171,7 +171,8 @@ impl ClientHandle {
 /// A running script, as other connections see it (BUSY, SCRIPT KILL).
 #[derive(Debug, Default)]
 pub struct ScriptStatus {
-    /// Wall-clock ms when the running script started; 0 when none runs.
+    /// When the running script started, in ms of the monotonic clock (`clock::Mono::ms`,
+    /// read once when the command started); 0 when none runs.
     pub started_ms: AtomicI64,
     /// Set by SCRIPT KILL; the script's instruction hook reads it.
     pub kill: AtomicBool,
@@ -475,7 +476,7 @@ impl Shared {
     /// How long the running script has run, in ms, if one runs.
     pub fn script_running_for(&self) -> Option<i64> {
         let s = self.script.started_ms.load(Ordering::Acquire);
-        (s != 0).then(|| lockcore::clock::SystemClock.now_ms() - s)
+        (s != 0).then(|| crate::clock::Mono::now().ms() - s)
     }
 
     /// True if a script has run past the busy threshold.

@@ -791,6 +791,7 @@ pub fn fcall(
         false,
         // Functions have no SHA and are not in the script cache: not in INFO scriptstats.
         bridge::Observe::NONE,
+        crate::clock::Mono::now(),
     );
     *shared.script.running_fn.lock().unwrap() = None;
     r

@@ -381,7 +381,7 @@ pub fn command(
                     .feed_monitors(c.cl.db, &c.handle.addr.to_string(), a);
             }
             let core = crate::dispatch::core(guard);
-            let r = eval(core, &c.shared, &c.cl, a, by_sha, ro);
+            let r = eval(core, &c.shared, &c.cl, a, by_sha, ro, c.cmd_started);
             core.engine.after_command();
             r
         }
@@ -399,6 +399,7 @@ fn eval(
     a: &[Bytes],
     by_sha: bool,
     ro: bool,
+    started: crate::clock::Mono,
 ) -> Reply {
     let Some(numkeys) = parse_i64(&a[2]) else {
         return error::not_integer();
@@ -473,6 +474,7 @@ fn eval(
                 read_only,
                 oom_at_start,
                 obs,
+                started,
             )
         }
         Path::Lua(func) => bridge::run(
@@ -488,6 +490,7 @@ fn eval(
             read_only,
             oom_at_start,
             obs,
+            started,
         ),
     }
 }
