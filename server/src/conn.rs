@@ -87,6 +87,8 @@ pub struct Conn {
     pub slow_blocked_argv: Option<Vec<Bytes>>,
     /// The parsed command's arguments; kept between commands for its allocation.
     argv_scratch: Vec<Bytes>,
+    /// The last command's name as static bytes (protocol::NameCache).
+    names: protocol::NameCache,
     /// EXEC is running the queued commands.
     pub in_exec: bool,
     /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
@@ -167,6 +169,7 @@ pub async fn serve_node<S: Stream>(
         blocked_took: std::time::Duration::ZERO,
         slow_blocked_argv: None,
         argv_scratch: Vec::new(),
+        names: protocol::NameCache::default(),
         in_exec: false,
         out_push_cost: 0,
         cluster: crate::cluster::ConnState {
@@ -483,7 +486,7 @@ impl Conn {
             };
             // The argument vector keeps its allocation from one command to the next.
             let mut argv = std::mem::take(&mut self.argv_scratch);
-            match protocol::parse_into(buf, lim, &mut argv) {
+            match protocol::parse_into(buf, lim, &mut argv, &mut self.names) {
                 Ok(true) => {}
                 Ok(false) => {
                     self.argv_scratch = argv;
@@ -640,7 +643,7 @@ impl Conn {
         {
             Err(error::unknown_command(argv))
         } else {
-            commands::lookup_checked(argv)
+            commands::check_spec(self.names.command(&argv[0]), argv)
         };
         let spec = match looked_up {
             Ok(s) => s,

@@ -13,6 +13,7 @@
 //! error texts and limits are part of the contract, so that side is parsed here.
 
 use bytes::{Buf, Bytes, BytesMut};
+use lockcore::commands::CommandSpec;
 
 /// Longest line (inline command, or a `*`/`$` header) Redis accepts: PROTO_INLINE_MAX_SIZE.
 pub const INLINE_MAX: usize = 64 * 1024;
@@ -64,22 +65,108 @@ fn header_int(s: &[u8]) -> Option<i64> {
 /// empty: an empty inline line or `*0`, which the caller skips).
 pub fn parse(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>, ProtoError> {
     let mut argv = Vec::new();
-    Ok(parse_into(buf, lim, &mut argv)?.then_some(argv))
+    Ok(parse_into(buf, lim, &mut argv, &mut NameCache::default())?.then_some(argv))
+}
+
+/// A connection's last command name as static bytes, and its command. Nearly every
+/// argument is copied into an allocation of its own (see [`parse`]), but a command's name
+/// is never stored: a name spelled as a command is spelled, all lowercase or all uppercase
+/// (what clients send), is handed out as `Bytes::from_static` of a spelling interned once
+/// per process, and a pipeline of the same command compares it with the previous name,
+/// allocating nothing for it and (`NameCache::command`) not looking the command up again.
+/// Other spellings (`Get`), and names that are no command, are copied and looked up as
+/// before.
+#[derive(Debug, Default)]
+pub struct NameCache {
+    last: &'static [u8],
+    spec: Option<&'static CommandSpec>,
+}
+
+impl NameCache {
+    fn name(&mut self, name: &[u8]) -> Bytes {
+        if !name.is_empty() && name == self.last {
+            return Bytes::from_static(self.last);
+        }
+        match interned(name) {
+            Some((s, spec)) => {
+                self.last = s;
+                self.spec = Some(spec);
+                Bytes::from_static(s)
+            }
+            None => Bytes::copy_from_slice(name),
+        }
+    }
+
+    /// The top-level command `name` (a command's `argv[0]`) names, as
+    /// `lockcore::commands::lookup` finds it: without a lookup when `name` is the static
+    /// spelling this cache handed out last.
+    #[inline]
+    pub fn command(&self, name: &Bytes) -> Option<&'static CommandSpec> {
+        if !self.last.is_empty()
+            && name.as_ptr() == self.last.as_ptr()
+            && name.len() == self.last.len()
+        {
+            return self.spec;
+        }
+        lockcore::commands::lookup(name)
+    }
+}
+
+/// The static spelling equal to `name`, with its command: every top-level command's name
+/// in lowercase (the command table's own `&'static str`) and in uppercase (leaked once, at
+/// first use: one small string per command).
+fn interned(name: &[u8]) -> Option<(&'static [u8], &'static CommandSpec)> {
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+    type Spellings = HashMap<&'static [u8], &'static CommandSpec>;
+    static SPELLINGS: OnceLock<Spellings> = OnceLock::new();
+    let map = SPELLINGS.get_or_init(|| {
+        let mut map = HashMap::new();
+        for spec in lockcore::commands::all() {
+            map.insert(spec.name.as_bytes(), spec);
+            let upper: &'static str = Box::leak(spec.name.to_ascii_uppercase().into_boxed_str());
+            map.insert(upper.as_bytes(), spec);
+        }
+        map
+    });
+    map.get_key_value(name).map(|(k, v)| (*k, *v))
+}
+
+/// An argument after the name: its own allocation, except the empty string and single
+/// bytes ("0", "1", a numkeys), which are static and cost no allocation.
+#[inline]
+fn arg_bytes(a: &[u8]) -> Bytes {
+    static BYTES: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut i = 0;
+        while i < 256 {
+            t[i] = i as u8;
+            i += 1;
+        }
+        t
+    };
+    match a {
+        [] => Bytes::new(),
+        [b] => Bytes::from_static(std::slice::from_ref(&BYTES[*b as usize])),
+        _ => Bytes::copy_from_slice(a),
+    }
 }
 
 /// [`parse`] into `argv` (cleared first), so a connection reuses one vector's allocation
 /// for every command: true when a command was taken (`argv` may be empty, see [`parse`]).
+/// `names` is the connection's [`NameCache`].
 pub fn parse_into(
     buf: &mut BytesMut,
     lim: Limits,
     argv: &mut Vec<Bytes>,
+    names: &mut NameCache,
 ) -> Result<bool, ProtoError> {
     argv.clear();
     if buf.is_empty() {
         return Ok(false);
     }
     if buf[0] == b'*' {
-        parse_multibulk(buf, lim, argv)
+        parse_multibulk(buf, lim, argv, names)
     } else {
         parse_inline(buf, argv)
     }
@@ -92,6 +179,7 @@ fn parse_multibulk(
     buf: &mut BytesMut,
     lim: Limits,
     argv: &mut Vec<Bytes>,
+    names: &mut NameCache,
 ) -> Result<bool, ProtoError> {
     let Some(eol) = find_crlf(buf, 0) else {
         if buf.len() > INLINE_MAX {
@@ -161,12 +249,11 @@ fn parse_multibulk(
     };
     // Phase two: copy each argument into an allocation of its own, then drop the frame.
     // Slicing the read buffer instead would save a copy, but every key and value stored
-    // from it would then keep the whole buffer alive for as long as it lives.
-    argv.extend(
-        spans
-            .iter()
-            .map(|&(s, e)| Bytes::copy_from_slice(&buf[s..e])),
-    );
+    // from it would then keep the whole buffer alive for as long as it lives. The name and
+    // one-byte arguments come from static spellings (`NameCache`, `arg_bytes`).
+    let (&(s0, e0), rest) = spans.split_first().expect("n > 0 arguments");
+    argv.push(names.name(&buf[s0..e0]));
+    argv.extend(rest.iter().map(|&(s, e)| arg_bytes(&buf[s..e])));
     buf.advance(pos);
     Ok(true)
 }

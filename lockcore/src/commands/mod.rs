@@ -610,7 +610,16 @@ pub fn lookup_checked(argv: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
     let Some(name) = argv.first() else {
         return Err(Reply::err("ERR empty command"));
     };
-    let Some(spec) = lookup(name) else {
+    check_spec(lookup(name), argv)
+}
+
+/// [`lookup_checked`] for a caller that looked `argv[0]` up already: `top` is what
+/// [`lookup`] returned for it.
+pub fn check_spec(
+    top: Option<&'static CommandSpec>,
+    argv: &[Bytes],
+) -> Result<&'static CommandSpec, Reply> {
+    let Some(spec) = top else {
         return Err(error::unknown_command(argv));
     };
     if let Exec::Container = spec.exec {
