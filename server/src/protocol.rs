@@ -55,7 +55,15 @@ fn memchr(c: u8, s: &[u8]) -> Option<usize> {
 }
 
 /// Parses an integer header as Redis' `string2ll` does.
+#[inline]
 fn header_int(s: &[u8]) -> Option<i64> {
+    // Nearly every header is a few digits without a sign or a leading zero: those are
+    // summed here (no overflow below 10 digits); the rest go through parse_i64.
+    if let [b'1'..=b'9', rest @ ..] = s {
+        if rest.len() < 9 && rest.iter().all(u8::is_ascii_digit) {
+            return Some(s.iter().fold(0, |n, &c| n * 10 + (c - b'0') as i64));
+        }
+    }
     lockcore::num::parse_i64(s)
 }
 
@@ -404,6 +412,51 @@ mod tests {
     fn p(s: &[u8]) -> Result<Option<Vec<Bytes>>, ProtoError> {
         let mut b = BytesMut::from(s);
         parse(&mut b, LIM)
+    }
+
+    /// The short-header fast path gives parse_i64's answer for every header it takes.
+    #[test]
+    fn header_int_agrees_with_parse_i64() {
+        let mut cases: Vec<Vec<u8>> = [
+            "0", "00", "01", "1", "9", "10", "-1", "-0", "+1", " 1", "1 ", "1a", "", "123456789",
+            "999999999", "1000000000", "9999999999", "9223372036854775807",
+            "9223372036854775808", "-9223372036854775808", "12\r",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        for n in (0..2000).chain([65_535, 1 << 20, 512 << 20]) {
+            cases.push(n.to_string().into_bytes());
+        }
+        for c in cases {
+            assert_eq!(header_int(&c), lockcore::num::parse_i64(&c), "{c:?}");
+        }
+    }
+
+    /// Names spelled as the command table spells them (lowercase or uppercase) come back
+    /// static and with their command, the same as a lookup; other spellings are copies with
+    /// the same bytes, and the cache answers a lookup for any name.
+    #[test]
+    fn command_names_are_static_and_looked_up_once() {
+        let mut names = NameCache::default();
+        for name in ["get", "GET", "evalsha", "EVALSHA", "Get", "nosuchcommand", "CLIENT"] {
+            let b = names.name(name.as_bytes());
+            assert_eq!(&b[..], name.as_bytes());
+            let want = lockcore::commands::lookup(name.as_bytes());
+            assert_eq!(names.command(&b).map(|s| s.name), want.map(|s| s.name), "{name}");
+            let exact = want.is_some_and(|s| {
+                name == s.name || name == s.name.to_ascii_uppercase()
+            });
+            // A static spelling is handed out again, same pointer, with no allocation.
+            let again = names.name(name.as_bytes());
+            assert_eq!(again.as_ptr() == b.as_ptr(), exact, "{name}");
+        }
+        // The cache does not answer for another name that merely has the same length.
+        let mut names = NameCache::default();
+        let get = names.name(b"get");
+        assert_eq!(names.command(&get).unwrap().name, "get");
+        assert_eq!(names.command(&Bytes::from_static(b"set")).unwrap().name, "set");
+        assert!(names.command(&Bytes::from_static(b"xyz")).is_none());
     }
 
     #[test]

@@ -283,10 +283,12 @@ impl Run<'_> {
     /// `KEYS[n]` or `ARGV[n]` for a number `n` (nil unless it is a whole number in range).
     fn index(&self, keys: bool, n: f64) -> Val {
         let t = if keys { self.keys } else { self.args };
-        if n >= 1.0 && n <= t.len() as f64 && n.fract() == 0.0 {
-            Val::Str(t[n as usize - 1].clone())
-        } else {
-            Val::Nil
+        // `as` saturates (NaN and negatives to 0), and a fraction does not survive the
+        // round trip: the whole numbers 1..=len, without a call to `trunc`.
+        let i = n as usize;
+        match t.get(i.wrapping_sub(1)) {
+            Some(b) if i as f64 == n => Val::Str(b.clone()),
+            _ => Val::Nil,
         }
     }
 
