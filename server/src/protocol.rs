@@ -418,9 +418,27 @@ mod tests {
     #[test]
     fn header_int_agrees_with_parse_i64() {
         let mut cases: Vec<Vec<u8>> = [
-            "0", "00", "01", "1", "9", "10", "-1", "-0", "+1", " 1", "1 ", "1a", "", "123456789",
-            "999999999", "1000000000", "9999999999", "9223372036854775807",
-            "9223372036854775808", "-9223372036854775808", "12\r",
+            "0",
+            "00",
+            "01",
+            "1",
+            "9",
+            "10",
+            "-1",
+            "-0",
+            "+1",
+            " 1",
+            "1 ",
+            "1a",
+            "",
+            "123456789",
+            "999999999",
+            "1000000000",
+            "9999999999",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "12\r",
         ]
         .iter()
         .map(|s| s.as_bytes().to_vec())
@@ -439,14 +457,24 @@ mod tests {
     #[test]
     fn command_names_are_static_and_looked_up_once() {
         let mut names = NameCache::default();
-        for name in ["get", "GET", "evalsha", "EVALSHA", "Get", "nosuchcommand", "CLIENT"] {
+        for name in [
+            "get",
+            "GET",
+            "evalsha",
+            "EVALSHA",
+            "Get",
+            "nosuchcommand",
+            "CLIENT",
+        ] {
             let b = names.name(name.as_bytes());
             assert_eq!(&b[..], name.as_bytes());
             let want = lockcore::commands::lookup(name.as_bytes());
-            assert_eq!(names.command(&b).map(|s| s.name), want.map(|s| s.name), "{name}");
-            let exact = want.is_some_and(|s| {
-                name == s.name || name == s.name.to_ascii_uppercase()
-            });
+            assert_eq!(
+                names.command(&b).map(|s| s.name),
+                want.map(|s| s.name),
+                "{name}"
+            );
+            let exact = want.is_some_and(|s| name == s.name || name == s.name.to_ascii_uppercase());
             // A static spelling is handed out again, same pointer, with no allocation.
             let again = names.name(name.as_bytes());
             assert_eq!(again.as_ptr() == b.as_ptr(), exact, "{name}");
@@ -455,7 +483,10 @@ mod tests {
         let mut names = NameCache::default();
         let get = names.name(b"get");
         assert_eq!(names.command(&get).unwrap().name, "get");
-        assert_eq!(names.command(&Bytes::from_static(b"set")).unwrap().name, "set");
+        assert_eq!(
+            names.command(&Bytes::from_static(b"set")).unwrap().name,
+            "set"
+        );
         assert!(names.command(&Bytes::from_static(b"xyz")).is_none());
     }
 
