@@ -8,7 +8,9 @@
 #   - Redisson's RLock scripts as EVALSHA (same text as bench/scripts.sh): acquire on fresh
 #     keys (lock:<rand>), reentry (one held key), contended (another owner: returns the
 #     PTTL), unlock (run right after acquire on the same lock:<rand> keyspace, so part of
-#     the calls release a held lock: HINCRBY -1, DEL, PUBLISH; the rest find no holder);
+#     the calls release a held lock: HINCRBY -1, DEL, PUBLISH; the rest find no holder),
+#     and release at -P 16 (the unlock script on 1M held locks rel:<rand>, filled before the
+#     case and not timed: about 90 % of the calls release one);
 #   - one-client latency (p50/p99, -P 1) for GET, SET and the acquire script;
 #   - server CPU per request: the server's CPU time over the run (sum of its threads'
 #     /proc/PID/task/*/schedstat run times, ns resolution; /proc/PID/stat's clock ticks are
@@ -93,6 +95,13 @@ bench_one() { # round case server port pid clients pipeline requests args...
       printf "%s %s %s %s %.4f %s %s\n", r, cs, w, $2, d / 1e3 / n, $5, $7}' >>"$OUT"
 }
 
+# 1,000,000 Redisson locks rel:000000000000.. (redis-benchmark's __rand_int__ spelling),
+# held once by uuid:1, for the release case; not part of the measured time.
+FILL="for i = 0, tonumber(ARGV[1]) - 1 do local k = string.format('rel:%012d', i) redis.call('hset', k, 'uuid:1', 1) redis.call('pexpire', k, 3600000) end return 1"
+fill_held() { # port
+  redis-cli -p "$1" eval "$FILL" 0 1000000 >/dev/null
+}
+
 prep() { # port: script cache and the held keys the scripts expect
   redis-cli -p "$1" script load "$LOCK" >/dev/null
   redis-cli -p "$1" script load "$UNLOCK" >/dev/null
@@ -117,6 +126,10 @@ cases() {
     echo "reentry_P$pl $pl 50 $n evalsha $LOCK_SHA 1 mine 3600000 uuid:1"
     echo "contended_P$pl $pl 50 $n evalsha $LOCK_SHA 1 held 30000 uuid:2"
   done
+  # Unlock of held locks on a large keyspace: 1M locks held by uuid:1 (fill_held, before
+  # the case), N16 unlocks on random ones, so about 90 % release a lock (HINCRBY -1, DEL,
+  # PUBLISH) and the rest find it gone.
+  echo "release_P16 16 50 $N16 evalsha $UNLOCK_SHA 2 rel:__rand_int__ chan 0 30000 uuid:1"
   echo "lat_GET 1 1 $NLAT -t get"
   echo "lat_SET 1 1 $NLAT -t set"
   echo "lat_acquire 1 1 $NLAT evalsha $LOCK_SHA 1 lock:__rand_int__ 30000 uuid:1"
@@ -139,6 +152,7 @@ for round in $(seq "$ROUNDS"); do
     [[ $name =~ $CASES ]] || continue
     for i in $(seq 0 $((k - 1))); do
       read -r who p pid <<<"${SERVERS[$(((round - 1 + i) % k))]}"
+      [ "$name" = release_P16 ] && fill_held "$p"
       # shellcheck disable=SC2086
       bench_one "$round" "$name" "$who" "$p" "$pid" "$c" "$pl" "$n" $args
     done
