@@ -79,11 +79,11 @@ pub fn parse(buf: &mut BytesMut, lim: Limits) -> Result<Option<Vec<Bytes>>, Prot
 /// A connection's last command name as static bytes, and its command. Nearly every
 /// argument is copied into an allocation of its own (see [`parse`]), but a command's name
 /// is never stored: a name spelled as a command is spelled, all lowercase or all uppercase
-/// (what clients send), is handed out as `Bytes::from_static` of a spelling interned once
-/// per process, and a pipeline of the same command compares it with the previous name,
-/// allocating nothing for it and (`NameCache::command`) not looking the command up again.
-/// Other spellings (`Get`), and names that are no command, are copied and looked up as
-/// before.
+/// (what clients send), is handed out as `Bytes::from_static` of the command table's
+/// spelling (`lockcore::commands::static_spelling`), and a pipeline of the same command
+/// compares it with the previous name, allocating nothing for it and
+/// (`NameCache::command`) not looking the command up again. Other spellings (`Get`), and
+/// names that are no command, are copied and looked up as before.
 #[derive(Debug, Default)]
 pub struct NameCache {
     last: &'static [u8],
@@ -95,7 +95,7 @@ impl NameCache {
         if !name.is_empty() && name == self.last {
             return Bytes::from_static(self.last);
         }
-        match interned(name) {
+        match lockcore::commands::static_spelling(name) {
             Some((s, spec)) => {
                 self.last = s;
                 self.spec = Some(spec);
@@ -118,26 +118,6 @@ impl NameCache {
         }
         lockcore::commands::lookup(name)
     }
-}
-
-/// The static spelling equal to `name`, with its command: every top-level command's name
-/// in lowercase (the command table's own `&'static str`) and in uppercase (leaked once, at
-/// first use: one small string per command).
-fn interned(name: &[u8]) -> Option<(&'static [u8], &'static CommandSpec)> {
-    use std::collections::HashMap;
-    use std::sync::OnceLock;
-    type Spellings = HashMap<&'static [u8], &'static CommandSpec>;
-    static SPELLINGS: OnceLock<Spellings> = OnceLock::new();
-    let map = SPELLINGS.get_or_init(|| {
-        let mut map = HashMap::new();
-        for spec in lockcore::commands::all() {
-            map.insert(spec.name.as_bytes(), spec);
-            let upper: &'static str = Box::leak(spec.name.to_ascii_uppercase().into_boxed_str());
-            map.insert(upper.as_bytes(), spec);
-        }
-        map
-    });
-    map.get_key_value(name).map(|(k, v)| (*k, *v))
 }
 
 /// An argument after the name: its own allocation, except the empty string and single

@@ -592,6 +592,28 @@ pub fn all() -> impl Iterator<Item = &'static CommandSpec> {
     registry().values().copied()
 }
 
+/// A top-level command's name spelled exactly as the table spells it, in lowercase or in
+/// uppercase (what clients send), as static bytes, with its command: a parser can hand the
+/// name out without copying it. Other spellings give None (use [`lookup`]). The lowercase
+/// spellings are the registry's own keys; the uppercase ones are made at first use (one
+/// small leaked string per command), in a table beside the registry with its hasher.
+pub fn static_spelling(name: &[u8]) -> Option<(&'static [u8], &'static CommandSpec)> {
+    static UPPER: OnceLock<Registry> = OnceLock::new();
+    if let Some((k, c)) = registry().get_key_value(name) {
+        return Some((k, c));
+    }
+    let upper = UPPER.get_or_init(|| {
+        registry()
+            .values()
+            .map(|&c| {
+                let up: &'static str = Box::leak(c.name.to_ascii_uppercase().into_boxed_str());
+                (up.as_bytes(), c)
+            })
+            .collect()
+    });
+    upper.get_key_value(name).map(|(k, c)| (*k, *c))
+}
+
 /// Case-insensitive lookup of a top-level command.
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
     let mut buf = [0u8; 32];
