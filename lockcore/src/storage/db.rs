@@ -263,7 +263,7 @@ impl Db {
     /// Inserts a whole entry (value, TTL, encoding flag), replacing any previous one.
     /// Used by RENAME, MOVE and COPY, which carry the TTL along. Returns the stored entry.
     pub fn insert_entry(&mut self, key: Bytes, entry: Entry) -> &mut Entry {
-        self.maybe_rebuild_expires();
+        self.maybe_compact_expires();
         let h = self.hash(&key);
         let Db {
             map,
@@ -342,7 +342,7 @@ impl Db {
         let (_, e) = take(map, dense, hasher, s.at);
         if let Some(t) = e.expire_at() {
             lost_ttl(map, dense, expires, t, None);
-            self.maybe_rebuild_expires();
+            self.maybe_compact_expires();
         }
         self.index_remove(key);
         Some(e)
@@ -359,7 +359,7 @@ impl Db {
 
     /// Sets or clears the expiry of an existing key. Returns false if the key is absent.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
-        self.maybe_rebuild_expires();
+        self.maybe_compact_expires();
         let h = self.hash(key);
         let Some(pos) = self.find_hashed(key, h) else {
             return false;
@@ -383,19 +383,16 @@ impl Db {
     }
 
     /// Bounds the stale entries of the expiry heap (see expiry.rs): past the bound, the
-    /// heap is rebuilt from the keys' own TTLs.
-    fn maybe_rebuild_expires(&mut self) {
-        if self.expires.needs_rebuild() {
+    /// heap keeps only the entries whose key still has that TTL.
+    fn maybe_compact_expires(&mut self) {
+        if self.expires.needs_compaction() {
             let Db {
                 map,
                 dense,
                 expires,
                 ..
             } = self;
-            expires.rebuild(map.iter().filter_map(|s| {
-                let t = dense.get(s.at).1.expire_at()?;
-                Some((t, spread(s.h)))
-            }));
+            expires.compact(|t, h| owners(map, dense, t, h).count());
         }
     }
 
@@ -405,15 +402,21 @@ impl Db {
     }
 
     /// Keys whose expiry is `<= now`, earliest first, at most `limit`. They leave the
-    /// expiry index: the caller removes each of them (active expiry, eviction). A key whose
-    /// TTL was set back to an earlier value may come twice (its removal then finds it gone).
+    /// expiry index: the caller removes each of them (active expiry, eviction), after this
+    /// returns.
     pub fn due_keys(&mut self, now: i64, limit: usize) -> Vec<Bytes> {
         let mut out = Vec::new();
+        // Equal entries come out one after another. The n-th copy of `(t, h)` in a row
+        // stands for the n-th key with that hash and TTL: two keys whose hashes collide and
+        // that share a deadline are both returned, and a key whose TTL was set back to an
+        // earlier value (an entry twice) once.
+        let mut run: ((i64, u64), usize) = ((0, 0), 0);
         while out.len() < limit {
-            let Some((t, h)) = self.expires.pop_due(now) else {
+            let Some(e) = self.expires.pop_due(now) else {
                 break;
             };
-            if let Some(at) = owner(&self.map, &self.dense, t, h) {
+            run = if run.0 == e { (e, run.1 + 1) } else { (e, 0) };
+            if let Some(at) = owners(&self.map, &self.dense, e.0, e.1).nth(run.1) {
                 out.push(Bytes::copy_from_slice(self.dense.key(at)));
             }
         }
@@ -528,8 +531,18 @@ impl Db {
 /// own TTL is exactly `t`. None means the entry is stale (the TTL changed, or the key is
 /// gone).
 fn owner(map: &hashbrown::HashTable<Slot>, dense: &Dense, t: i64, h: u64) -> Option<u32> {
+    owners(map, dense, t, h).next()
+}
+
+/// The positions of every key with hash `h` whose TTL is `t`.
+fn owners<'a>(
+    map: &'a hashbrown::HashTable<Slot>,
+    dense: &'a Dense,
+    t: i64,
+    h: u64,
+) -> impl Iterator<Item = u32> + 'a {
     map.iter_hash(h)
-        .find(|s| s.h == h as u32 && dense.get(s.at).1.expire_at() == Some(t))
+        .filter(move |s| s.h == h as u32 && dense.get(s.at).1.expire_at() == Some(t))
         .map(|s| s.at)
 }
 
@@ -682,12 +695,25 @@ mod tests {
         db.insert(k.clone(), Value::Str(Bytes::new()), Some(70), 0);
         db.insert(k.clone(), Value::Str(Bytes::new()), Some(80), 0);
         assert_eq!(db.due_keys(79, 10), Vec::<Bytes>::new());
-        assert_eq!(db.due_keys(80, 10), vec![k]);
+        assert_eq!(db.due_keys(80, 10), vec![k.clone()]);
+        // Set back to a deadline it had before, under an earlier one (so the old entry
+        // stays): two entries, one key, returned once.
+        let z = Bytes::from_static(b"z");
+        db.insert(k.clone(), Value::Str(Bytes::new()), Some(90), 0);
+        db.insert(z.clone(), Value::Str(Bytes::new()), Some(20), 0);
+        db.set_expire(b"lock", Some(95));
+        db.set_expire(b"lock", Some(90));
+        assert_eq!(db.expires.entries(), 4);
+        assert_eq!(db.due_keys(100, 10), vec![z, k]);
     }
 
     #[test]
     fn stale_expiry_entries_stay_bounded() {
         let mut db = Db::default();
+        // Keys without a TTL take no part in compacting the heap.
+        for i in 0..1000 {
+            db.insert(Bytes::from(format!("p{i}")), Value::Str(Bytes::new()), None, 0);
+        }
         for i in 0..100 {
             db.insert(
                 Bytes::from(format!("k{i}")),
@@ -696,7 +722,7 @@ mod tests {
                 0,
             );
         }
-        // One million renewals of 100 keys: the heap is rebuilt as stale entries pile up.
+        // One million renewals of 100 keys: the heap is compacted as stale entries pile up.
         for r in 0..10_000i64 {
             for i in 0..100 {
                 db.set_expire(format!("k{i}").as_bytes(), Some(1_000_000 - r));
