@@ -12,9 +12,9 @@
 #     and release at -P 16 (the unlock script on 1M held locks rel:<rand>, filled before the
 #     case and not timed: about 90 % of the calls release one);
 #   - one-client latency (p50/p99, -P 1) for GET, SET and the acquire script;
-#   - server CPU per request: the server's CPU time over the run (sum of its threads'
-#     /proc/PID/task/*/schedstat run times, ns resolution; /proc/PID/stat's clock ticks are
-#     10 ms, too coarse for short runs), divided by the requests.
+#   - server CPU per request: the server's CPU time over the run (the growth of each of its
+#     threads' /proc/PID/task/*/schedstat run time, ns resolution; /proc/PID/stat's clock
+#     ticks are 10 ms, too coarse for short runs), divided by the requests.
 # Then, on fresh servers, bytes per held Redisson lock: 10,000 x (HSET lock:N <uuid>:1 1 +
 # PEXPIRE lock:N 3600000), RSS growth (and redis' INFO used_memory growth).
 # Prints medians over the rounds of throughput and CPU per request, and the ratios
@@ -78,8 +78,22 @@ UNLOCK="if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil end lo
 LOCK_SHA=$(redis-cli -p "$RP" script load "$LOCK")
 UNLOCK_SHA=$(redis-cli -p "$RP" script load "$UNLOCK")
 
-# The process' CPU time in ns: the sum over its live threads of schedstat's run time.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
+# The process' threads and the CPU time each has run, in ns (schedstat), one "tid ns" a line.
+cpu_snap() { # pid
+  local f tid ns
+  for f in /proc/"$1"/task/*/schedstat; do
+    tid=${f#/proc/"$1"/task/}
+    read -r ns _ <"$f" 2>/dev/null && echo "${tid%/schedstat} $ns"
+  done
+}
+
+# CPU time between two snapshots, per thread: a thread that exits in between (tokio's idle
+# blocking-pool threads leave after 10 s) drops out of both sides rather than taking its
+# past run time out of the sum (a plain sum over live threads went negative once).
+cpu_delta() { # before after
+  awk 'NR == FNR {b[$1] = $2; next} {s += $2 - (($1 in b) ? b[$1] : 0)} END {printf "%.0f", s}' \
+    <(echo "$1") <(echo "$2")
+}
 
 # One redis-benchmark run against one server; appends a result line to $OUT:
 #   round case server rps cpu_us_per_request p50_ms p99_ms
@@ -87,10 +101,10 @@ bench_one() { # round case server port pid clients pipeline requests args...
   local round=$1 case=$2 who=$3 port=$4 pid=$5 c=$6 pl=$7 n=$8
   shift 8
   local t0 t1 line
-  t0=$(cpu_ns "$pid")
+  t0=$(cpu_snap "$pid")
   line=$(redis-benchmark -p "$port" -n "$n" -c "$c" -P "$pl" -r 1000000 --csv "$@" 2>/dev/null | tail -1)
-  t1=$(cpu_ns "$pid")
-  echo "$line" | awk -F, -v r="$round" -v cs="$case" -v w="$who" -v d=$((t1 - t0)) -v n="$n" \
+  t1=$(cpu_snap "$pid")
+  echo "$line" | awk -F, -v r="$round" -v cs="$case" -v w="$who" -v d="$(cpu_delta "$t0" "$t1")" -v n="$n" \
     '{for (i = 1; i <= NF; i++) gsub(/"/, "", $i);
       printf "%s %s %s %s %.4f %s %s\n", r, cs, w, $2, d / 1e3 / n, $5, $7}' >>"$OUT"
 }
