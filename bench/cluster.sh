@@ -103,24 +103,29 @@ for label, n, extra in [("1 node", 1, []),
     print(f"RSS idle, {label}: {rss_kib(p.pid) / 1024:.1f} MiB")
     stop(p)
 
-def cpu_s(pid):
-    """The server's CPU seconds so far, all threads, in ns resolution (schedstat)."""
-    total = 0
+def cpu_ns(pid):
+    """Each live thread's CPU time so far in ns (schedstat), by thread id."""
+    times = {}
     for t in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{t}/schedstat") as f:
-                total += int(f.read().split()[0])
+                times[t] = int(f.read().split()[0])
         except OSError:
             pass
-    return total / 1e9
+    return times
+
+def cpu_s(before, after):
+    """CPU seconds between two cpu_ns readings, per thread: a thread that exits in between
+    drops out rather than taking its past run time out of the sum."""
+    return sum(ns - before.get(t, 0) for t, ns in after.items()) / 1e9
 
 def bench(pid, port, test, pipeline):
     """(requests/s, server CPU µs per request)."""
-    c0 = cpu_s(pid)
+    c0 = cpu_ns(pid)
     out = subprocess.run(["redis-benchmark", "-p", str(port), "-t", test, "-n", str(requests), "-c", "50",
                           "-P", str(pipeline), "-r", "1000000", "-q", "--csv"],
                          capture_output=True, text=True, timeout=300).stdout
-    cpu = (cpu_s(pid) - c0) * 1e6 / requests
+    cpu = cpu_s(c0, cpu_ns(pid)) * 1e6 / requests
     for line in out.splitlines():
         parts = [x.strip('"') for x in line.split(",")]
         if parts and parts[0] == test.upper():
