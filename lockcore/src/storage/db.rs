@@ -12,6 +12,7 @@
 //! (docs/architecture.md, "Bytes per key").
 
 use bytes::Bytes;
+use std::cell::Cell;
 use std::collections::hash_map::RandomState;
 use std::collections::BTreeSet;
 use std::hash::BuildHasher;
@@ -147,6 +148,12 @@ pub struct Db {
     /// the map, so each SCAN step costs O(log n + COUNT) rather than a pass over the db.
     scan_index: Option<BTreeSet<(u64, Bytes)>>,
     scan_hasher: RandomState,
+    /// The position and 32-bit hash of the key found last, `at << 32 | h`. A lock script
+    /// names one key in each of its calls (EXISTS, HEXISTS, HINCRBY, PEXPIRE), so its
+    /// lookups after the first compare the key at that position instead of probing the
+    /// table. A hint, checked on every use: positions move when keys are removed, and the
+    /// key found there must be the one looked for (keys are unique, so that is its place).
+    last: Cell<u64>,
 }
 
 /// The key hash, folded to the 32 bits a [`Slot`] keeps and spread back to 64.
@@ -154,6 +161,12 @@ pub struct Db {
 fn key_hash(hasher: &KeyHasher, key: &[u8]) -> u64 {
     let h = hasher.hash_one(key);
     spread((h ^ (h >> 32)) as u32)
+}
+
+/// [`Db::last`]'s packing of a position and a key hash.
+#[inline]
+fn pack(at: u32, h: u64) -> u64 {
+    (at as u64) << 32 | (h as u32) as u64
 }
 
 /// Finds `key` (hash `h`) in the table.
@@ -204,7 +217,26 @@ impl Db {
 
     #[inline]
     fn find_hashed(&self, key: &[u8], h: u64) -> Option<u32> {
-        self.map.find(h, eq(&self.dense, h, key)).map(|s| s.at)
+        if let Some(at) = self.recall(key, h) {
+            return Some(at);
+        }
+        let at = self.map.find(h, eq(&self.dense, h, key))?.at;
+        self.remember(at, h);
+        Some(at)
+    }
+
+    /// The position of `key` (hash `h`) if it is the key found last.
+    #[inline]
+    fn recall(&self, key: &[u8], h: u64) -> Option<u32> {
+        let l = self.last.get();
+        let at = (l >> 32) as u32;
+        (l as u32 == h as u32 && (at as usize) < self.dense.len && self.dense.key(at) == key)
+            .then_some(at)
+    }
+
+    #[inline]
+    fn remember(&self, at: u32, h: u64) {
+        self.last.set(pack(at, h));
     }
 
     pub fn get(&self, key: &[u8]) -> Option<&Entry> {
@@ -221,6 +253,11 @@ impl Db {
     /// expiry index, SCAN index) and says so; the caller runs the expiry epilogue.
     pub fn probe(&mut self, key: &[u8], now: i64) -> Probe<'_> {
         let h = self.hash(key);
+        if let Some(at) = self.recall(key, h) {
+            if self.dense.get(at).1.expire_at().is_none_or(|t| t > now) {
+                return Probe::Live(&mut self.dense.get_mut(at).1);
+            }
+        }
         let Db {
             map,
             dense,
@@ -228,6 +265,7 @@ impl Db {
             expires,
             scan_index,
             scan_hasher,
+            last,
         } = self;
         let Ok(o) = map.find_entry(h, eq(dense, h, key)) else {
             return Probe::Absent;
@@ -244,7 +282,10 @@ impl Db {
                 }
                 Probe::Expired(gone)
             }
-            _ => Probe::Live(&mut dense.get_mut(at).1),
+            _ => {
+                last.set(pack(at, h));
+                Probe::Live(&mut dense.get_mut(at).1)
+            }
         }
     }
 
@@ -271,6 +312,7 @@ impl Db {
             expires,
             scan_index,
             scan_hasher,
+            last,
             ..
         } = self;
         let new_ttl = entry.expire_at();
@@ -291,6 +333,7 @@ impl Db {
                     None if new_ttl.is_some() => expires.gained(new_ttl.unwrap(), h),
                     _ => {}
                 }
+                last.set(pack(at, h));
                 &mut dense.get_mut(at).1
             }
             hashbrown::hash_table::Entry::Vacant(v) => {
@@ -302,6 +345,7 @@ impl Db {
                 }
                 let at = dense.push((Key::new(&key), entry));
                 v.insert(Slot { at, h: h as u32 });
+                last.set(pack(at, h));
                 &mut dense.get_mut(at).1
             }
         }
@@ -660,6 +704,37 @@ mod tests {
     }
 
     #[test]
+    fn the_recalled_position_is_checked_against_the_key() {
+        let mut db = Db::default();
+        let s = |v: &'static [u8]| Value::Str(Bytes::from_static(v));
+        for k in [&b"a"[..], b"b", b"c"] {
+            db.insert(Bytes::from_static(k), s(k), None, 0);
+        }
+        let val = |db: &Db, k: &[u8]| match db.get(k).map(|e| &e.value) {
+            Some(Value::Str(v)) => Some(v.clone()),
+            _ => None,
+        };
+        // c is remembered at the last position; removing a moves c into a's place.
+        assert_eq!(val(&db, b"c").as_deref(), Some(&b"c"[..]));
+        db.remove(b"a");
+        assert_eq!(val(&db, b"c").as_deref(), Some(&b"c"[..]));
+        // b is remembered; removing it moves c into its place, and b is gone.
+        assert_eq!(val(&db, b"b").as_deref(), Some(&b"b"[..]));
+        db.remove(b"b");
+        assert_eq!(val(&db, b"b"), None);
+        assert!(db.set_expire(b"c", Some(10)));
+        assert!(!db.set_expire(b"b", Some(10)));
+        // A remembered key whose TTL passed is removed by the probe, not handed out.
+        assert!(matches!(db.probe(b"c", 5), Probe::Live(_)));
+        assert!(matches!(db.probe(b"c", 10), Probe::Expired(_)));
+        assert!(matches!(db.probe(b"c", 10), Probe::Absent));
+        assert_eq!(db.len(), 0);
+        db.insert(Bytes::from_static(b"d"), s(b"d"), None, 0);
+        assert_eq!(val(&db, b"d").as_deref(), Some(&b"d"[..]));
+        assert_eq!(val(&db, b"c"), None);
+    }
+
+    #[test]
     fn expiry_index_follows_inserts_and_removes() {
         let mut db = Db::default();
         let s = || Value::Str(Bytes::new());
@@ -712,7 +787,12 @@ mod tests {
         let mut db = Db::default();
         // Keys without a TTL take no part in compacting the heap.
         for i in 0..1000 {
-            db.insert(Bytes::from(format!("p{i}")), Value::Str(Bytes::new()), None, 0);
+            db.insert(
+                Bytes::from(format!("p{i}")),
+                Value::Str(Bytes::new()),
+                None,
+                0,
+            );
         }
         for i in 0..100 {
             db.insert(
