@@ -17,11 +17,12 @@
 //! arrived), it takes a ticket from the server's [`Arrivals`] counter. Before running the
 //! commands it read, a connection waits ([`Turn::wait`]) until no connection with an earlier
 //! ticket is still waiting to run, runs them, then gives its ticket back. Waiting is bounded: a ticket
-//! older than [`MAX_WAIT`] is not waited for (its connection is busy elsewhere: a stuck
-//! write, or a script holds the keyspace and this client sends SCRIPT KILL), so the order is
-//! a best effort that never stalls anyone for long. The cost per batch is three short
-//! critical sections on one mutex (push a ticket, look at the one before it, pop), with no
-//! allocation and no timer unless there is someone to wait for.
+//! that has kept others waiting for [`MAX_WAIT`] is not waited for any more (its connection
+//! is busy elsewhere: a stuck write, or a script holds the keyspace and this client sends
+//! SCRIPT KILL), so the order is a best effort that never stalls anyone for long. The cost
+//! per batch is three short critical sections on one mutex (push a ticket, look at the one
+//! before it, pop), with no allocation, and no clock reading and no timer unless there is
+//! someone to wait for.
 
 use crate::clock::Mono;
 use parking_lot::Mutex;
@@ -67,13 +68,23 @@ impl Default for Ring {
 }
 
 impl Ring {
+    /// The position of ticket `t`. Tickets are whole numbers handed out one after another,
+    /// so `t` is at most `t - front` places in; with no ticket given back out of order (the
+    /// usual case) it is exactly there, and only otherwise is the queue searched.
     fn find(&self, t: u64) -> Option<usize> {
+        let front = self.live.front()?.0;
+        let most = usize::try_from(t.checked_sub(front)?).ok()?;
+        if self.live.get(most).is_some_and(|(k, _)| *k == t) {
+            return Some(most);
+        }
         self.live.binary_search_by_key(&t, |(k, _)| *k).ok()
     }
 }
 
 struct Entry {
-    at: Mono,
+    /// When a connection first found this ticket ahead of its own (None until then): the
+    /// clock is read only when someone waits, not for every arrival.
+    seen: Option<Mono>,
     waiter: Option<Waker>,
 }
 
@@ -82,9 +93,8 @@ impl Arrivals {
         let mut ring = self.pending.lock();
         let t = ring.next;
         ring.next += 1;
-        // Read under the mutex, so arrival times rise with the tickets.
         let entry = Entry {
-            at: Mono::now(),
+            seen: None,
             waiter: None,
         };
         ring.live.push_back((t, entry));
@@ -108,18 +118,23 @@ impl Arrivals {
         }
     }
 
-    /// Whether a ticket before `t` that arrived less than [`MAX_WAIT`] ago is still
-    /// pending; if so, `waker` is stored to be woken when the turn comes. Older ones are not
-    /// waited for: their connection is busy elsewhere (a stuck write, a script), and
-    /// waiting on it would slow every other client.
+    /// Whether a ticket before `t` is still pending that has not kept others waiting for
+    /// [`MAX_WAIT`] already; if so, `waker` is stored to be woken when the turn comes.
+    /// Tickets that have are not waited for: their connection is busy elsewhere (a stuck
+    /// write, a script), and waiting on it would slow every other client.
     fn earlier_pending(&self, t: u64, waker: &Waker) -> bool {
         let mut ring = self.pending.lock();
         let Some(i) = ring.find(t) else {
             return false;
         };
-        // Arrival times rise with the tickets: the nearest earlier ticket is the youngest.
-        let earlier =
-            i > 0 && Mono::now().ns_since(ring.live[i - 1].1.at) < MAX_WAIT.as_nanos() as u64;
+        // Only the nearest earlier ticket is looked at: the ones before it arrived earlier
+        // still, so if it has kept others waiting for MAX_WAIT, they have been pending for
+        // longer than that too.
+        let earlier = i > 0 && {
+            let now = Mono::now();
+            let seen = ring.live[i - 1].1.seen.get_or_insert(now);
+            now.ns_since(*seen) < MAX_WAIT.as_nanos() as u64
+        };
         if earlier {
             ring.live[i].1.waiter = Some(waker.clone());
         }
@@ -359,6 +374,30 @@ mod tests {
         assert_eq!(arrivals.out.load(Ordering::Relaxed), 0);
         // Numbering goes on after the ring emptied.
         assert!(arrivals.take() > t4);
+    }
+
+    #[test]
+    fn a_ticket_is_found_wherever_gaps_put_it() {
+        let arrivals = Arrivals::default();
+        let mut out: Vec<u64> = Vec::new();
+        let mut x: u64 = 12345;
+        for _ in 0..5_000 {
+            // A pseudo-random mix of arrivals and give-backs in any order.
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if out.len() < 3 || x >> 62 != 0 {
+                out.push(arrivals.take());
+            } else {
+                let i = (x >> 20) as usize % out.len();
+                arrivals.release(out.remove(i));
+            }
+            let ring = arrivals.pending.lock();
+            for (pos, t) in out.iter().enumerate() {
+                assert_eq!(ring.find(*t), Some(pos));
+            }
+            let gone = out.last().map_or(0, |t| t + 1);
+            assert_eq!(ring.find(gone), None);
+            assert_eq!(ring.find(0), None);
+        }
     }
 
     #[test]
