@@ -102,16 +102,21 @@ impl Arrivals {
         t
     }
 
-    /// Removes ticket `t` and wakes the connection now first in line, if it waits: each
-    /// release hands the turn to exactly one task.
+    /// Removes ticket `t` and wakes the connection whose ticket came right after it, if it
+    /// waits: a connection waits on the nearest earlier ticket only (`earlier_pending`),
+    /// so that is the one whose wait this release may end (when `t` was first in line, the
+    /// one now first). Each release wakes at most one task. (Waking only the first in
+    /// line left a connection waiting behind a ticket given back out of order asleep until
+    /// its MAX_WAIT timeout whenever the first in line was itself a stuck one.)
     fn release(&self, t: u64) {
         let next = {
             let mut ring = self.pending.lock();
-            if let Some(i) = ring.find(t) {
-                ring.live.remove(i);
-                self.out.fetch_sub(1, Ordering::Relaxed);
-            }
-            ring.live.front_mut().and_then(|(_, e)| e.waiter.take())
+            let Some(i) = ring.find(t) else {
+                return;
+            };
+            ring.live.remove(i);
+            self.out.fetch_sub(1, Ordering::Relaxed);
+            ring.live.get_mut(i).and_then(|(_, e)| e.waiter.take())
         };
         if let Some(w) = next {
             w.wake();
@@ -383,7 +388,9 @@ mod tests {
         let mut x: u64 = 12345;
         for _ in 0..5_000 {
             // A pseudo-random mix of arrivals and give-backs in any order.
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             if out.len() < 3 || x >> 62 != 0 {
                 out.push(arrivals.take());
             } else {
@@ -413,6 +420,36 @@ mod tests {
         assert_eq!(arrivals.out.load(Ordering::Relaxed), 2);
         arrivals.release(t1);
         arrivals.release(t2);
+    }
+
+    #[test]
+    fn a_release_wakes_the_connection_waiting_on_it_behind_a_stuck_one() {
+        struct Flag(AtomicU64);
+        impl Wake for Flag {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let arrivals = Arc::new(Arrivals::default());
+        let noop = futures_noop_waker();
+        let stuck = arrivals.take();
+        let b = arrivals.take();
+        // b waits on the stuck ticket, which then keeps it waiting past MAX_WAIT.
+        assert!(arrivals.earlier_pending(b, &noop));
+        std::thread::sleep(2 * MAX_WAIT);
+        let c = arrivals.take();
+        let flag = Arc::new(Flag(AtomicU64::new(0)));
+        let waker = Waker::from(flag.clone());
+        // c waits on b (its nearest earlier ticket, fresh), b no longer on the stuck one.
+        assert!(arrivals.earlier_pending(c, &waker));
+        assert!(!arrivals.earlier_pending(b, &noop));
+        arrivals.release(b);
+        assert_eq!(flag.0.load(Ordering::Relaxed), 1, "c was not woken");
+        assert!(!arrivals.earlier_pending(c, &waker));
+        arrivals.release(c);
+        arrivals.release(stuck);
+        assert_eq!(flag.0.load(Ordering::Relaxed), 1);
+        assert!(arrivals.pending.lock().live.is_empty());
     }
 
     #[test]

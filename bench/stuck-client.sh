@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Everyone else's service while one client stops reading its replies.
+#
+#   bash bench/stuck-client.sh [rounds]      # default 2 rounds per server
+#
+# One client stores a 100 kB value, then keeps sending GET of it for 6 s and never reads
+# a reply: the server's writes to it get stuck and its input piles up. One second in,
+# redis-benchmark runs GET -P 1 with 50 clients (50,000 requests, keys from 1M) against the
+# same server; its throughput and latency percentiles are printed, then the same without
+# the stuck client. TUMBLER_BIN picks the binary (default: the release build), TUMBLER_BIN2
+# an optional second one run beside it (a binary from before a change).
+#
+# Measured (issue 11, seventh round): a connection waiting for its turn in the arrival order
+# (server/src/arrival.rs) behind a ticket given back out of order was only woken when the
+# first ticket in line was given back; with the stuck client's ticket first in line, such
+# waits ran to their 10 ms bound. redis-server's output buffer for the stuck client grows
+# without bound here (client-output-buffer-limit normal 0 0 0), which is its own cost.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-2}
+tumbler=${TUMBLER_BIN:-target/release/tumbler}
+if [ -z "${TUMBLER_BIN:-}" ]; then
+  cargo build --release -q -p tumbler --bin tumbler
+fi
+command -v redis-server >/dev/null || { echo "redis-server not found" >&2; exit 1; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+stuck_client() { # port seconds
+  python3 - "$1" "$2" <<'PY'
+import socket, sys, time
+port, secs = int(sys.argv[1]), float(sys.argv[2])
+s = socket.create_connection(("127.0.0.1", port))
+big = b"x" * 100000
+s.sendall(b"*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n%s\r\n" % (len(big), big))
+s.setblocking(False)
+cmd = b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n"
+end = time.time() + secs
+while time.time() < end:
+    try:
+        s.send(cmd)
+    except BlockingIOError:
+        time.sleep(0.0005)
+PY
+}
+
+# name rps avg_ms min_ms p50_ms p95_ms p99_ms max_ms
+one() { # label server-argv...
+  local label=$1 port pid spid line
+  shift
+  port=$(free_port)
+  "$@" --port "$port" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  stuck_client "$port" 6 &
+  spid=$!
+  sleep 1
+  line=$(redis-benchmark -p "$port" -t get -n 50000 -c 50 -P 1 -r 1000000 --csv 2>/dev/null | tail -1)
+  echo "$label with a stuck client: $line" | tr -d '"' | tr ',' ' '
+  wait "$spid"
+  line=$(redis-benchmark -p "$port" -t get -n 50000 -c 50 -P 1 -r 1000000 --csv 2>/dev/null | tail -1)
+  echo "$label without:             $line" | tr -d '"' | tr ',' ' '
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+}
+
+echo "columns: test rps avg_ms min_ms p50_ms p95_ms p99_ms max_ms"
+for r in $(seq "$rounds"); do
+  echo "round $r"
+  one tumbler "$tumbler"
+  if [ -n "${TUMBLER_BIN2:-}" ]; then one tumbler2 "$TUMBLER_BIN2"; fi
+  one redis redis-server --save '' --appendonly no
+done
