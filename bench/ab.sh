@@ -26,7 +26,9 @@
 #   TBIN (tumbler binary, default target/release/tumbler), TARGS (extra tumbler flags),
 #   TBIN2 / TARGS2 (a second tumbler candidate, "tumbler2", measured in the same rounds:
 #   set either one to compare two builds or two configurations side by side),
-#   OUT (raw results file), SKIP_MEM=1 to skip the memory measurement.
+#   OUT (raw results file), SKIP_MEM=1 to skip the memory measurement,
+#   PIN=1 to pin the servers to CPU 1 and redis-benchmark to CPU 0 (taskset), so that the
+#   client and the server never share a core (off by default: the README's runs float).
 # A run with the defaults (3 rounds) takes 5-8 minutes on the shared 2-core build machine.
 # A cheap many-round subset, e.g. one worker against two:
 #   CASES='^(SET|GET|PING)_P1$' N1=20000 SKIP_MEM=1 TARGS2='--worker-threads 1' bench/ab.sh 9
@@ -45,6 +47,12 @@ TARGS2=${TARGS2:-}
 OUT=${OUT:-$(mktemp /tmp/ab.XXXXXX)}
 
 [ -x "$TBIN" ] || { echo "no $TBIN: run cargo build --release" >&2; exit 1; }
+SRV=()
+CLI=()
+if [ -n "${PIN:-}" ]; then
+  SRV=(taskset -c 1)
+  CLI=(taskset -c 0)
+fi
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 TP=$(free_port)
 RP=$(free_port)
@@ -52,10 +60,10 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 # shellcheck disable=SC2086
-"$TBIN" --port "$TP" $TARGS >/dev/null 2>&1 &
+"${SRV[@]}" "$TBIN" --port "$TP" $TARGS >/dev/null 2>&1 &
 TPID=$!
 PIDS+=("$TPID")
-redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
+"${SRV[@]}" redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
 RPID=$!
 PIDS+=("$RPID")
 # The servers measured each round, as "name port pid"; the first one starts the odd rounds.
@@ -63,7 +71,7 @@ SERVERS=("tumbler $TP $TPID" "redis $RP $RPID")
 if [ -n "$TBIN2" ]; then
   T2P=$(free_port)
   # shellcheck disable=SC2086
-  "$TBIN2" --port "$T2P" $TARGS2 >/dev/null 2>&1 &
+  "${SRV[@]}" "$TBIN2" --port "$T2P" $TARGS2 >/dev/null 2>&1 &
   T2PID=$!
   PIDS+=("$T2PID")
   SERVERS=("tumbler $TP $TPID" "redis $RP $RPID" "tumbler2 $T2P $T2PID")
@@ -102,7 +110,7 @@ bench_one() { # round case server port pid clients pipeline requests args...
   shift 8
   local t0 t1 line
   t0=$(cpu_snap "$pid")
-  line=$(redis-benchmark -p "$port" -n "$n" -c "$c" -P "$pl" -r 1000000 --csv "$@" 2>/dev/null | tail -1)
+  line=$("${CLI[@]}" redis-benchmark -p "$port" -n "$n" -c "$c" -P "$pl" -r 1000000 --csv "$@" 2>/dev/null | tail -1)
   t1=$(cpu_snap "$pid")
   echo "$line" | awk -F, -v r="$round" -v cs="$case" -v w="$who" -v d="$(cpu_delta "$t0" "$t1")" -v n="$n" \
     '{for (i = 1; i <= NF; i++) gsub(/"/, "", $i);
@@ -151,7 +159,7 @@ cases() {
 
 echo "tumbler: $TBIN $TARGS (port $TP)   redis-server $(redis-server --version | awk '{print $3}') (port $RP)"
 [ -n "$TBIN2" ] && echo "tumbler2: $TBIN2 $TARGS2 (port $T2P)"
-echo "rounds=$ROUNDS N1=$N1 N16=$N16 NLAT=$NLAT clients=50 keyspace=1000000 raw=$OUT"
+echo "rounds=$ROUNDS N1=$N1 N16=$N16 NLAT=$NLAT clients=50 keyspace=1000000 pin=${PIN:-0} raw=$OUT"
 start=$(date +%s)
 for round in $(seq "$ROUNDS"); do
   for s in "${SERVERS[@]}"; do
