@@ -80,6 +80,12 @@ impl Mono {
     pub fn ns_since(self, earlier: Mono) -> u64 {
         self.0.saturating_sub(earlier.0)
     }
+
+    /// Time from `earlier` to `self` (zero if `earlier` is later).
+    #[inline]
+    pub fn since(self, earlier: Mono) -> Duration {
+        Duration::from_nanos(self.ns_since(earlier))
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use lockcore::commands::{self, flag, CommandSpec, Exec};
@@ -865,7 +865,7 @@ impl Conn {
                 crate::dispatch::server_command(self, guard, spec, argv)
             }
         };
-        let took = Duration::from_nanos(crate::clock::Mono::ended_since(started).ns_since(started));
+        let took = crate::clock::Mono::ended_since(started).since(started);
         // A command that blocked counts its call now and its outcome when it is answered
         // (`wake`), as Redis does; inside EXEC or a script it has answered already.
         if self.cl.blocked && !self.cl.deny_blocking {

@@ -8,7 +8,6 @@ use mlua::debug::{Debug, DebugEvent};
 use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use lockcore::commands::{flag, lookup_checked, CommandSpec, Exec};
 use lockcore::{ClientCtx, Engine, Reply};
@@ -158,7 +157,7 @@ impl<'a> RunCtx<'a> {
     /// Adds this run to the script's statistics and profile; `end` is when the script
     /// returned.
     fn observe(&mut self, end: Mono, reply: &Reply) {
-        let took = Duration::from_nanos(end.ns_since(self.started));
+        let took = end.since(self.started);
         if !self.stats.is_null() {
             // SAFETY: `Observe` points into the script's boxed stats in its cache entry;
             // nothing a script can run touches the script cache (SCRIPT, EVAL and FUNCTION
@@ -656,7 +655,7 @@ fn call_spec(
             if ctx.chain.is_some() {
                 ctx.chain = Some(end);
             }
-            let took = Duration::from_nanos(end.ns_since(started));
+            let took = end.since(started);
             stats.record_reply(spec, took, reply);
             // Redis' scriptCall runs the command with CMD_CALL_SLOWLOG: a command a script
             // runs is logged (client "?:0") when it alone passes the threshold.
