@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The longest pause a TTL renewal sees when 1M keys have a TTL: tumbler vs redis-server.
+#
+#   bash bench/expiry-pause.sh [rounds]      # default 2 rounds per server
+#
+# Each server gets 1,000,000 keys lock:<n> with a one-hour TTL (a Lua loop, not timed),
+# then redis-benchmark renews them in random order, as Redisson's watchdog does for held
+# locks: 3,000,000 x PEXPIRE lock:<rand> 3600000, 50 clients, -P 16. Printed: throughput,
+# average, p50, p95, p99 and max latency (ms). Renewals leave stale entries in tumbler's
+# expiry heap, rebuilt once they pass twice the keys with a TTL (lockcore/src/storage/
+# expiry.rs): the max column shows that rebuild. TUMBLER_BIN picks the binary (default:
+# the release build), TUMBLER_BIN2 an optional second one measured beside it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-2}
+tumbler=${TUMBLER_BIN:-target/release/tumbler}
+if [ -z "${TUMBLER_BIN:-}" ]; then
+  cargo build --release -q -p tumbler --bin tumbler
+fi
+command -v redis-server >/dev/null || { echo "redis-server not found" >&2; exit 1; }
+
+FILL="for i = 0, tonumber(ARGV[1]) - 1 do redis.call('set', string.format('lock:%012d', i), 1, 'px', 3600000) end return 1"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+one() { # label server-argv...
+  local label=$1 port pid line
+  shift
+  port=$(free_port)
+  "$@" --port "$port" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  redis-cli -p "$port" eval "$FILL" 0 1000000 >/dev/null
+  line=$(redis-benchmark -p "$port" -n 3000000 -c 50 -P 16 -r 1000000 --csv \
+    pexpire lock:__rand_int__ 3600000 2>/dev/null | tail -1)
+  echo "$line" | awk -F, -v l="$label" '{gsub(/"/, ""); printf "%-9s %s %s %s %s %s %s\n", l, $2, $3, $5, $6, $7, $8}'
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+}
+
+echo "server    rps avg_ms p50_ms p95_ms p99_ms max_ms"
+for r in $(seq "$rounds"); do
+  echo "round $r"
+  one tumbler "$tumbler"
+  if [ -n "${TUMBLER_BIN2:-}" ]; then one tumbler2 "$TUMBLER_BIN2"; fi
+  one redis redis-server --save '' --appendonly no
+done
