@@ -10,17 +10,27 @@
 //! `expire_at` (a key is due only if some key with that hash has exactly that deadline),
 //! so a stale entry is dropped when it comes up, never acted on. `Db` also drops stale
 //! entries from the top whenever the TTL that goes stale is the earliest one, so the top
-//! is always live and the next deadline the timer sleeps to is exact. Stale entries are bounded:
-//! once they outnumber the keys with a TTL (plus a slack), the heap is cleaned after at
-//! least m/2 TTL changes (m entries), one of two ways, whichever costs less: rebuilt from
-//! the keys' own TTLs (a walk of every key, O(n) for n keys, sequential and cheap per key),
-//! or, when the keys without a TTL far outnumber the heap's entries, compacted: its own
-//! entries sorted and each distinct one checked against the keys it names (O(m log m), a
-//! hash probe per entry, about 3-4x a walk's cost per item, but independent of the keys
-//! without a TTL). With one lock renewed among 630,000 plain keys the walk was about 950 of
-//! the 14,000 instructions of a reentrant lock script; with 1M locks renewed and nothing
-//! else, compacting paused a renewal for 300-520 ms where the walk takes 60-80 ms
-//! (docs/architecture.md, seventh round).
+//! is always live and the next deadline the timer sleeps to is exact.
+//!
+//! Stale entries are bounded: once they outnumber the keys with a TTL (plus a slack), the
+//! heap is cleaned one of two ways.
+//! - **Rebuilt, a few keys at a time.** A new heap is filled from the keys' own TTLs by a
+//!   walk over the pairs in their order, a few pairs per later TTL change, while the old
+//!   heap goes on serving; once the walk is done the new heap takes its place. A key that
+//!   gets a TTL, or moves, behind the walk goes into both heaps ([`ExpiryHeap::placed`],
+//!   [`ExpiryHeap::moved`]). The walk takes enough pairs per change to end within half as
+//!   many changes as there are keys with a TTL, so the old heap grows by at most half
+//!   meanwhile; if TTLs are dropped so fast that it passes twice the bound anyway, the rest
+//!   is walked at once. Rebuilding the whole heap in one go paused a renewal for 60-90 ms
+//!   with 1M keys with a TTL (the walk, then the heapify), once per million renewals:
+//!   Redisson's watchdog renews every held lock every 10 s (docs/architecture.md, eighth
+//!   round).
+//! - **Compacted**, when the heap is small and the keys without a TTL far outnumber its
+//!   entries: its own entries sorted and each distinct one checked against the keys it
+//!   names (O(m log m) for m entries, a hash probe per entry, about 3-4x a walk's cost per
+//!   item, but independent of the keys without a TTL). With one lock renewed among 630,000
+//!   plain keys the walk was about 950 of the 14,000 instructions of a reentrant lock
+//!   script (docs/architecture.md, seventh round).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -29,11 +39,20 @@ use std::collections::BinaryHeap;
 /// so the unit and property tests go through many compactions).
 pub(crate) const SLACK: usize = if cfg!(test) { 8 } else { 1024 };
 
+/// Compact rather than rebuild only heaps of up to this many entries: compacting sorts and
+/// checks them all at once (measured: about 20 ms for 200,000 entries of 100,000 keys).
+pub(crate) const COMPACT_MAX: usize = 1 << 15;
+
+type Heap = BinaryHeap<Reverse<(i64, u64)>>;
+
 #[derive(Debug, Default)]
 pub struct ExpiryHeap {
-    heap: BinaryHeap<Reverse<(i64, u64)>>,
+    heap: Heap,
     /// Keys that have a TTL now (each has at least one entry in the heap).
     live: usize,
+    /// A rebuild under way: the heap that takes `heap`'s place once every pair has been
+    /// walked, and the position of the next pair to walk.
+    next: Option<(Heap, u32)>,
 }
 
 impl ExpiryHeap {
@@ -47,11 +66,31 @@ impl ExpiryHeap {
         self.heap.len()
     }
 
-    /// A key with hash `hash` got the TTL `at` (it had none, or another one: call
-    /// [`Self::lost`] for the old one first).
-    pub fn gained(&mut self, at: i64, hash: u64) {
+    /// The key at position `pos`, with hash `hash`, got the TTL `at` (it had none, or
+    /// another one: call [`Self::lost`] for the old one too).
+    pub fn gained(&mut self, at: i64, hash: u64, pos: u32) {
         self.live += 1;
         self.heap.push(Reverse((at, hash)));
+        self.placed(at, hash, pos);
+    }
+
+    /// The key at `pos` has the TTL `at`: if a rebuild walked past `pos` already, its heap
+    /// takes the entry too.
+    pub fn placed(&mut self, at: i64, hash: u64, pos: u32) {
+        if let Some((next, walk)) = &mut self.next {
+            if pos < *walk {
+                next.push(Reverse((at, hash)));
+            }
+        }
+    }
+
+    /// A key with the TTL `at` moved from position `from` to `to` (a removal filled its
+    /// gap): if it moved from ahead of a rebuild's walk to behind it, the walk would miss
+    /// it, so the rebuild's heap takes it now.
+    pub fn moved(&mut self, at: i64, hash: u64, from: u32, to: u32) {
+        if self.next.as_ref().is_some_and(|(_, walk)| from >= *walk) {
+            self.placed(at, hash, to);
+        }
     }
 
     /// A key lost its TTL (removed, persisted or given another one). Its entry goes stale.
@@ -59,16 +98,45 @@ impl ExpiryHeap {
         self.live -= 1;
     }
 
-    /// True when stale entries passed the bound and the owner should [`Self::compact`].
+    /// True when no rebuild is under way and stale entries passed the bound: the owner
+    /// should [`Self::compact`] or [`Self::start_rebuild`].
     pub fn needs_compaction(&self) -> bool {
-        self.heap.len() > 2 * self.live + SLACK
+        self.next.is_none() && self.heap.len() > 2 * self.live + SLACK
     }
 
-    /// Replaces the heap with exactly one entry per key with a TTL, from the keys' own TTLs.
-    pub fn rebuild(&mut self, keys: impl Iterator<Item = (i64, u64)>) {
-        let v: Vec<Reverse<(i64, u64)>> = keys.map(Reverse).collect();
-        self.live = v.len();
-        self.heap = BinaryHeap::from(v);
+    /// True when stale entries passed twice the bound during a rebuild (TTLs dropped
+    /// faster than the walk went): the owner should walk the rest at once.
+    pub fn overdue(&self) -> bool {
+        self.heap.len() > 4 * self.live + SLACK
+    }
+
+    /// Starts a rebuild: a new heap, filled by [`Self::walk`] from position 0 on.
+    pub fn start_rebuild(&mut self) {
+        self.next = Some((Heap::with_capacity(self.live), 0));
+    }
+
+    /// The position of the next pair a rebuild under way walks.
+    pub fn walk_at(&self) -> Option<u32> {
+        self.next.as_ref().map(|(_, walk)| *walk)
+    }
+
+    /// The rebuild walked the pairs up to position `to`: `found` are the TTLs and hashes
+    /// of those that have a TTL.
+    pub fn walk(&mut self, to: u32, found: impl Iterator<Item = (i64, u64)>) {
+        if let Some((next, walk)) = &mut self.next {
+            for e in found {
+                next.push(Reverse(e));
+            }
+            *walk = to;
+        }
+    }
+
+    /// Every pair was walked: the rebuild's heap, which has an entry for every key with a
+    /// TTL, takes the old one's place.
+    pub fn finish_rebuild(&mut self) {
+        if let Some((next, _)) = self.next.take() {
+            self.heap = next;
+        }
     }
 
     /// Drops the stale entries: keeps each distinct entry `(t, h)` as many times as
@@ -112,5 +180,6 @@ impl ExpiryHeap {
     pub fn clear(&mut self) {
         self.heap = BinaryHeap::new();
         self.live = 0;
+        self.next = None;
     }
 }
