@@ -8,7 +8,8 @@
 # locks: 3,000,000 x PEXPIRE lock:<rand> 3600000, 50 clients, -P 16. Printed: throughput,
 # average, p50, p95, p99 and max latency (ms). Renewals leave stale entries in tumbler's
 # expiry heap, rebuilt once they pass twice the keys with a TTL (lockcore/src/storage/
-# expiry.rs): the max column shows that rebuild. TUMBLER_BIN picks the binary (default:
+# expiry.rs): the max column shows whether that rebuild pauses a renewal (it did, 60-90
+# ms, until it was spread over later renewals). TUMBLER_BIN picks the binary (default:
 # the release build), TUMBLER_BIN2 an optional second one measured beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
