@@ -53,7 +53,7 @@ if [ -n "${PIN:-}" ]; then
   SRV=(taskset -c 1)
   CLI=(taskset -c 0)
 fi
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+. bench/lib.sh
 TP=$(free_port)
 RP=$(free_port)
 PIDS=()

@@ -14,11 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10000}
-tumbler=${TUMBLER_BIN:-target/release/tumbler}
-if [ -z "${TUMBLER_BIN:-}" ]; then
-  cargo build --release -q -p tumbler --bin tumbler
-fi
 . bench/lib.sh
+tumbler=$(bench_tumbler)
 cg_init
 CAS="if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
 cases="set:1 get:1 set:16 get:16 evalsha:1"
@@ -26,7 +23,7 @@ cases="set:1 get:1 set:16 get:16 evalsha:1"
 measure() { # label binary mode -> one line per case: "label mode case -P p Ir/request"
   local label=$1 bin=$2 mode=$3 extra=() cs c
   [ "$mode" = on ] && extra=(--cluster-enabled yes)
-  cg_start "$label.$mode" "$bin" --port "$(cg_free_port)" --worker-threads 2 --loglevel warning "${extra[@]}"
+  cg_start "$label.$mode" "$bin" --port "$(free_port)" --worker-threads 2 --loglevel warning "${extra[@]}"
   local port=$CG_PORT
   cs=$(redis-cli -p "$port" script load "$CAS")
   redis-benchmark -p "$port" -t set,get -n 1000 -c 1 -P 16 -r 1000000 -q >/dev/null

@@ -17,11 +17,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
 requests=${2:-200000}
-tumbler=${TUMBLER_BIN:-target/release/tumbler}
-if [ -z "${TUMBLER_BIN:-}" ]; then
-  cargo build --release -q -p tumbler --bin tumbler
-fi
-command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found" >&2; exit 1; }
+. bench/lib.sh
+tumbler=$(bench_tumbler)
+bench_need redis-benchmark
 
 exec python3 - "$runs" "$requests" "$tumbler" <<'PY'
 import os, socket, statistics, subprocess, sys, time

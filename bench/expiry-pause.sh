@@ -14,14 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
-tumbler=${TUMBLER_BIN:-target/release/tumbler}
-if [ -z "${TUMBLER_BIN:-}" ]; then
-  cargo build --release -q -p tumbler --bin tumbler
-fi
-command -v redis-server >/dev/null || { echo "redis-server not found" >&2; exit 1; }
+. bench/lib.sh
+tumbler=$(bench_tumbler)
+bench_need redis-server
 
 FILL="for i = 0, tonumber(ARGV[1]) - 1 do redis.call('set', string.format('lock:%012d', i), 1, 'px', 3600000) end return 1"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 one() { # label server-argv...
   local label=$1 port pid line

@@ -15,14 +15,12 @@ N=${N:-100000}
 CLIENTS=${CLIENTS:-50}
 TUMBLER=${TUMBLER:-target/release/tumbler}
 
-for b in redis-server redis-benchmark redis-cli; do
-  command -v "$b" >/dev/null || { echo "bench: $b is required" >&2; exit 1; }
-done
+. bench/lib.sh
+bench_need redis-server redis-benchmark redis-cli
 if [ -z "${SKIP_BUILD:-}" ]; then
   cargo build --release -p tumbler >&2
 fi
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 now_ns() { date +%s%N; }
 
 PIDS=()

@@ -16,7 +16,7 @@ cg_init
 
 run() { # bin requests -> total Ir
   local bin=$1 reqs=$2
-  cg_start run "$bin" --port "$(cg_free_port)" --worker-threads 2 --loglevel warning
+  cg_start run "$bin" --port "$(free_port)" --worker-threads 2 --loglevel warning
   redis-benchmark -p "$CG_PORT" -t "$tests" -n "$reqs" -c 1 -P 16 -r 1000000 -q >/dev/null
   cg_stop
   cg_total run

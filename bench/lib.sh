@@ -1,8 +1,14 @@
-# Shared by bench/*-callgrind.sh (source it): run tumbler (or redis-server) under
+# Sourced by the bench scripts (`. bench/lib.sh`, from the repository root).
+#
+# Every script:
+#   tumbler=$(bench_tumbler)         # $TUMBLER_BIN, else the release build (built first)
+#   bench_need redis-server ...      # exits unless each program is on PATH
+#   port=$(free_port)                # a free loopback port
+#
+# The callgrind scripts (bench/*-callgrind.sh): run tumbler (or redis-server) under
 # valgrind --tool=callgrind and count the instructions a batch of requests costs.
 #
 #   cg_init                          # checks valgrind; CG_DIR: a temporary directory
-#   port=$(cg_free_port)
 #   cg_start LABEL BINARY ARGS...    # under callgrind, waits for PING; CG_PID, CG_PORT
 #   ir=$(cg_count LABEL CASE CMD...) # zero counters, run CMD, dump: instructions it cost
 #   cg_stop                          # SHUTDOWN NOSAVE (or kill), wait
@@ -12,14 +18,30 @@
 # cg_start takes the port from ARGS (`--port P`). Counting after zeroing leaves out startup
 # and warm-up; cg_total counts them too (take the difference of two runs).
 
+bench_tumbler() {
+  if [ -n "${TUMBLER_BIN:-}" ]; then
+    echo "$TUMBLER_BIN"
+    return
+  fi
+  cargo build --release -q -p tumbler --bin tumbler >&2
+  echo target/release/tumbler
+}
+
+bench_need() {
+  local b
+  for b in "$@"; do
+    command -v "$b" >/dev/null || { echo "$b not found" >&2; exit 1; }
+  done
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
 cg_init() {
   command -v valgrind >/dev/null || { echo "valgrind not found" >&2; exit 1; }
   CG_DIR=$(mktemp -d)
   trap 'rm -rf "$CG_DIR"' EXIT
-}
-
-cg_free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
 cg_start() { # label binary args... (with --port P)

@@ -23,7 +23,7 @@ BASE_BIN=${BASE_BIN:-}
 HZ=$(getconf CLK_TCK)
 OUT=$(mktemp /tmp/lockdep-bench.XXXXXX)
 [ -x "$TBIN" ] || { echo "no $TBIN: run cargo build --release -p tumbler" >&2; exit 1; }
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+. bench/lib.sh
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT

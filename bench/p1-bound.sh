@@ -13,12 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
-tumbler=${TUMBLER_BIN:-target/release/tumbler}
-if [ -z "${TUMBLER_BIN:-}" ]; then
-  cargo build --release -q -p tumbler --bin tumbler
-fi
-command -v redis-server >/dev/null || { echo "redis-server not found" >&2; exit 1; }
-command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found" >&2; exit 1; }
+. bench/lib.sh
+tumbler=$(bench_tumbler)
+bench_need redis-server redis-benchmark
 
 exec python3 - "$tumbler" "$rounds" <<'PY'
 import os, resource, socket, statistics, subprocess, sys, time

@@ -14,12 +14,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
-tumbler=${TUMBLER_BIN:-target/release/tumbler}
+. bench/lib.sh
+tumbler=$(bench_tumbler)
 redis=${REDIS_SERVER:-redis-server}
-if [ -z "${TUMBLER_BIN:-}" ]; then
-  cargo build --release -q -p tumbler --bin tumbler
-fi
-command -v "$redis" >/dev/null || { echo "redis-server not found" >&2; exit 1; }
+bench_need "$redis"
 
 exec python3 - "$runs" "$tumbler" "$(command -v "$redis")" <<'PY'
 import os, socket, statistics, subprocess, sys, time

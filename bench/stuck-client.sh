@@ -18,13 +18,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
-tumbler=${TUMBLER_BIN:-target/release/tumbler}
-if [ -z "${TUMBLER_BIN:-}" ]; then
-  cargo build --release -q -p tumbler --bin tumbler
-fi
-command -v redis-server >/dev/null || { echo "redis-server not found" >&2; exit 1; }
+. bench/lib.sh
+tumbler=$(bench_tumbler)
+bench_need redis-server
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 stuck_client() { # port seconds
   python3 - "$1" "$2" <<'PY'
