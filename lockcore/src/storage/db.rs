@@ -1028,6 +1028,67 @@ mod props {
 }
 
 #[cfg(test)]
+mod rebuild_props {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        /// A rebuild of the expiry heap started at any point ends with an entry for every
+        /// key with a TTL, whatever the inserts, TTL changes and removals (each of which
+        /// may move the last pair into a gap, across the walk) did while it ran.
+        #[test]
+        fn a_rebuilt_expiry_heap_has_every_key(
+            initial in proptest::collection::vec((0u16..60, 0i64..1000), 0..80),
+            ops in proptest::collection::vec((0u8..4, 0u16..60, 0i64..1000), 0..120),
+        ) {
+            let mut db = Db::default();
+            let mut model: HashMap<Bytes, Option<i64>> = HashMap::new();
+            let key = |i: u16| Bytes::from(format!("k{i}"));
+            let ttl = |t: i64| (t % 3 != 0).then_some(t + 1);
+            for (i, t) in initial {
+                db.insert(key(i), Value::Str(Bytes::new()), ttl(t), 0);
+                model.insert(key(i), ttl(t));
+            }
+            if db.expires.walk_at().is_none() {
+                db.expires.start_rebuild();
+            }
+            for (op, i, t) in ops {
+                let k = key(i);
+                match op {
+                    0 => {
+                        db.insert(k.clone(), Value::Str(Bytes::new()), ttl(t), 0);
+                        model.insert(k, ttl(t));
+                    }
+                    1 => {
+                        if db.set_expire(&k, Some(t + 1)) {
+                            model.insert(k, Some(t + 1));
+                        }
+                    }
+                    2 => {
+                        if db.set_expire(&k, None) {
+                            model.insert(k, None);
+                        }
+                    }
+                    _ => {
+                        db.remove(&k);
+                        model.remove(&k);
+                    }
+                }
+            }
+            db.rebuild_step(true);
+            prop_assert_eq!(db.expires.walk_at(), None);
+            let mut due = db.due_keys(i64::MAX, usize::MAX);
+            due.sort();
+            let mut want: Vec<Bytes> =
+                model.into_iter().filter(|(_, t)| t.is_some()).map(|(k, _)| k).collect();
+            want.sort();
+            prop_assert_eq!(due, want);
+        }
+    }
+}
+
+#[cfg(test)]
 mod dense_props {
     use super::*;
     use proptest::prelude::*;
