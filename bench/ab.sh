@@ -14,7 +14,9 @@
 #   - one-client latency (p50/p99, -P 1) for GET, SET and the acquire script;
 #   - server CPU per request: the server's CPU time over the run (the growth of each of its
 #     threads' /proc/PID/task/*/schedstat run time, ns resolution; /proc/PID/stat's clock
-#     ticks are 10 ms, too coarse for short runs), divided by the requests.
+#     ticks are 10 ms, too coarse for short runs), divided by the requests;
+#   - kernel time per request: the growth of /proc/PID/stat's system time (clock ticks, so
+#     only its medians over the rounds mean much), and its share of the CPU above.
 # Then, on fresh servers, bytes per held Redisson lock: 10,000 x (HSET lock:N <uuid>:1 1 +
 # PEXPIRE lock:N 3600000), RSS growth (and redis' INFO used_memory growth).
 # Prints medians over the rounds of throughput and CPU per request, and the ratios
@@ -103,18 +105,27 @@ cpu_delta() { # before after
     <(echo "$1") <(echo "$2")
 }
 
+# System (kernel) time of the whole process in clock ticks, exited threads included.
+sys_ticks() { # pid
+  awk '{print $15}' "/proc/$1/stat"
+}
+HZ=$(getconf CLK_TCK)
+
 # One redis-benchmark run against one server; appends a result line to $OUT:
-#   round case server rps cpu_us_per_request p50_ms p99_ms
+#   round case server rps cpu_us_per_request p50_ms p99_ms kernel_us_per_request
 bench_one() { # round case server port pid clients pipeline requests args...
   local round=$1 case=$2 who=$3 port=$4 pid=$5 c=$6 pl=$7 n=$8
   shift 8
-  local t0 t1 line
+  local t0 t1 s0 s1 line
   t0=$(cpu_snap "$pid")
+  s0=$(sys_ticks "$pid")
   line=$("${CLI[@]}" redis-benchmark -p "$port" -n "$n" -c "$c" -P "$pl" -r 1000000 --csv "$@" 2>/dev/null | tail -1)
   t1=$(cpu_snap "$pid")
+  s1=$(sys_ticks "$pid")
   echo "$line" | awk -F, -v r="$round" -v cs="$case" -v w="$who" -v d="$(cpu_delta "$t0" "$t1")" -v n="$n" \
+    -v k="$(( (s1 - s0) * 1000000 / HZ ))" \
     '{for (i = 1; i <= NF; i++) gsub(/"/, "", $i);
-      printf "%s %s %s %s %.4f %s %s\n", r, cs, w, $2, d / 1e3 / n, $5, $7}' >>"$OUT"
+      printf "%s %s %s %s %.4f %s %s %.4f\n", r, cs, w, $2, d / 1e3 / n, $5, $7, k / n}' >>"$OUT"
 }
 
 # 1,000,000 Redisson locks rel:000000000000.. (redis-benchmark's __rand_int__ spelling),
@@ -261,9 +272,11 @@ for line in open(sys.argv[1]):
         continue
     rnd, case, who = f[0], f[1], f[2]
     try:
-        vals = tuple(float(x) for x in f[3:7])
+        vals = tuple(float(x) for x in f[3:8])
     except ValueError:
         continue
+    if len(vals) == 4:  # raw files from before the kernel-time column
+        vals += (float("nan"),)
     if case not in order:
         order.append(case)
     rows[case][(rnd, who)] = vals
@@ -306,6 +319,22 @@ if any(w == "tumbler2" for d in rows.values() for _, w in d):
         ratio = lambda a, b, i: [x[i] / y[i] for x, y in zip(a, b) if y[i] > 0]
         print(f"{case:13} {med([x[1] for x in t2]):15.3f} {band(ratio(t2, rd, 0)):>20} "
               f"{band(ratio(t2, rd, 1)):>20} {band(ratio(t2, t1, 0)):>20} {band(ratio(t2, t1, 1)):>20}")
+# Kernel time per request (/proc/PID/stat, clock ticks): the part of the CPU above that
+# both servers spend in the same system calls, which no user-space change removes.
+if any(x[4] == x[4] for d in rows.values() for x in d.values()):
+    print(f"\nkernel time per request, us (median (min-max) of the rounds), and its share of the CPU:")
+    print(f"{'case':13} {'tumbler':>20} {'redis':>20} {'tumbler share':>14} {'redis share':>12}")
+    for case in order:
+        if case.startswith("lat_"):
+            continue
+        d = rows[case]
+        rs = sorted({r for r, _ in d})
+        both = [r for r in rs if (r, "tumbler") in d and (r, "redis") in d]
+        t = [d[(r, "tumbler")] for r in both]
+        rd = [d[(r, "redis")] for r in both]
+        share = lambda xs: med([x[4] / x[1] for x in xs if x[1] > 0])
+        print(f"{case:13} {band([x[4] for x in t]):>20} {band([x[4] for x in rd]):>20} "
+              f"{share(t):14.2f} {share(rd):12.2f}")
 for case, d, both in lat:
     t = [d[(r, "tumbler")] for r in both]
     rd = [d[(r, "redis")] for r in both]
