@@ -21,24 +21,15 @@ bench_need redis-server
 FILL="for i = 0, tonumber(ARGV[1]) - 1 do redis.call('set', string.format('lock:%012d', i), 1, 'px', 3600000) end return 1"
 
 one() { # label server-argv...
-  local label=$1 port pid line
+  local label=$1 line
   shift
-  port=$(free_port)
-  "$@" --port "$port" >/dev/null 2>&1 &
-  pid=$!
-  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-  redis-cli -p "$port" eval "$FILL" 0 1000000 >/dev/null
-  line=$(redis-benchmark -p "$port" -n 3000000 -c 50 -P 16 -r 1000000 --csv \
+  bench_serve "$@"
+  redis-cli -p "$BENCH_PORT" eval "$FILL" 0 1000000 >/dev/null
+  line=$(redis-benchmark -p "$BENCH_PORT" -n 3000000 -c 50 -P 16 -r 1000000 --csv \
     pexpire lock:__rand_int__ 3600000 2>/dev/null | tail -1)
   echo "$line" | awk -F, -v l="$label" '{gsub(/"/, ""); printf "%-9s %s %s %s %s %s %s\n", l, $2, $3, $5, $6, $7, $8}'
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
+  bench_stop
 }
 
 echo "server    rps avg_ms p50_ms p95_ms p99_ms max_ms"
-for r in $(seq "$rounds"); do
-  echo "round $r"
-  one tumbler "$tumbler"
-  if [ -n "${TUMBLER_BIN2:-}" ]; then one tumbler2 "$TUMBLER_BIN2"; fi
-  one redis redis-server --save '' --appendonly no
-done
+bench_rounds "$rounds" one "$tumbler"

@@ -4,6 +4,12 @@
 #   tumbler=$(bench_tumbler)         # $TUMBLER_BIN, else the release build (built first)
 #   bench_need redis-server ...      # exits unless each program is on PATH
 #   port=$(free_port)                # a free loopback port
+#   wait_ping PORT                   # until the server there answers PING (at most 5 s)
+#   bench_serve ARGV...              # ARGV --port P in the background, then wait_ping;
+#                                    #   BENCH_PORT, BENCH_PID
+#   bench_stop                       # stops what bench_serve started
+#   bench_rounds N FN TUMBLER        # N rounds of FN LABEL ARGV... for tumbler, for
+#                                    #   $TUMBLER_BIN2 if set, and for redis-server
 #
 # The callgrind scripts (bench/*-callgrind.sh): run tumbler (or redis-server) under
 # valgrind --tool=callgrind and count the instructions a batch of requests costs.
@@ -36,6 +42,37 @@ bench_need() {
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_ping() { # port
+  local _
+  for _ in $(seq 50); do
+    redis-cli -p "$1" ping >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+bench_serve() { # argv...
+  BENCH_PORT=$(free_port)
+  "$@" --port "$BENCH_PORT" >/dev/null 2>&1 &
+  BENCH_PID=$!
+  wait_ping "$BENCH_PORT" || true
+}
+
+bench_stop() {
+  kill "$BENCH_PID"
+  wait "$BENCH_PID" 2>/dev/null || true
+}
+
+bench_rounds() { # rounds fn tumbler-binary
+  local r
+  for r in $(seq "$1"); do
+    echo "round $r"
+    "$2" tumbler "$3"
+    if [ -n "${TUMBLER_BIN2:-}" ]; then "$2" tumbler2 "$TUMBLER_BIN2"; fi
+    "$2" redis redis-server --save '' --appendonly no
+  done
 }
 
 cg_init() {

@@ -34,7 +34,7 @@ start() { # name binary args...
   "$bin" --port "${PORT[$name]}" "$@" >/dev/null 2>&1 &
   PID[$name]=$!
   PIDS+=("${PID[$name]}")
-  for _ in $(seq 50); do redis-cli -p "${PORT[$name]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  wait_ping "${PORT[$name]}"
 }
 start off "$TBIN" --lockdep no
 start on "$TBIN" --lockdep yes

@@ -43,12 +43,10 @@ PY
 
 # name rps avg_ms min_ms p50_ms p95_ms p99_ms max_ms
 one() { # label server-argv...
-  local label=$1 port pid spid line
+  local label=$1 port spid line
   shift
-  port=$(free_port)
-  "$@" --port "$port" >/dev/null 2>&1 &
-  pid=$!
-  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  bench_serve "$@"
+  port=$BENCH_PORT
   stuck_client "$port" 6 &
   spid=$!
   sleep 1
@@ -57,14 +55,8 @@ one() { # label server-argv...
   wait "$spid"
   line=$(redis-benchmark -p "$port" -t get -n 50000 -c 50 -P 1 -r 1000000 --csv 2>/dev/null | tail -1)
   echo "$label without:             $line" | tr -d '"' | tr ',' ' '
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
+  bench_stop
 }
 
 echo "columns: test rps avg_ms min_ms p50_ms p95_ms p99_ms max_ms"
-for r in $(seq "$rounds"); do
-  echo "round $r"
-  one tumbler "$tumbler"
-  if [ -n "${TUMBLER_BIN2:-}" ]; then one tumbler2 "$TUMBLER_BIN2"; fi
-  one redis redis-server --save '' --appendonly no
-done
+bench_rounds "$rounds" one "$tumbler"
