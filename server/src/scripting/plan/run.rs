@@ -418,6 +418,19 @@ impl Run<'_> {
         line: u32,
         spec: Option<&'static CommandSpec>,
     ) -> R<Val> {
+        if matches!(b, Builtin::Call | Builtin::Pcall) {
+            if let Some(r) = self.leaf_call(args, line, spec) {
+                return match r {
+                    Ok(v) => Ok(v),
+                    Err(msg) if b == Builtin::Call => Err(Failure::Call(msg, line)),
+                    Err(msg) => Ok(Val::Tab(Rc::new(Tab {
+                        counted: counted_error(&msg),
+                        err: Some(Val::Str(msg.into())),
+                        ..Tab::default()
+                    }))),
+                };
+            }
+        }
         let base = self.push_exprs(args)?;
         let v = match b {
             Builtin::Call | Builtin::Pcall => {
@@ -458,6 +471,58 @@ impl Run<'_> {
         };
         self.stack.truncate(base);
         Ok(v)
+    }
+}
+
+impl Run<'_> {
+    /// `redis.call`/`pcall` whose arguments are all literals, locals and `KEYS[n]`/`ARGV[n]`
+    /// with a literal `n` that hold strings or numbers (nearly every call of a lock
+    /// script): their bytes go straight into `argv`, without the value stack. Evaluating
+    /// such arguments has no effect and raises nothing, so this is [`Run::call`]'s generic
+    /// path step for step; `None` (and nothing done) as soon as one argument is anything
+    /// else, which leaves its evaluation and its error to that path.
+    fn leaf_call(
+        &mut self,
+        args: &[Expr],
+        line: u32,
+        spec: Option<&'static CommandSpec>,
+    ) -> Option<Result<Val, String>> {
+        if args.is_empty() {
+            return None;
+        }
+        self.argv.clear();
+        for e in args {
+            let b = match e {
+                Expr::Str(s) => Some(s.clone()),
+                Expr::Local(s) => match &self.stack[*s] {
+                    Val::Str(b) => Some(b.clone()),
+                    Val::Num(n) => Some(crate::scripting::bridge::lua_number_bytes(*n)),
+                    _ => None,
+                },
+                Expr::Index(keys, k) => match **k {
+                    Expr::Num(n) => match self.index(*keys, n) {
+                        Val::Str(b) => Some(b),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                _ => None,
+            };
+            match b {
+                Some(b) => self.argv.push(b),
+                None => {
+                    self.argv.clear();
+                    return None;
+                }
+            }
+        }
+        let r = (self.call)(spec, &self.argv[..], line);
+        self.argv.clear();
+        Some(match r {
+            Ok(Reply::Error(e)) => Err(e.into_owned()),
+            Ok(reply) => Ok(from_reply(reply)),
+            Err(e) => Err(e),
+        })
     }
 }
 
