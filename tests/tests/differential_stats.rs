@@ -80,6 +80,106 @@ fn both() -> Option<(Tumbler, RedisServer)> {
     Some((Tumbler::start(), redis))
 }
 
+/// Write commands, each run alone on the same keys, with the keyspace lookups Redis 7.0
+/// counts or not: lookupKeyWrite (HINCRBY, INCR, SREM, ...) counts no hit or miss,
+/// lookupKeyRead (GET, the sources of SINTERSTORE and ZUNIONSTORE, GETDEL, SET GET) does.
+const KEYSPACE_LOOKUPS: &str = r#"
+HINCRBY h f 1
+HINCRBY h2 f 1
+HINCRBY s f 1
+HINCRBYFLOAT h f 1.5
+HINCRBYFLOAT h2 f 1.5
+HSETNX h f 2
+HSETNX h g 2
+HSETNX h3 g 2
+HSET h f 2
+HDEL h f
+HDEL hx f
+INCR s
+INCRBY s 2
+DECRBY s 2
+INCRBYFLOAT s 1
+INCRBYFLOAT s2 1
+DECR s
+APPEND s x
+SETRANGE s 1 x
+GETSET s 1
+GETDEL s
+GETEX s
+SET s 1 GET
+SETNX s 1
+LPUSH l x
+LPUSH s x
+LPOP l
+LSET l 0 z
+LMOVE l l2 LEFT RIGHT
+SADD st c
+SREM st a
+SPOP st
+SPOP st 1
+SMOVE st st2 a
+SINTERSTORE d st st
+SUNIONSTORE d st
+SDIFFSTORE d st
+ZADD z 2 b
+ZINCRBY z 1 a
+ZREM z a
+ZPOPMIN z
+ZUNIONSTORE d 1 z
+ZINTERSTORE d 1 z
+ZDIFFSTORE d 1 z
+ZRANGESTORE d z 0 -1
+EXPIRE s 100
+PERSIST s
+DEL s
+RENAME s s2
+COPY s s9
+SETBIT s 1 1
+BITOP AND d s s
+PFADD p a
+SORT l ALPHA STORE d
+"#;
+
+#[test]
+fn keyspace_hits_and_misses_match_redis_per_command() {
+    let Some((t, redis)) = both() else { return };
+    let (mut a, mut b) = (t.raw(), redis.raw());
+    let stat = |r: &mut Raw| {
+        let s = section(r, "stats");
+        (s["keyspace_hits"].clone(), s["keyspace_misses"].clone())
+    };
+    for line in KEYSPACE_LOOKUPS
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        let mut got = Vec::new();
+        for r in [&mut a, &mut b] {
+            for setup in [
+                "FLUSHALL",
+                "HSET h f 1",
+                "SET s 5",
+                "RPUSH l a b c",
+                "SADD st a b",
+                "ZADD z 1 a",
+                "CONFIG RESETSTAT",
+            ] {
+                run(r, setup);
+            }
+            let mut reply = run(r, line);
+            if line.starts_with("SPOP") {
+                reply.clear(); // a random member
+            }
+            got.push((reply, stat(r)));
+        }
+        assert_eq!(
+            got[0], got[1],
+            "`{line}`: tumbler (left) and redis-server (right) disagree on the reply or on \
+             keyspace_hits/misses"
+        );
+    }
+}
+
 #[test]
 fn commandstats_errorstats_and_latencystats_match_redis() {
     let Some((t, redis)) = both() else { return };

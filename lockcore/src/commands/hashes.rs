@@ -49,7 +49,20 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 /// Reads a hash: `Ok(None)` if absent, WRONGTYPE if not a hash.
 pub fn get_hash<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashValue>, Reply> {
-    match ctx.read(key) {
+    hash_of(ctx.read(key))
+}
+
+/// [`get_hash`] for a command that writes the hash (HDEL, HSETNX, HINCRBY[FLOAT]): Redis'
+/// lookupKeyWrite, which counts no keyspace hit or miss.
+fn get_hash_for_write<'a>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+) -> Result<Option<&'a mut HashValue>, Reply> {
+    hash_of(ctx.write(key))
+}
+
+fn hash_of(e: Option<&mut crate::value::Entry>) -> Result<Option<&mut HashValue>, Reply> {
+    match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
             Value::Obj(Obj::Hash(h)) => Ok(Some(h)),
@@ -60,7 +73,7 @@ pub fn get_hash<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashV
 
 /// The value of `field` in the hash at `key`, if both exist; WRONGTYPE if not a hash.
 fn field_value(ctx: &mut Ctx, key: &[u8], field: &[u8]) -> Result<Option<Bytes>, Reply> {
-    Ok(get_hash(ctx, key)?.and_then(|h| h.get_bytes(field)))
+    Ok(get_hash_for_write(ctx, key)?.and_then(|h| h.get_bytes(field)))
 }
 
 /// The hash at `key`, created empty if absent (the caller must leave it non-empty).
@@ -180,7 +193,7 @@ fn hexists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let h = match get_hash(ctx, &a[1]) {
+    let h = match get_hash_for_write(ctx, &a[1]) {
         Ok(Some(h)) => h,
         Ok(None) => return Reply::Int(0),
         Err(e) => return e,
@@ -209,20 +222,40 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(by) = parse_i64(&a[3]) else {
         return error::not_integer();
     };
-    // Read in place: no copy of the current value.
-    let cur = match get_hash(ctx, &a[1]) {
-        Ok(h) => h.and_then(|h| h.get(&a[2]).map(parse_i64)),
+    if ctx.eng.lockdep.is_some() {
+        return hincrby_checked(ctx, a, by);
+    }
+    let (me, mv) = (
+        ctx.eng.config.hash_max_listpack_entries,
+        ctx.eng.config.hash_max_listpack_value,
+    );
+    // One probe, the value read in place. A key created here is an empty hash, and then
+    // nothing below fails (the field counts from 0, and 0 + by cannot overflow): no error
+    // leaves an empty hash behind.
+    let h = match hash_for_write(ctx, &a[1]) {
+        Ok(h) => h,
         Err(e) => return e,
     };
-    let cur = match cur {
-        None => 0,
-        Some(Some(n)) => n,
-        Some(None) => return Reply::err(HASH_NOT_INTEGER),
+    let n = match incremented(h.get(&a[2]), by) {
+        Ok((_, n)) => n,
+        Err(e) => return e,
     };
-    let Some(n) = cur.checked_add(by) else {
-        return Reply::err(OVERFLOW);
+    h.set(&a[2], &crate::num::int_bytes(n), me, mv);
+    ctx.modified(&a[1], notify::HASH, "hincrby");
+    Reply::Int(n)
+}
+
+/// HINCRBY while the lock-order checker runs: it looks at the count before the write.
+fn hincrby_checked(ctx: &mut Ctx, a: &[Bytes], by: i64) -> Reply {
+    let cur = match get_hash_for_write(ctx, &a[1]) {
+        Ok(h) => incremented(h.and_then(|h| h.get(&a[2])), by),
+        Err(e) => return e,
     };
-    if ctx.eng.lockdep.is_some() && cur <= 0 && n > 0 {
+    let (cur, n) = match cur {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    if cur <= 0 && n > 0 {
         if let Err(e) = crate::lockdep::hash_first_hold(ctx, &a[1], &a[2]) {
             return e;
         }
@@ -231,6 +264,19 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match set_field(ctx, &a[1], &a[2], v, "hincrby") {
         Ok(()) => Reply::Int(n),
         Err(e) => e,
+    }
+}
+
+/// A field's count (0 if absent) and the count plus `by`, or HINCRBY's error.
+fn incremented(field: Option<&[u8]>, by: i64) -> Result<(i64, i64), Reply> {
+    let cur = match field.map(parse_i64) {
+        None => 0,
+        Some(Some(n)) => n,
+        Some(None) => return Err(Reply::err(HASH_NOT_INTEGER)),
+    };
+    match cur.checked_add(by) {
+        Some(n) => Ok((cur, n)),
+        None => Err(Reply::err(OVERFLOW)),
     }
 }
 
@@ -252,7 +298,7 @@ fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    match get_hash(ctx, &a[1]) {
+    match get_hash_for_write(ctx, &a[1]) {
         Ok(Some(h)) if h.contains(&a[2]) => return Reply::Int(0),
         Ok(_) => {}
         Err(e) => return e,

@@ -64,7 +64,17 @@ const NUMKEYS: Keys = Keys::NumKeys {
 const MAX_INTSET_ENTRIES: usize = 512;
 
 fn get_set<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut SetValue>, Reply> {
-    match ctx.read(key) {
+    set_of(ctx.read(key))
+}
+
+/// [`get_set`] for a command that writes the set: Redis' lookupKeyWrite, which counts no
+/// keyspace hit or miss.
+fn get_set_for_write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut SetValue>, Reply> {
+    set_of(ctx.write(key))
+}
+
+fn set_of(e: Option<&mut crate::value::Entry>) -> Result<Option<&mut SetValue>, Reply> {
+    match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
             Value::Obj(Obj::Set(s)) => Ok(Some(s)),
@@ -128,7 +138,7 @@ fn drop_if_empty(ctx: &mut Ctx, key: &Bytes) {
 }
 
 fn srem(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let s = match get_set(ctx, &a[1]) {
+    let s = match get_set_for_write(ctx, &a[1]) {
         Ok(Some(s)) => s,
         Ok(None) => return Reply::Int(0),
         Err(e) => return e,
@@ -239,7 +249,7 @@ fn spop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             _ => return Reply::err(error::NOT_POSITIVE),
         },
     };
-    let s = match get_set(ctx, &a[1]) {
+    let s = match get_set_for_write(ctx, &a[1]) {
         Ok(Some(s)) => s,
         Ok(None) if count.is_some() => return Reply::Set(vec![]),
         Ok(None) => return Reply::Null,
@@ -338,28 +348,18 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     Reply::Int(1)
 }
 
-fn get_set_for_write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut SetValue>, Reply> {
-    match ctx.write(key) {
-        None => Ok(None),
-        Some(e) => match &mut e.value {
-            Value::Obj(Obj::Set(s)) => Ok(Some(s)),
-            _ => Err(error::wrongtype()),
-        },
-    }
-}
-
 /// Checks the sets at `keys` (lazy expiry, stats, types): WRONGTYPE if any key holds
-/// another type, as Redis checks every key before computing anything. A STORE form looks
-/// its sources up for writing (no hit/miss stats), as Redis does. Then runs `f` on the
+/// another type, as Redis checks every key before computing anything. Then runs `f` on the
 /// sets, in order (`None` for a missing key).
 fn with_sets<R>(
     ctx: &mut Ctx,
     keys: &[Bytes],
-    store: bool,
     f: impl FnOnce(&[Option<&SetValue>]) -> R,
 ) -> Result<R, Reply> {
     for k in keys {
-        let e = if store { ctx.write(k) } else { ctx.read(k) };
+        // Redis 7.0 reads the sources with lookupKeyRead, STORE variant or not (they
+        // count in keyspace_hits/misses).
+        let e = ctx.read(k);
         if !matches!(e.map(|e| &e.value), None | Some(Value::Obj(Obj::Set(_)))) {
             return Err(error::wrongtype());
         }
@@ -420,7 +420,7 @@ fn intersect(sets: &[&SetValue], limit: usize) -> Vec<Bytes> {
 
 fn sinter_generic(ctx: &mut Ctx, keys: &[Bytes], dst: Option<&Bytes>) -> Reply {
     // An intersection with a missing (empty) key is empty.
-    let members = match with_sets(ctx, keys, dst.is_some(), |sets| {
+    let members = match with_sets(ctx, keys, |sets| {
         sets.iter()
             .copied()
             .collect::<Option<Vec<_>>>()
@@ -473,7 +473,7 @@ fn sintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         }
         j += 1;
     }
-    match with_sets(ctx, &a[2..end], false, |sets| {
+    match with_sets(ctx, &a[2..end], |sets| {
         sets.iter()
             .copied()
             .collect::<Option<Vec<_>>>()
@@ -491,7 +491,7 @@ enum SetOp {
 }
 
 fn sunion_diff(ctx: &mut Ctx, keys: &[Bytes], dst: Option<&Bytes>, op: SetOp) -> Reply {
-    let result = match with_sets(ctx, keys, dst.is_some(), |sets| {
+    let result = match with_sets(ctx, keys, |sets| {
         let mut result = SetValue::default();
         match (op, sets.split_first()) {
             (SetOp::Union, _) => {

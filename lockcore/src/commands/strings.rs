@@ -92,7 +92,17 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 /// Reads a string key: `Ok(None)` if absent, WRONGTYPE if not a string.
 pub fn get_string(ctx: &mut Ctx, key: &[u8]) -> Result<Option<Bytes>, Reply> {
-    match ctx.read(key) {
+    string_of(ctx.read(key))
+}
+
+/// [`get_string`] for a command that writes the key (INCRBYFLOAT, APPEND, SETRANGE):
+/// Redis' lookupKeyWrite, which counts no keyspace hit or miss.
+fn get_string_for_write(ctx: &mut Ctx, key: &[u8]) -> Result<Option<Bytes>, Reply> {
+    string_of(ctx.write(key))
+}
+
+fn string_of(e: Option<&mut crate::value::Entry>) -> Result<Option<Bytes>, Reply> {
+    match e {
         None => Ok(None),
         Some(e) => match &e.value {
             Value::Str(s) => Ok(Some(s.clone())),
@@ -401,8 +411,9 @@ fn incr_generic(ctx: &mut Ctx, key: &Bytes, by: i64) -> Reply {
             itoa::Buffer::new().format(n).as_bytes(),
         ))
     };
-    // One probe: the entry found is updated in place.
-    let n = match ctx.read(key) {
+    // One probe: the entry found is updated in place. A write lookup, as Redis' (no
+    // keyspace hit or miss).
+    let n = match ctx.write(key) {
         Some(e) => {
             let Value::Str(v) = &e.value else {
                 return error::wrongtype();
@@ -454,7 +465,7 @@ fn decrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     // Redis checks the key's type and value before the increment (unlike INCRBY), so a
     // bad increment on a hash is WRONGTYPE.
-    let cur = match get_string(ctx, &a[1]) {
+    let cur = match get_string_for_write(ctx, &a[1]) {
         Ok(Some(v)) => match parse_long_double(&v) {
             Some(n) => n,
             None => return error::not_float(),
@@ -485,7 +496,7 @@ fn check_len(ctx: &Ctx, len: usize) -> Result<(), Reply> {
 }
 
 fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let cur = match get_string(ctx, &a[1]) {
+    let cur = match get_string_for_write(ctx, &a[1]) {
         Ok(v) => v,
         Err(e) => return e,
     };
@@ -559,7 +570,7 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if offset < 0 {
         return Reply::err(OFFSET_OUT_OF_RANGE);
     }
-    let cur = match get_string(ctx, &a[1]) {
+    let cur = match get_string_for_write(ctx, &a[1]) {
         Ok(v) => v,
         Err(e) => return e,
     };

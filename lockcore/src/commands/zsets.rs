@@ -1240,7 +1240,8 @@ fn setop(
     let keys = &a[numkeys_at + 1..numkeys_at + 1 + n];
     let mut sets: Vec<Option<Vec<(Bytes, f64)>>> = Vec::with_capacity(n);
     for k in keys {
-        let e = if store { ctx.write(k) } else { ctx.read(k) };
+        // lookupKeyRead in Redis 7.0, STORE variant or not (keyspace_hits/misses).
+        let e = ctx.read(k);
         match e {
             None => sets.push(None),
             Some(e) => match &e.value {
