@@ -180,6 +180,56 @@ fn keyspace_hits_and_misses_match_redis_per_command() {
     }
 }
 
+/// Write commands set their key's access time, as Redis' lookupKeyWrite does, whether or
+/// not they change it: OBJECT IDLETIME is 0 after each, and 1 for a key left alone.
+#[test]
+fn write_commands_touch_their_key_as_redis_does() {
+    let Some((t, redis)) = both() else { return };
+    let (mut a, mut b) = (t.raw(), redis.raw());
+    let seed = [
+        "HSET h f 1",
+        "HSET h2 f 1",
+        "HSET h3 f 1",
+        "SET s abc",
+        "RPUSH l a b",
+        "SADD st a b",
+        "SADD st2 a b",
+        "ZADD z 1 a",
+        "SET e 1",
+        "SET idle 1",
+    ];
+    let writes = [
+        "HSET h g 1",
+        "HINCRBY h2 f 1",
+        "HDEL h3 nosuchfield",
+        "APPEND s x",
+        "RPUSH l c",
+        "SADD st c",
+        "SREM st2 nosuchmember",
+        "ZADD z 2 b",
+        "EXPIRE e 100",
+    ];
+    for r in [&mut a, &mut b] {
+        for line in seed {
+            run(r, line);
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    for r in [&mut a, &mut b] {
+        for line in writes {
+            run(r, line);
+        }
+    }
+    for key in ["h", "h2", "h3", "s", "l", "st", "st2", "z", "e", "idle"] {
+        let line = format!("OBJECT IDLETIME {key}");
+        assert_eq!(
+            run(&mut a, &line),
+            run(&mut b, &line),
+            "`{line}`: tumbler (left) and redis-server (right) disagree"
+        );
+    }
+}
+
 #[test]
 fn commandstats_errorstats_and_latencystats_match_redis() {
     let Some((t, redis)) = both() else { return };

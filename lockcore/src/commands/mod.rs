@@ -483,10 +483,12 @@ impl Ctx<'_> {
         let now = self.eng.now_ms();
         self.eng.lookup_read(db, key, now, false)
     }
-    /// Looks a key up for writing: lazy expiry, no stats.
+    /// Looks a key up for writing: lazy expiry, no stats, and the access time set as
+    /// Redis' lookupKeyWrite sets it (not for a CLIENT NO-TOUCH client).
     pub fn write(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
         let db = self.cl.db;
-        self.eng.lookup(db, key)
+        let touch = !self.cl.no_touch;
+        self.eng.lookup_write(db, key, touch)
     }
     /// Looks a key up for writing and creates it with `make()` (no TTL, with the `new`
     /// event) if absent or expired. One probe when the key exists.
@@ -496,7 +498,8 @@ impl Ctx<'_> {
         make: impl FnOnce() -> crate::value::Value,
     ) -> &mut crate::value::Entry {
         let db = self.cl.db;
-        self.eng.lookup_or_insert(db, key, make)
+        let touch = !self.cl.no_touch;
+        self.eng.lookup_or_insert(db, key, touch, make)
     }
     pub fn exists(&mut self, key: &[u8]) -> bool {
         self.write(key).is_some()

@@ -303,6 +303,37 @@ impl Engine {
         Some(unsafe { &mut *live })
     }
 
+    /// Sets a found entry's access time to `now` (its LFU counter with an LFU policy), as
+    /// Redis' lookupKey does unless LOOKUP_NOTOUCH.
+    fn touched(c: &EngineConfig, e: &mut Entry, now: i64) {
+        e.lru_ms = if c.lfu {
+            crate::lfu::touched(e.lru_ms, now, c.lfu_log_factor, c.lfu_decay_time)
+        } else {
+            now
+        };
+    }
+
+    /// [`Engine::lookup`] for a write command: with `touch`, the entry's access time is set
+    /// as Redis' lookupKeyWrite sets it; no hit or miss is counted.
+    pub fn lookup_write(&mut self, db: usize, key: &[u8], touch: bool) -> Option<&mut Entry> {
+        let now = self.now_ms();
+        let live: *mut Entry = match self.dbs[db].probe(key, now) {
+            Probe::Live(e) => {
+                if touch {
+                    Self::touched(&self.config, e, now);
+                }
+                e
+            }
+            Probe::Absent => return None,
+            Probe::Expired(gone) => {
+                self.expired(db, key, &gone);
+                return None;
+            }
+        };
+        // SAFETY: as in `lookup`.
+        Some(unsafe { &mut *live })
+    }
+
     /// [`Engine::lookup`] for a read: counts the hit or miss and, with `touch`, sets the
     /// entry's access time to `now`.
     pub fn lookup_read(
@@ -316,12 +347,7 @@ impl Engine {
             Probe::Live(e) => {
                 self.stats.keyspace_hits += 1;
                 if touch {
-                    e.lru_ms = if self.config.lfu {
-                        let c = &self.config;
-                        crate::lfu::touched(e.lru_ms, now, c.lfu_log_factor, c.lfu_decay_time)
-                    } else {
-                        now
-                    };
+                    Self::touched(&self.config, e, now);
                 }
                 e
             }
@@ -345,11 +371,17 @@ impl Engine {
         &mut self,
         db: usize,
         key: &Bytes,
+        touch: bool,
         make: impl FnOnce() -> Value,
     ) -> &mut Entry {
         let now = self.now_ms();
         let live: *mut Entry = match self.dbs[db].probe(key, now) {
-            Probe::Live(e) => e,
+            Probe::Live(e) => {
+                if touch {
+                    Self::touched(&self.config, e, now);
+                }
+                e
+            }
             found => {
                 if let Probe::Expired(gone) = found {
                     self.expired(db, key, &gone);
