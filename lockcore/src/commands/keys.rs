@@ -521,7 +521,7 @@ fn touch(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// OBJECT subcommands look the key up without touching its access time.
 fn object_entry<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a mut crate::value::Entry> {
-    ctx.write(key)
+    ctx.peek(key)
 }
 
 fn object_encoding(ctx: &mut Ctx, a: &[Bytes]) -> Reply {

@@ -501,6 +501,12 @@ impl Ctx<'_> {
         let touch = !self.cl.no_touch;
         self.eng.lookup_or_insert(db, key, touch, make)
     }
+    /// Looks a key up without counting or touching it: lazy expiry only. Redis' OBJECT and
+    /// MEMORY USAGE look keys up this way (LOOKUP_NOTOUCH, no stats).
+    pub fn peek(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
+        let db = self.cl.db;
+        self.eng.lookup(db, key)
+    }
     pub fn exists(&mut self, key: &[u8]) -> bool {
         self.write(key).is_some()
     }

@@ -567,7 +567,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     use crate::value::{Obj, Value};
     let key_len = a[2].len();
-    let Some(e) = ctx.write(&a[2]) else {
+    let Some(e) = ctx.peek(&a[2]) else {
         return Reply::Null;
     };
     // Per-item overheads roughly like Redis' (dict entry, robj and sds headers).
