@@ -420,31 +420,19 @@ impl Run<'_> {
     ) -> R<Val> {
         if matches!(b, Builtin::Call | Builtin::Pcall) {
             if let Some(r) = self.leaf_call(args, line, spec) {
-                return match r {
-                    Ok(v) => Ok(v),
-                    Err(msg) if b == Builtin::Call => Err(Failure::Call(msg, line)),
-                    Err(msg) => Ok(Val::Tab(Rc::new(Tab {
-                        counted: counted_error(&msg),
-                        err: Some(Val::Str(msg.into())),
-                        ..Tab::default()
-                    }))),
-                };
+                return r.or_else(|msg| call_failed(b, msg, line));
             }
         }
         let base = self.push_exprs(args)?;
         let v = match b {
             Builtin::Call | Builtin::Pcall => {
-                match redis_call(self.call, spec, self.argv, &mut self.stack, base, line) {
+                let r = redis_call(self.call, spec, self.argv, &mut self.stack, base, line);
+                match r.or_else(|msg| call_failed(b, msg, line)) {
                     Ok(v) => v,
-                    Err(msg) if b == Builtin::Call => {
+                    Err(f) => {
                         self.stack.truncate(base);
-                        return Err(Failure::Call(msg, line));
+                        return Err(f);
                     }
-                    Err(msg) => Val::Tab(Rc::new(Tab {
-                        counted: counted_error(&msg),
-                        err: Some(Val::Str(msg.into())),
-                        ..Tab::default()
-                    })),
                 }
             }
             Builtin::ToNumber => self.stack[base].to_num().map_or(Val::Nil, Val::Num),
@@ -472,6 +460,18 @@ impl Run<'_> {
         self.stack.truncate(base);
         Ok(v)
     }
+}
+
+/// A failed command: `redis.call` raises it, `redis.pcall` returns it as an error table.
+fn call_failed(b: Builtin, msg: String, line: u32) -> R<Val> {
+    if b == Builtin::Call {
+        return Err(Failure::Call(msg, line));
+    }
+    Ok(Val::Tab(Rc::new(Tab {
+        counted: counted_error(&msg),
+        err: Some(Val::Str(msg.into())),
+        ..Tab::default()
+    })))
 }
 
 impl Run<'_> {
