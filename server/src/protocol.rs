@@ -54,6 +54,28 @@ fn memchr(c: u8, s: &[u8]) -> Option<usize> {
     s.iter().position(|&b| b == c)
 }
 
+/// The common header: `prefix`, one to nine digits without a leading zero, and a `\r`
+/// with at least one byte after it. Its value and the position of its `\r`, which is what
+/// [`find_crlf`] and [`header_int`] give for it, in one pass over the bytes; `None` for
+/// anything else, which goes to those two.
+#[inline]
+fn short_header(buf: &[u8], pos: usize, prefix: u8) -> Option<(i64, usize)> {
+    let h = buf.get(pos..)?;
+    let (&[p, d0], rest) = h.split_first_chunk::<2>()?;
+    if p != prefix || !(b'1'..=b'9').contains(&d0) {
+        return None;
+    }
+    let mut n = (d0 - b'0') as i64;
+    for (i, &c) in rest.iter().enumerate().take(9) {
+        match c {
+            b'0'..=b'9' if i < 8 => n = n * 10 + (c - b'0') as i64,
+            b'\r' if i + 1 < rest.len() => return Some((n, pos + 2 + i)),
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// Parses an integer header as Redis' `string2ll` does.
 #[inline]
 fn header_int(s: &[u8]) -> Option<i64> {
@@ -214,16 +236,24 @@ fn parse_multibulk(
     argv: &mut Vec<Bytes>,
     names: &mut NameCache,
 ) -> Result<bool, ProtoError> {
-    let Some(eol) = find_crlf(buf, 0) else {
-        if buf.len() > INLINE_MAX {
-            return Err(perr("too big mbulk count string"));
+    let (n, eol) = match short_header(buf, 0, b'*') {
+        Some(h) => h,
+        None => {
+            let Some(eol) = find_crlf(buf, 0) else {
+                if buf.len() > INLINE_MAX {
+                    return Err(perr("too big mbulk count string"));
+                }
+                return Ok(false);
+            };
+            match header_int(&buf[1..eol]) {
+                Some(n) => (n, eol),
+                None => return Err(perr("invalid multibulk length")),
+            }
         }
-        return Ok(false);
     };
-    let n = match header_int(&buf[1..eol]) {
-        Some(n) if n <= MAX_MULTIBULK => n,
-        _ => return Err(perr("invalid multibulk length")),
-    };
+    if n > MAX_MULTIBULK {
+        return Err(perr("invalid multibulk length"));
+    }
     if !lim.authenticated && n > UNAUTH_MAX_ARGS {
         return Err(perr("unauthenticated multibulk length"));
     }
@@ -237,20 +267,29 @@ fn parse_multibulk(
     let mut short = [(0usize, 0usize); SHORT_ARGS];
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for i in 0..n as usize {
-        if pos >= buf.len() {
-            return Ok(false);
-        }
-        let Some(eol) = find_crlf(buf, pos) else {
-            if buf.len() - pos > INLINE_MAX {
-                return Err(perr("too big bulk count string"));
+        let (len, eol) = match short_header(buf, pos, b'$') {
+            Some(h) => h,
+            None => {
+                if pos >= buf.len() {
+                    return Ok(false);
+                }
+                let Some(eol) = find_crlf(buf, pos) else {
+                    if buf.len() - pos > INLINE_MAX {
+                        return Err(perr("too big bulk count string"));
+                    }
+                    return Ok(false);
+                };
+                if buf[pos] != b'$' {
+                    return Err(perr(format!("expected '$', got '{}'", buf[pos] as char)));
+                }
+                match header_int(&buf[pos + 1..eol]) {
+                    Some(l) => (l, eol),
+                    None => return Err(perr("invalid bulk length")),
+                }
             }
-            return Ok(false);
         };
-        if buf[pos] != b'$' {
-            return Err(perr(format!("expected '$', got '{}'", buf[pos] as char)));
-        }
-        let len = match header_int(&buf[pos + 1..eol]) {
-            Some(l) if l >= 0 && l <= lim.max_bulk => l as usize,
+        let len = match len {
+            l if l >= 0 && l <= lim.max_bulk => l as usize,
             _ => return Err(perr("invalid bulk length")),
         };
         if !lim.authenticated && len as i64 > UNAUTH_MAX_BULK {
@@ -622,7 +661,49 @@ mod tests {
             out
         }
 
+        /// What the parser did for every header before `short_header`: the `\r`, then
+        /// the prefix, then `header_int` (`None` for all that the fast path refuses too).
+        fn slow_header(buf: &[u8], pos: usize, prefix: u8) -> Option<(i64, usize)> {
+            let eol = find_crlf(buf, pos)?;
+            if buf[pos] != prefix {
+                return None;
+            }
+            Some((header_int(&buf[pos + 1..eol])?, eol))
+        }
+
+        /// Header-shaped bytes: a prefix, digits (or not), a `\r` (or not), a tail.
+        fn header_bytes() -> impl Strategy<Value = Vec<u8>> {
+            (
+                prop::sample::select(vec![b'$', b'*', b'+', b'0']),
+                prop::collection::vec(
+                    prop::sample::select(b"0123456789-+ \r\n\0a".to_vec()),
+                    0..14,
+                ),
+            )
+                .prop_map(|(p, rest)| [vec![p], rest].concat())
+        }
+
         proptest! {
+            /// `short_header`, where it answers, answers as the slow path does, and it
+            /// answers for every plain header of up to nine digits.
+            #[test]
+            fn short_header_agrees_with_the_slow_path(
+                lead in prop::collection::vec(any::<u8>(), 0..3),
+                h in header_bytes(),
+                n in 1i64..1_000_000_000,
+            ) {
+                let buf = [&lead[..], &h].concat();
+                for prefix in [b'$', b'*'] {
+                    if let Some(fast) = short_header(&buf, lead.len(), prefix) {
+                        prop_assert_eq!(Some(fast), slow_header(&buf, lead.len(), prefix));
+                    }
+                    let plain = format!("{}{n}\r\n", prefix as char).into_bytes();
+                    let want = Some((n, plain.len() - 2));
+                    prop_assert_eq!(short_header(&plain, 0, prefix), want);
+                    prop_assert_eq!(slow_header(&plain, 0, prefix), want);
+                }
+            }
+
             /// Any command, fed in arbitrary pieces, parses back to exactly its arguments,
             /// and a partial command is never mistaken for a whole one.
             #[test]
