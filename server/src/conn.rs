@@ -63,6 +63,10 @@ pub struct Conn {
     /// When the command running now started (`execute`); a script's run takes it as its
     /// own start instead of reading the clock again.
     pub cmd_started: crate::clock::Mono,
+    /// A reading the next command of this batch takes as its start: the batch's start, then
+    /// the end of each command. Cleared at every await, so a command's time never counts a
+    /// wait for the keyspace lock (or anything else) that happened before it.
+    chain: Option<crate::clock::Mono>,
     pub shared: Arc<Shared>,
     pub handle: Arc<ClientHandle>,
     pub cl: ClientCtx,
@@ -147,6 +151,7 @@ pub async fn serve_node<S: Stream>(
         last_spec: None,
         batch_started: crate::clock::Mono::now(),
         cmd_started: crate::clock::Mono::now(),
+        chain: None,
         shared: shared.clone(),
         handle,
         cl: ClientCtx {
@@ -476,6 +481,7 @@ impl Conn {
     /// Runs the complete commands in `buf`; returns how many ran.
     async fn process_buffer(&mut self, buf: &mut BytesMut) -> usize {
         self.batch_started = crate::clock::Mono::now();
+        self.chain = Some(self.batch_started);
         let mut ran = 0;
         let shared = self.shared.clone();
         let mut guard: Option<CoreGuard<'_>> = None;
@@ -680,7 +686,10 @@ impl Conn {
                 Route::Serve => None,
                 Route::Refuse(err) => Some(err),
                 Route::Migrating(slot) => {
-                    crate::cluster::check_migrating(self, shared, guard, spec, argv, slot).await
+                    let r = crate::cluster::check_migrating(self, shared, guard, spec, argv, slot)
+                        .await;
+                    self.chain = None;
+                    r
                 }
             };
             if let Some(err) = refused {
@@ -690,7 +699,9 @@ impl Conn {
         }
         if evicting(shared) && crate::memory::over_limit(shared) {
             if guard.is_none() {
-                if let Ok(g) = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await {
+                let locked = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await;
+                self.chain = None;
+                if let Ok(g) = locked {
                     *guard = Some(g);
                 }
             }
@@ -763,7 +774,9 @@ impl Conn {
         }
         self.last_spec = Some(spec);
         if crate::dispatch::needs_core(spec) && guard.is_none() {
-            match shared.lock_core(spec.has(flag::ALLOW_BUSY)).await {
+            let locked = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await;
+            self.chain = None;
+            match locked {
                 Ok(g) => *guard = Some(g),
                 Err(LockError::Busy) => {
                     self.reject(
@@ -839,7 +852,9 @@ impl Conn {
         spec: &'static CommandSpec,
         argv: &[Bytes],
     ) -> Reply {
-        let started = crate::clock::Mono::now();
+        // Back to back in a batch, the previous command's end is this one's start (one
+        // clock read less per command; the gap is the parse of this command).
+        let started = self.chain.take().unwrap_or_else(crate::clock::Mono::now);
         self.cmd_started = started;
         let reply = match spec.exec {
             Exec::Engine(_) => {
@@ -865,7 +880,9 @@ impl Conn {
                 crate::dispatch::server_command(self, guard, spec, argv)
             }
         };
-        let took = crate::clock::Mono::ended_since(started).since(started);
+        let ended = crate::clock::Mono::ended_since(started);
+        self.chain = Some(ended);
+        let took = ended.since(started);
         // A command that blocked counts its call now and its outcome when it is answered
         // (`wake`), as Redis does; inside EXEC or a script it has answered already.
         if self.cl.blocked && !self.cl.deny_blocking {
