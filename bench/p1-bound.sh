@@ -2,9 +2,10 @@
 # What bounds plain commands at -P 1 on this machine: tumbler vs redis-server.
 #
 #   bash bench/p1-bound.sh [rounds]      # default 3 rounds
+#   PIPELINE=16 bash bench/p1-bound.sh   # the same at -P 16 (600,000 requests per run)
 #
-# redis-benchmark, 50 clients, -P 1, keys from 1M (after 300,000 SETs at -P 16, not
-# timed), the two servers in turn within each round. For each run it prints the
+# redis-benchmark, 50 clients, -P 1 (or PIPELINE), keys from 1M (after 300,000 SETs at
+# -P 16, not timed), the two servers in turn within each round. For each run it prints the
 # throughput, redis-benchmark's own CPU (user + system over wall time, from getrusage),
 # the server's CPU over the same wall time, and the server's user and system time per
 # request (/proc/PID/stat, clock ticks). A client near 100 % of one CPU is the bound on
@@ -17,11 +18,11 @@ rounds=${1:-3}
 tumbler=$(bench_tumbler)
 bench_need redis-server redis-benchmark
 
-exec python3 - "$tumbler" "$rounds" <<'PY'
+exec python3 - "$tumbler" "$rounds" "${PIPELINE:-1}" <<'PY'
 import os, resource, socket, statistics, subprocess, sys, time
 
-tumbler, rounds = sys.argv[1], int(sys.argv[2])
-N = 150_000
+tumbler, rounds, PIPE = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+N = 150_000 if PIPE == "1" else 600_000
 CASES = ["get", "set", "incr", "ping_mbulk"]
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -50,7 +51,7 @@ def ticks(pid):
 
 def bench(port, case):
     args = ["redis-benchmark", "-p", str(port), "-t", case, "-r", "1000000", "-n", str(N),
-            "-P", "1", "-c", "50", "-q"]
+            "-P", PIPE, "-c", "50", "-q"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     out = subprocess.run(args, capture_output=True, text=True).stdout
