@@ -16,7 +16,7 @@ use crate::error::{self, *};
 use crate::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::value::{Obj, Value};
+use crate::value::{kept, Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -166,22 +166,6 @@ fn pop_end(l: &mut List, end: End) -> Option<Bytes> {
     }
 }
 
-/// An argument to keep as a list element. One of 2 to [`COPY_MAX`] bytes is copied into an
-/// allocation of its own size: a clone would keep the parser's allocation and add the
-/// shared header `Bytes` makes on a first clone, two allocations (64 bytes for a 3-byte
-/// element) where one does (32). A longer one is shared, not copied; an empty or one-byte
-/// one is a static spelling already (`protocol::arg_bytes`).
-fn element(v: &Bytes) -> Bytes {
-    if (2..=COPY_MAX).contains(&v.len()) {
-        Bytes::copy_from_slice(v)
-    } else {
-        v.clone()
-    }
-}
-
-/// The longest element [`element`] copies.
-const COPY_MAX: usize = 64;
-
 fn push_end(l: &mut List, end: End, v: Bytes) {
     match end {
         End::Left => l.push_front(v),
@@ -256,7 +240,7 @@ fn push_generic(ctx: &mut Ctx, a: &[Bytes], end: End, only_existing: bool) -> Re
         Err(e) => return e,
     };
     for v in &a[2..] {
-        push_end(l, end, element(v));
+        push_end(l, end, kept(v));
     }
     let n = l.len() as i64;
     ctx.modified(&a[1], notify::LIST, end.push_event());
@@ -391,7 +375,7 @@ fn lset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(i) = resolve_index(i, l.len()) else {
         return Reply::err(INDEX_OUT_OF_RANGE);
     };
-    l[i] = element(&a[3]);
+    l[i] = kept(&a[3]);
     ctx.modified(&a[1], notify::LIST, "lset");
     Reply::ok()
 }
@@ -412,7 +396,7 @@ fn linsert(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(pos) = l.iter().position(|v| *v == a[3]) else {
         return Reply::Int(-1);
     };
-    l.insert(if after { pos + 1 } else { pos }, element(&a[4]));
+    l.insert(if after { pos + 1 } else { pos }, kept(&a[4]));
     let n = l.len() as i64;
     ctx.modified(&a[1], notify::LIST, "linsert");
     Reply::Int(n)
@@ -751,23 +735,5 @@ fn blmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(Some(r)) => r,
         Ok(None) => block_on(ctx, keys, deadline, Reply::NullArray),
         Err(e) => e,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Short elements get an allocation of their own (the argument's is not kept); long
-    /// ones share the argument's; empty and one-byte ones stay as they came.
-    #[test]
-    fn elements_copy_only_short_arguments() {
-        for len in [0, 1, 2, 3, COPY_MAX, COPY_MAX + 1, 4096] {
-            let arg = Bytes::from(vec![b'x'; len]);
-            let kept = element(&arg);
-            assert_eq!(kept, arg);
-            let copied = (2..=COPY_MAX).contains(&len);
-            assert_eq!(kept.as_ptr() != arg.as_ptr(), copied, "length {len}");
-        }
     }
 }

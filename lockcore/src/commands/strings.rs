@@ -235,7 +235,13 @@ fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply 
         Ttl::At(t) => Some(t),
         Ttl::Keep => ctx.write(key).and_then(|e| e.expire_at()),
     };
-    store(ctx.eng, db, key.clone(), Value::Str(val.clone()), expire);
+    store(
+        ctx.eng,
+        db,
+        key.clone(),
+        Value::Str(crate::value::kept(val)),
+        expire,
+    );
     ctx.modified(key, notify::STRING, "set");
     if let Some(t) = expire {
         ctx.notify(notify::GENERIC, "expire", key);
@@ -386,7 +392,13 @@ fn mset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     let db = ctx.dbi();
     for kv in a[1..].chunks(2) {
-        store(ctx.eng, db, kv[0].clone(), Value::Str(kv[1].clone()), None);
+        store(
+            ctx.eng,
+            db,
+            kv[0].clone(),
+            Value::Str(crate::value::kept(&kv[1])),
+            None,
+        );
         ctx.modified(&kv[0], notify::STRING, "set");
     }
     Reply::ok()

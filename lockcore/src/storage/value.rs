@@ -5,6 +5,33 @@ use indexmap::IndexMap;
 use std::collections::VecDeque;
 
 use crate::listpack::PairPack;
+
+/// An argument to keep as a string value or list element. One of 2 to [`KEPT_INLINE_MAX`]
+/// bytes gets one allocation that holds its reference count and its bytes together
+/// (`Bytes::from_owner` of a small array). Cloning the parser's `Bytes` instead kept the
+/// argument's allocation and added the shared header `Bytes` makes on a first clone: two
+/// allocations (64 bytes for a 3-byte value, 32 here), and a GET touched both, the header
+/// to count the clone and the bytes to send them, two cache misses on a large keyspace
+/// where this is one. Longer arguments are shared rather than copied; empty and one-byte
+/// ones are static spellings already (`protocol::arg_bytes`).
+pub fn kept(v: &Bytes) -> Bytes {
+    fn inline<const N: usize>(v: &[u8]) -> Bytes {
+        let mut a = [0u8; N];
+        a[..v.len()].copy_from_slice(v);
+        let mut b = Bytes::from_owner(a);
+        b.truncate(v.len());
+        b
+    }
+    match v.len() {
+        2..=8 => inline::<8>(v),
+        9..=24 => inline::<24>(v),
+        25..=KEPT_INLINE_MAX => inline::<KEPT_INLINE_MAX>(v),
+        _ => v.clone(),
+    }
+}
+
+/// The longest argument [`kept`] copies.
+pub const KEPT_INLINE_MAX: usize = 56;
 use crate::locks::LockValue;
 use crate::zset::ZSet;
 
@@ -329,6 +356,27 @@ impl Entry {
 #[cfg(test)]
 mod entry_tests {
     use super::*;
+
+    /// Short arguments get an allocation of their own (the argument's is not kept); long
+    /// ones share the argument's; empty and one-byte ones stay as they came. Either way
+    /// the bytes, and a clone's, are the argument's.
+    #[test]
+    fn kept_copies_only_short_arguments() {
+        let max = KEPT_INLINE_MAX;
+        for len in [0, 1, 2, 3, 8, 9, 24, 25, max, max + 1, 4096] {
+            let arg = Bytes::from((0..len).map(|i| i as u8).collect::<Vec<u8>>());
+            let k = kept(&arg);
+            assert_eq!(k, arg, "length {len}");
+            assert_eq!(
+                k.as_ptr() != arg.as_ptr(),
+                (2..=max).contains(&len),
+                "length {len}"
+            );
+            let c = k.clone();
+            drop(k);
+            assert_eq!(c, arg, "length {len}");
+        }
+    }
 
     #[test]
     fn expiry_and_raw_flag_share_a_word() {
