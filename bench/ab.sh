@@ -29,6 +29,9 @@
 #   TBIN2 / TARGS2 (a second tumbler candidate, "tumbler2", measured in the same rounds:
 #   set either one to compare two builds or two configurations side by side),
 #   OUT (raw results file), SKIP_MEM=1 to skip the memory measurement,
+#   PREFILL (SETs over the 1M keys at the start of each round, untimed; 3000000 leaves about
+#   950,000 keys: without it each round starts empty and the plain commands run on the
+#   200,000-300,000 keys the SET cases leave),
 #   PIN=1 to pin the servers to CPU 1 and redis-benchmark to CPU 0 (taskset), so that the
 #   client and the server never share a core (off by default: the README's runs float).
 # A run with the defaults (3 rounds) takes 5-8 minutes on the shared 2-core build machine.
@@ -170,13 +173,18 @@ cases() {
 
 echo "tumbler: $TBIN $TARGS (port $TP)   redis-server $(redis-server --version | awk '{print $3}') (port $RP)"
 [ -n "$TBIN2" ] && echo "tumbler2: $TBIN2 $TARGS2 (port $T2P)"
-echo "rounds=$ROUNDS N1=$N1 N16=$N16 NLAT=$NLAT clients=50 keyspace=1000000 pin=${PIN:-0} raw=$OUT"
+echo "rounds=$ROUNDS N1=$N1 N16=$N16 NLAT=$NLAT clients=50 keyspace=1000000 prefill=${PREFILL:-0} pin=${PIN:-0} raw=$OUT"
 start=$(date +%s)
 for round in $(seq "$ROUNDS"); do
   for s in "${SERVERS[@]}"; do
     read -r _ p _ <<<"$s"
     redis-cli -p "$p" flushall >/dev/null
     prep "$p"
+    # Untimed: fill the keyspace first (PREFILL SETs over the 1M keys, so that GET and
+    # the rest run on a keyspace of that size rather than on what the SET cases left).
+    if [ "${PREFILL:-0}" -gt 0 ]; then
+      "${CLI[@]}" redis-benchmark -p "$p" -t set -r 1000000 -n "$PREFILL" -P 16 -c 50 -q >/dev/null
+    fi
   done
   # Round r starts with server (r-1) mod k and goes round the list, so each server goes
   # first, second, ... equally often.
