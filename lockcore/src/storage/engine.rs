@@ -285,22 +285,10 @@ impl Engine {
     // ---------------------------------------------------------------- keyspace access
 
     /// Looks up a key for reading or writing, deleting it first if it has expired. One
-    /// hash and one probe: the expiry check reads the entry the lookup found.
+    /// hash and one probe: the expiry check reads the entry the lookup found. Counts no
+    /// hit or miss and leaves the access time alone.
     pub fn lookup(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
-        let now = self.now_ms();
-        let live: *mut Entry = match self.dbs[db].probe(key, now) {
-            Probe::Live(e) => e,
-            Probe::Absent => return None,
-            Probe::Expired(gone) => {
-                self.expired(db, key, &gone);
-                return None;
-            }
-        };
-        // SAFETY: `live` points into `self.dbs[db]`'s map and nothing has touched the map
-        // since `probe` returned it; the result borrows `self` mutably, so nothing can
-        // until it is dropped. (Returning the borrow straight from the match is sound but
-        // rejected by today's borrow checker, because another arm uses `self` again.)
-        Some(unsafe { &mut *live })
+        self.lookup_write(db, key, false)
     }
 
     /// Sets a found entry's access time to `now` (its LFU counter with an LFU policy), as
@@ -330,7 +318,10 @@ impl Engine {
                 return None;
             }
         };
-        // SAFETY: as in `lookup`.
+        // SAFETY: `live` points into `self.dbs[db]`'s map and nothing has touched the map
+        // since `probe` returned it; the result borrows `self` mutably, so nothing can
+        // until it is dropped. (Returning the borrow straight from the match is sound but
+        // rejected by today's borrow checker, because another arm uses `self` again.)
         Some(unsafe { &mut *live })
     }
 
@@ -361,7 +352,7 @@ impl Engine {
                 return None;
             }
         };
-        // SAFETY: as in `lookup`.
+        // SAFETY: as in `lookup_write`.
         Some(unsafe { &mut *live })
     }
 
@@ -390,7 +381,7 @@ impl Engine {
                 self.dbs[db].insert(key.clone(), make(), None, now)
             }
         };
-        // SAFETY: as in `lookup`.
+        // SAFETY: as in `lookup_write`.
         unsafe { &mut *live }
     }
 

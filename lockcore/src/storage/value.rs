@@ -5,6 +5,8 @@ use indexmap::IndexMap;
 use std::collections::VecDeque;
 
 use crate::listpack::PairPack;
+use crate::locks::LockValue;
+use crate::zset::ZSet;
 
 /// An argument to keep as a string value or list element. One of 2 to [`KEPT_INLINE_MAX`]
 /// bytes gets one allocation that holds its reference count and its bytes together
@@ -32,8 +34,6 @@ pub fn kept(v: &Bytes) -> Bytes {
 
 /// The longest argument [`kept`] copies.
 pub const KEPT_INLINE_MAX: usize = 56;
-use crate::locks::LockValue;
-use crate::zset::ZSet;
 
 /// A hash, in one of Redis' two encodings. Small hashes are a flat [`PairPack`] in
 /// insertion order, as Redis' listpack is, so HGETALL replies match Redis byte for byte and
