@@ -516,13 +516,7 @@ impl Run<'_> {
                 }
             }
         }
-        let r = (self.call)(spec, &self.argv[..], line);
-        self.argv.clear();
-        Some(match r {
-            Ok(Reply::Error(e)) => Err(e.into_owned()),
-            Ok(reply) => Ok(from_reply(reply)),
-            Err(e) => Err(e),
-        })
+        Some(call_argv(self.call, spec, self.argv, line))
     }
 }
 
@@ -559,6 +553,17 @@ fn redis_call(
             }
         }
     }
+    call_argv(call, spec, argv, line)
+}
+
+/// Runs the command in `argv` (left empty) and turns its reply into a value; an error
+/// reply, or a refusal of the call, is `Err`.
+fn call_argv(
+    call: &mut CallFn,
+    spec: Option<&'static CommandSpec>,
+    argv: &mut Vec<Bytes>,
+    line: u32,
+) -> Result<Val, String> {
     let r = call(spec, &argv[..], line);
     argv.clear();
     match r? {
