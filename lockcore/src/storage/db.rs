@@ -6,8 +6,8 @@
 //! the clock and the write epilogue.
 //!
 //! Layout: the `(Key, Entry)` pairs sit densely in fixed-size chunks ([`Dense`]), and the
-//! hash table holds only an 8-byte [`Slot`] per key (the pair's position and 32 bits of
-//! the key's hash). A table of whole pairs paid their 72 bytes for every empty bucket too,
+//! hash table (table.rs) holds only an 8-byte [`Slot`] per key (the pair's position and 32
+//! bits of the key's hash). A table of whole pairs paid their 72 bytes for every empty bucket too,
 //! and a table between growths is 44-87% full: 118 bytes per key at 10,000 keys
 //! (docs/architecture.md, "Bytes per key").
 
@@ -19,6 +19,7 @@ use std::hash::BuildHasher;
 
 use crate::storage::expiry::{self, ExpiryHeap};
 use crate::storage::key::Key;
+use crate::storage::table::{prefetch, Slot, SlotTable};
 use crate::value::{Entry, Value};
 
 /// The keyspace hasher: aHash keyed with per-process random keys. Redis hashes keys with
@@ -36,26 +37,16 @@ pub enum Probe<'a> {
     Absent,
 }
 
-/// A key's place in the table: where its pair is in [`Dense`], and 32 bits of its hash,
-/// from which the table's 64-bit hash is rebuilt ([`spread`]) when the table grows, so a
-/// resize never reads the pairs.
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    at: u32,
-    h: u32,
-}
+/// The most keys one [`Db::prefetch`] looks at: a pipeline of 16, redis-benchmark's -P 16
+/// and about what a client's batch holds, without the first keys' lines being evicted
+/// before their commands run.
+pub const PREFETCH_MAX: usize = 16;
 
-/// The 64-bit hash the table and the expiry heap use for a key whose folded hash is `h`:
-/// hashbrown takes the bucket from the low bits and the 7-bit tag from the top ones, so
-/// both halves carry all 32 bits.
+/// The 64-bit form of a key's folded 32-bit hash that the expiry heap keeps: both halves
+/// carry all 32 bits (the table itself uses the low 32, see [`Slot`]).
 #[inline]
 fn spread(h: u32) -> u64 {
     (h as u64) << 32 | h as u64
-}
-
-#[inline]
-fn rehash(s: &Slot) -> u64 {
-    spread(s.h)
 }
 
 /// Pairs per chunk of [`Dense`]: 32, so a chunk is 2,304 bytes.
@@ -100,7 +91,11 @@ impl Dense {
 
     /// Appends a pair; returns its position.
     fn push(&mut self, kv: (Key, Entry)) -> u32 {
-        let at = u32::try_from(self.len).expect("more than 2^32 keys in one db");
+        // u32::MAX is the table's empty slot.
+        let at = u32::try_from(self.len)
+            .ok()
+            .filter(|&at| at != u32::MAX)
+            .expect("more than 2^32 - 1 keys in one db");
         match self.chunks.last_mut() {
             Some(c) if c.len() < CHUNK => c.push(kv),
             _ => {
@@ -135,10 +130,10 @@ impl Dense {
 
 #[derive(Debug, Default)]
 pub struct Db {
-    /// hashbrown's raw `HashTable` rather than a map: a lookup that may turn into an insert
-    /// or a removal hashes and probes once, without cloning the key first, and the expiry
-    /// index can find a key by its hash alone (it stores no copy of the key).
-    map: hashbrown::HashTable<Slot>,
+    /// A table of positions rather than a map: a lookup that may turn into an insert or a
+    /// removal hashes once, without cloning the key first, and the expiry index can find a
+    /// key by its hash alone (it stores no copy of the key).
+    map: SlotTable,
     dense: Dense,
     hasher: KeyHasher,
     /// `(deadline, key hash)` of the keys with a TTL; stale entries are checked against
@@ -169,16 +164,16 @@ fn pack(at: u32, h: u64) -> u64 {
     (at as u64) << 32 | (h as u32) as u64
 }
 
-/// Finds `key` (hash `h`) in the table.
+/// Accepts the slot of `key` (the table has matched the hash).
 #[inline]
-fn eq<'a>(dense: &'a Dense, h: u64, key: &'a [u8]) -> impl Fn(&Slot) -> bool + 'a {
-    move |s| s.h == h as u32 && dense.key(s.at) == key
+fn eq<'a>(dense: &'a Dense, key: &'a [u8]) -> impl Fn(&Slot) -> bool + 'a {
+    move |s| dense.key(s.at) == key
 }
 
 /// Takes the pair at `at` out of `dense` (its slot already left the table) and points the
 /// slot of the pair that moved into its place at it.
 fn take(
-    map: &mut hashbrown::HashTable<Slot>,
+    map: &mut SlotTable,
     dense: &mut Dense,
     hasher: &KeyHasher,
     expires: &mut ExpiryHeap,
@@ -189,7 +184,7 @@ fn take(
         let (k, e) = dense.get(at);
         let h = key_hash(hasher, k);
         let s = map
-            .find_mut(h, |s| s.at == from)
+            .find_mut(h as u32, |s| s.at == from)
             .expect("a moved key has its slot");
         s.at = at;
         if let Some(t) = e.expire_at() {
@@ -225,7 +220,7 @@ impl Db {
         if let Some(at) = self.recall(key, h) {
             return Some(at);
         }
-        let at = self.map.find(h, eq(&self.dense, h, key))?.at;
+        let at = self.map.find(h as u32, eq(&self.dense, key))?.at;
         self.remember(at, h);
         Some(at)
     }
@@ -254,6 +249,37 @@ impl Db {
         self.find(key).is_some()
     }
 
+    /// Brings in the cache lines that looking up `keys` (up to [`PREFETCH_MAX`]) will read,
+    /// without waiting for any of them: each key's first slot; then the pair of the first
+    /// slot with the key's hash bits; then that pair's value. Every round's misses overlap,
+    /// where the commands' own lookups would wait for each in turn (three or four memory
+    /// reads each on a keyspace that does not fit in cache). A hint that changes nothing:
+    /// a key absent, or behind a slot of another key with the same 32 hash bits, only
+    /// wastes its prefetches.
+    pub fn prefetch(&self, keys: &[&[u8]]) {
+        let keys = &keys[..keys.len().min(PREFETCH_MAX)];
+        let mut hs = [0u32; PREFETCH_MAX];
+        for (k, h) in keys.iter().zip(&mut hs) {
+            *h = self.hash(k) as u32;
+            if let Some(p) = self.map.home_addr(*h) {
+                prefetch(p);
+            }
+        }
+        let mut ats = [None; PREFETCH_MAX];
+        for (h, at) in hs.iter().zip(&mut ats).take(keys.len()) {
+            *at = self.map.find(*h, |_| true).map(|s| s.at);
+            if let Some(at) = *at {
+                // A pair is 72 bytes: it may end on the line after the one it starts on.
+                let p = self.dense.get(at) as *const (Key, Entry) as *const u8;
+                prefetch(p);
+                prefetch(p.wrapping_add(std::mem::size_of::<(Key, Entry)>() - 1));
+            }
+        }
+        for at in ats.iter().take(keys.len()).flatten() {
+            prefetch(self.dense.get(*at).1.value.heap_addr());
+        }
+    }
+
     /// One probe for a key: the live entry, or, if its TTL is `<= now`, removes it (map,
     /// expiry index, SCAN index) and says so; the caller runs the expiry epilogue.
     pub fn probe(&mut self, key: &[u8], now: i64) -> Probe<'_> {
@@ -272,13 +298,13 @@ impl Db {
             scan_hasher,
             last,
         } = self;
-        let Ok(o) = map.find_entry(h, eq(dense, h, key)) else {
+        let Some(i) = map.find_index(h as u32, eq(dense, key)) else {
             return Probe::Absent;
         };
-        let at = o.get().at;
+        let at = map.slot(i).at;
         match dense.get(at).1.expire_at() {
             Some(t) if t <= now => {
-                o.remove();
+                map.remove_at(i);
                 let (k, gone) = take(map, dense, hasher, expires, at);
                 lost_ttl(map, dense, expires, t, None);
                 if let Some(ix) = scan_index {
@@ -321,9 +347,8 @@ impl Db {
             ..
         } = self;
         let new_ttl = entry.expire_at();
-        match map.entry(h, eq(dense, h, &key), rehash) {
-            hashbrown::hash_table::Entry::Occupied(o) => {
-                let at = o.get().at;
+        match map.find(h as u32, eq(dense, &key)) {
+            Some(&Slot { at, .. }) => {
                 let e = &mut dense.get_mut(at).1;
                 let old_ttl = e.expire_at();
                 *e = entry;
@@ -341,7 +366,7 @@ impl Db {
                 last.set(pack(at, h));
                 &mut dense.get_mut(at).1
             }
-            hashbrown::hash_table::Entry::Vacant(v) => {
+            None => {
                 if let Some(t) = new_ttl {
                     expires.gained(t, h, dense.len as u32);
                 }
@@ -349,7 +374,7 @@ impl Db {
                     ix.insert((scan_hasher.hash_one(key.as_ref()) | 1, key.clone()));
                 }
                 let at = dense.push((Key::new(&key), entry));
-                v.insert(Slot { at, h: h as u32 });
+                map.insert(Slot { at, h: h as u32 });
                 last.set(pack(at, h));
                 &mut dense.get_mut(at).1
             }
@@ -387,7 +412,7 @@ impl Db {
             expires,
             ..
         } = self;
-        let (s, _) = map.find_entry(h, eq(dense, h, key)).ok()?.remove();
+        let s = map.remove(h as u32, eq(dense, key))?;
         let (_, e) = take(map, dense, hasher, expires, s.at);
         if let Some(t) = e.expire_at() {
             lost_ttl(map, dense, expires, t, None);
@@ -553,7 +578,7 @@ impl Db {
         if cap <= 64 || self.map.len() * 10 >= cap {
             return false;
         }
-        self.map.shrink_to(self.map.len() * 2, rehash);
+        self.map.shrink_to(self.map.len() * 2);
         if let [c] = &mut self.dense.chunks[..] {
             c.shrink_to_fit();
         }
@@ -635,30 +660,25 @@ impl Db {
 /// The position of the key an expiry entry `(t, h)` stands for: a key with hash `h` whose
 /// own TTL is exactly `t`. None means the entry is stale (the TTL changed, or the key is
 /// gone).
-fn owner(map: &hashbrown::HashTable<Slot>, dense: &Dense, t: i64, h: u64) -> Option<u32> {
+fn owner(map: &SlotTable, dense: &Dense, t: i64, h: u64) -> Option<u32> {
     owners(map, dense, t, h).next()
 }
 
 /// The positions of every key with hash `h` whose TTL is `t`.
 fn owners<'a>(
-    map: &'a hashbrown::HashTable<Slot>,
+    map: &'a SlotTable,
     dense: &'a Dense,
     t: i64,
     h: u64,
 ) -> impl Iterator<Item = u32> + 'a {
-    map.iter_hash(h)
-        .filter(move |s| s.h == h as u32 && dense.get(s.at).1.expire_at() == Some(t))
+    map.iter_hash(h as u32)
+        .filter(move |s| dense.get(s.at).1.expire_at() == Some(t))
         .map(|s| s.at)
 }
 
 /// Drops stale entries from the top of the expiry heap, so its top is the earliest TTL.
 /// `live` is an entry the caller knows to be live (the TTL it just set), checked for free.
-fn settle(
-    map: &hashbrown::HashTable<Slot>,
-    dense: &Dense,
-    ex: &mut ExpiryHeap,
-    live: Option<(i64, u64)>,
-) {
+fn settle(map: &SlotTable, dense: &Dense, ex: &mut ExpiryHeap, live: Option<(i64, u64)>) {
     while let Some((t, h)) = ex.peek() {
         if live == Some((t, h)) || owner(map, dense, t, h).is_some() {
             break;
@@ -669,13 +689,7 @@ fn settle(
 
 /// A key lost its TTL `t` (the map already shows the change). If that was the earliest
 /// entry, it and any stale entries under it leave the top.
-fn lost_ttl(
-    map: &hashbrown::HashTable<Slot>,
-    dense: &Dense,
-    ex: &mut ExpiryHeap,
-    t: i64,
-    live: Option<(i64, u64)>,
-) {
+fn lost_ttl(map: &SlotTable, dense: &Dense, ex: &mut ExpiryHeap, t: i64, live: Option<(i64, u64)>) {
     ex.lost();
     if ex.peek().is_some_and(|(top, _)| top == t) {
         settle(map, dense, ex, live);
@@ -711,7 +725,31 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::Obj;
     use std::collections::HashSet;
+
+    /// Prefetching takes any keys, present or not, more than it looks at, in an empty db
+    /// and a full one, of every value type's layout.
+    #[test]
+    fn prefetch_takes_any_keys() {
+        let mut db = Db::default();
+        db.prefetch(&[b"a", b""]);
+        let keys: Vec<Vec<u8>> = (0..40).map(|i| format!("key:{i}").into_bytes()).collect();
+        for (i, k) in keys.iter().enumerate() {
+            let v = match i % 3 {
+                0 => Value::Str(Bytes::from(vec![b'v'; i])),
+                1 => Value::Obj(Obj::Hash(Default::default())),
+                _ => Value::Obj(Obj::List(Default::default())),
+            };
+            db.insert(Bytes::from(k.clone()), v, None, 0);
+        }
+        let mut all: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        all.push(b"absent");
+        db.prefetch(&all);
+        db.prefetch(&all[30..]);
+        assert_eq!(db.len(), 40);
+        assert!(all[..40].iter().all(|k| db.contains(k)));
+    }
 
     #[test]
     fn scan_returns_every_stable_key_once() {
@@ -967,6 +1005,8 @@ mod props {
             let mut now = 0i64;
             for (op, i, t) in ops {
                 let k = key(i);
+                // A prefetch is only a hint, in any state of the table.
+                db.prefetch(&[&k[..], b"absent", &key(i + 1)[..]]);
                 match op {
                     0 => {
                         let ttl = if t % 3 == 0 { None } else { Some(now + t) };

@@ -291,6 +291,13 @@ impl Engine {
         self.lookup_write(db, key, false)
     }
 
+    /// Prefetches the lines that looking up `keys` in `db` will read (see `Db::prefetch`).
+    pub fn prefetch(&self, db: usize, keys: &[&[u8]]) {
+        if let Some(d) = self.dbs.get(db) {
+            d.prefetch(keys);
+        }
+    }
+
     /// Sets a found entry's access time to `now` (its LFU counter with an LFU policy), as
     /// Redis' lookupKey does unless LOOKUP_NOTOUCH.
     fn touched(c: &EngineConfig, e: &mut Entry, now: i64) {

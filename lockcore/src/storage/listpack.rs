@@ -117,6 +117,11 @@ struct Slot {
 }
 
 impl PairPack {
+    /// The buffer's address, for a prefetch.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.buf.as_ptr()
+    }
+
     pub fn len(&self) -> usize {
         self.iter().count()
     }

@@ -11,6 +11,7 @@ pub mod lfu;
 pub mod listpack;
 pub mod notify;
 pub mod rdb;
+pub mod table;
 pub mod tracking;
 pub mod value;
 pub mod zset;

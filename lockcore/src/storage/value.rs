@@ -235,6 +235,21 @@ pub enum Obj {
 }
 
 impl Value {
+    /// Where the value's own bytes start, for a prefetch (db.rs' `Db::prefetch`): a
+    /// string's bytes, a small hash's buffer, or the boxed structure of the other types.
+    pub fn heap_addr(&self) -> *const u8 {
+        match self {
+            Value::Str(b) => b.as_ptr(),
+            Value::Obj(Obj::Hash(HashValue::Pack(p))) => p.as_ptr(),
+            Value::Obj(Obj::Hash(HashValue::Table(t))) => &**t as *const _ as *const u8,
+            Value::Obj(Obj::Stream(b)) => &**b as *const _ as *const u8,
+            Value::Obj(Obj::List(b)) => &**b as *const _ as *const u8,
+            Value::Obj(Obj::ZSet(b)) => &**b as *const _ as *const u8,
+            Value::Obj(Obj::Set(b)) => &**b as *const _ as *const u8,
+            Value::Obj(Obj::Lock(b)) => &**b as *const _ as *const u8,
+        }
+    }
+
     /// The name TYPE prints.
     pub fn type_name(&self) -> &'static str {
         match self {
