@@ -76,6 +76,57 @@ fn short_header(buf: &[u8], pos: usize, prefix: u8) -> Option<(i64, usize)> {
     None
 }
 
+/// The key each of the next commands in `buf` will most likely look up, for the keyspace
+/// to prefetch (`Conn::process_buffer`): the second argument, or the fourth for EVAL,
+/// EVALSHA and FCALL (after the script and the key count). A guess from the shape alone
+/// that reads and changes nothing: it looks at `out.len()` commands at most, skips one
+/// with no such argument, and stops at anything but a complete multibulk command with plain
+/// headers. Returns how many keys it put in `out` and how many commands it looked at.
+pub fn peek_keys<'b>(buf: &'b [u8], out: &mut [&'b [u8]]) -> (usize, usize) {
+    let (mut keys, mut pos) = (0, 0);
+    for seen in 0..out.len() {
+        let Some((argc, cr)) = short_header(buf, pos, b'*') else {
+            return (keys, seen);
+        };
+        pos = cr + 2;
+        let (mut key_at, mut key) = (1, None);
+        for i in 0..argc {
+            let Some((len, cr)) = short_header(buf, pos, b'$') else {
+                return (keys, seen);
+            };
+            let start = cr + 2;
+            let end = start + len as usize;
+            let Some(arg) = buf.get(start..end).filter(|_| end + 2 <= buf.len()) else {
+                return (keys, seen);
+            };
+            if i == 0 && is_script_call(arg) {
+                key_at = 3;
+            } else if i == key_at {
+                key = Some(arg);
+            }
+            pos = end + 2;
+        }
+        if let Some(k) = key {
+            out[keys] = k;
+            keys += 1;
+        }
+    }
+    (keys, out.len())
+}
+
+fn is_script_call(name: &[u8]) -> bool {
+    [
+        "evalsha",
+        "eval",
+        "fcall",
+        "evalsha_ro",
+        "eval_ro",
+        "fcall_ro",
+    ]
+    .iter()
+    .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+}
+
 /// Parses an integer header as Redis' `string2ll` does.
 #[inline]
 fn header_int(s: &[u8]) -> Option<i64> {
@@ -702,6 +753,58 @@ mod tests {
                     let want = Some((n, plain.len() - 2));
                     prop_assert_eq!(short_header(&plain, 0, prefix), want);
                     prop_assert_eq!(slow_header(&plain, 0, prefix), want);
+                }
+            }
+
+            /// `peek_keys` names, for each complete command in a pipeline cut anywhere,
+            /// the argument the parser puts at argv[1] (argv[3] for a script call), looks
+            /// at no more commands than it has room for, and never reads past a cut.
+            #[test]
+            fn peek_keys_finds_each_complete_commands_key(
+                cmds in proptest::collection::vec((
+                    prop::sample::select(vec!["GET", "set", "EVALSHA", "eval", "ping"]),
+                    proptest::collection::vec(proptest::collection::vec(any::<u8>(), 1..30), 0..5),
+                ), 0..24),
+                cut in any::<proptest::sample::Index>(),
+                room in 0usize..20,
+            ) {
+                let argvs: Vec<Vec<Vec<u8>>> = cmds
+                    .into_iter()
+                    .map(|(name, args)| [vec![name.as_bytes().to_vec()], args].concat())
+                    .collect();
+                let wire: Vec<u8> = argvs.iter().flat_map(|a| encode(a)).collect();
+                let at = cut.index(wire.len() + 1);
+                let mut buf = BytesMut::from(&wire[..at]);
+                let mut want = Vec::new();
+                let mut complete = 0;
+                while complete < room {
+                    let Some(argv) = parse(&mut buf, LIM).unwrap() else { break };
+                    let key_at = if is_script_call(&argv[0]) { 3 } else { 1 };
+                    want.extend(argv.get(key_at).map(|k| k.to_vec()));
+                    complete += 1;
+                }
+                let mut out = vec![&[][..]; room];
+                let (n, seen) = peek_keys(&wire[..at], &mut out);
+                prop_assert_eq!(seen, complete);
+                prop_assert_eq!(out[..n].iter().map(|k| k.to_vec()).collect::<Vec<_>>(), want);
+            }
+
+            /// Whatever the bytes, `peek_keys` returns without panicking, and every key it
+            /// names lies inside them.
+            #[test]
+            fn peek_keys_takes_any_bytes(
+                parts in proptest::collection::vec(prop::sample::select(vec![
+                    &b"*2\r\n"[..], b"*1\r\n", b"$3\r\n", b"$999999999\r\n", b"GET", b"\r\n",
+                    b"key", b"$0\r\n", b"*-1\r\n", b"x", b"\r", b"$1\r\n",
+                ]), 0..40),
+            ) {
+                let buf = parts.concat();
+                let mut out = [&[][..]; 16];
+                let (n, seen) = peek_keys(&buf, &mut out);
+                prop_assert!(n <= seen && seen <= 16);
+                let range = buf.as_ptr_range();
+                for k in &out[..n] {
+                    prop_assert!(range.contains(&k.as_ptr()) && k.len() < buf.len());
                 }
             }
 
