@@ -66,3 +66,61 @@ fn multibulk_edge_cases_and_errors() {
     req.extend_from_slice(b"\r\n*2\r\n$6\r\nSTRLEN\r\n$3\r\nbig\r\n");
     same(&t, &r, &req, 2);
 }
+
+/// One RESP multibulk command.
+fn resp(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// A long pipeline over a keyspace large enough for the server to prefetch the next
+/// commands' keys (lockcore's `PREFETCH_MIN_KEYS`): reads, writes, deletes, TTLs, hashes,
+/// a Redisson lock script by EVAL, a SELECT in the middle, keyless commands, empty and
+/// absent keys and an inline command, sent as one write. Every reply is Redis'.
+#[test]
+fn a_pipeline_over_a_large_keyspace() {
+    use rand::{Rng, SeedableRng};
+    let Some(r) = RedisServer::start() else {
+        return;
+    };
+    let t = Tumbler::start();
+    let fill = resp(&[
+        b"EVAL",
+        b"for i = 1, 10000 do redis.call('set', 'k:' .. i, i * 7) end return redis.call('dbsize')",
+        b"0",
+    ]);
+    same(&t, &r, &fill, 1);
+    let lock = b"if (redis.call('exists', KEYS[1]) == 0) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);";
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let mut wire = Vec::new();
+    let n = 3000;
+    for i in 0..n {
+        let k = format!("k:{}", rng.gen_range(1..12_000)).into_bytes();
+        let h = format!("h:{}", rng.gen_range(1..50)).into_bytes();
+        let v = format!("v{i}").into_bytes();
+        let cmd = match rng.gen_range(0..16) {
+            0 | 1 | 2 => resp(&[b"GET", &k]),
+            3 | 4 => resp(&[b"SET", &k, &v]),
+            5 => resp(&[b"DEL", &k]),
+            6 => resp(&[b"INCR", &k]),
+            7 => resp(&[b"HSET", &h, &v, &k]),
+            8 => resp(&[b"HGET", &h, &v]),
+            9 => resp(&[b"EXPIRE", &k, b"100"]),
+            10 => resp(&[b"TTL", &k]),
+            11 => resp(&[b"EVAL", lock, b"1", &h, b"30000", b"owner:1"]),
+            12 => resp(&[b"MGET", &k, b"k:1", b"nosuch"]),
+            13 => resp(&[b"SELECT", if i % 2 == 0 { b"1" } else { b"0" }]),
+            14 => resp(&[b"GET", b""]),
+            _ => b"PING\r\n".to_vec(),
+        };
+        wire.extend_from_slice(&cmd);
+    }
+    wire.extend_from_slice(&resp(&[b"SELECT", b"0"]));
+    wire.extend_from_slice(&resp(&[b"DBSIZE"]));
+    same(&t, &r, &wire, n + 2);
+}

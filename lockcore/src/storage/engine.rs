@@ -298,6 +298,14 @@ impl Engine {
         }
     }
 
+    /// Whether `db` holds enough keys for a prefetch to pay for finding the keys to
+    /// prefetch ([`crate::db::PREFETCH_MIN_KEYS`]).
+    pub fn prefetch_pays(&self, db: usize) -> bool {
+        self.dbs
+            .get(db)
+            .is_some_and(|d| d.len() >= crate::db::PREFETCH_MIN_KEYS)
+    }
+
     /// Sets a found entry's access time to `now` (its LFU counter with an LFU policy), as
     /// Redis' lookupKey does unless LOOKUP_NOTOUCH.
     fn touched(c: &EngineConfig, e: &mut Entry, now: i64) {
