@@ -227,7 +227,9 @@ fn prefetch_keys(engine: &lockcore::engine::Engine, db: usize, buf: &[u8]) -> us
     }
     let mut keys = [&[][..]; lockcore::db::PREFETCH_MAX];
     let (n, seen) = protocol::peek_keys(buf, &mut keys);
-    engine.prefetch(db, &keys[..n]);
+    if n > 0 {
+        engine.prefetch(db, &keys[..n]);
+    }
     seen
 }
 
@@ -526,7 +528,7 @@ impl Conn {
                 self.process_command(&shared, &mut guard, &mut argv).await;
                 ran += 1;
                 ahead = ahead.saturating_sub(1);
-                if ahead == 0 {
+                if ahead == 0 && !buf.is_empty() {
                     if let Some(core) = &guard {
                         ahead = prefetch_keys(&core.engine, self.cl.db, buf);
                     }

@@ -207,6 +207,10 @@ impl Tracking {
     /// Moves the BCAST keys collected since the last call into `pending`, one message per
     /// client and prefix (Redis' `trackingBroadcastInvalidationMessages`).
     pub fn flush_broadcast(&mut self) {
+        // Every batch ends here (the keyspace guard's drop): nothing to do without BCAST.
+        if self.prefixes.is_empty() {
+            return;
+        }
         let mut out = Vec::new();
         for (clients, keys) in self.prefixes.values_mut() {
             if keys.is_empty() {
