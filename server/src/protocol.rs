@@ -58,7 +58,7 @@ fn memchr(c: u8, s: &[u8]) -> Option<usize> {
 /// with at least one byte after it. Its value and the position of its `\r`, which is what
 /// [`find_crlf`] and [`header_int`] give for it, in one pass over the bytes; `None` for
 /// anything else, which goes to those two.
-#[inline]
+#[inline(always)]
 fn short_header(buf: &[u8], pos: usize, prefix: u8) -> Option<(i64, usize)> {
     let h = buf.get(pos..)?;
     let (&[p, d0], rest) = h.split_first_chunk::<2>()?;
@@ -66,6 +66,10 @@ fn short_header(buf: &[u8], pos: usize, prefix: u8) -> Option<(i64, usize)> {
         return None;
     }
     let mut n = (d0 - b'0') as i64;
+    // One digit, as most argument counts and many lengths are.
+    if let [b'\r', _, ..] = rest {
+        return Some((n, pos + 2));
+    }
     for (i, &c) in rest.iter().enumerate().take(9) {
         match c {
             b'0'..=b'9' if i < 8 => n = n * 10 + (c - b'0') as i64,
