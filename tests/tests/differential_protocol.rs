@@ -2,7 +2,7 @@
 //! inline commands and malformed requests; replies (and protocol errors) compared byte
 //! for byte.
 
-use tumbler_tests::{RedisServer, Tumbler};
+use tumbler_tests::{encode_cmd, RedisServer, Tumbler};
 
 /// Sends `bytes` on a fresh connection to each server, reads `replies` replies from each
 /// and asserts they are identical.
@@ -67,17 +67,6 @@ fn multibulk_edge_cases_and_errors() {
     same(&t, &r, &req, 2);
 }
 
-/// One RESP multibulk command.
-fn resp(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
 /// A long pipeline over a keyspace large enough for the server to prefetch the next
 /// commands' keys (lockcore's `PREFETCH_MIN_KEYS`): reads, writes, deletes, TTLs, hashes,
 /// a Redisson lock script by EVAL, a SELECT in the middle, keyless commands, empty and
@@ -89,7 +78,7 @@ fn a_pipeline_over_a_large_keyspace() {
         return;
     };
     let t = Tumbler::start();
-    let fill = resp(&[
+    let fill = encode_cmd::<&[u8]>(&[
         b"EVAL",
         b"for i = 1, 10000 do redis.call('set', 'k:' .. i, i * 7) end return redis.call('dbsize')",
         b"0",
@@ -104,23 +93,23 @@ fn a_pipeline_over_a_large_keyspace() {
         let h = format!("h:{}", rng.gen_range(1..50)).into_bytes();
         let v = format!("v{i}").into_bytes();
         let cmd = match rng.gen_range(0..16) {
-            0 | 1 | 2 => resp(&[b"GET", &k]),
-            3 | 4 => resp(&[b"SET", &k, &v]),
-            5 => resp(&[b"DEL", &k]),
-            6 => resp(&[b"INCR", &k]),
-            7 => resp(&[b"HSET", &h, &v, &k]),
-            8 => resp(&[b"HGET", &h, &v]),
-            9 => resp(&[b"EXPIRE", &k, b"100"]),
-            10 => resp(&[b"TTL", &k]),
-            11 => resp(&[b"EVAL", lock, b"1", &h, b"30000", b"owner:1"]),
-            12 => resp(&[b"MGET", &k, b"k:1", b"nosuch"]),
-            13 => resp(&[b"SELECT", if i % 2 == 0 { b"1" } else { b"0" }]),
-            14 => resp(&[b"GET", b""]),
+            0 | 1 | 2 => encode_cmd::<&[u8]>(&[b"GET", &k]),
+            3 | 4 => encode_cmd::<&[u8]>(&[b"SET", &k, &v]),
+            5 => encode_cmd::<&[u8]>(&[b"DEL", &k]),
+            6 => encode_cmd::<&[u8]>(&[b"INCR", &k]),
+            7 => encode_cmd::<&[u8]>(&[b"HSET", &h, &v, &k]),
+            8 => encode_cmd::<&[u8]>(&[b"HGET", &h, &v]),
+            9 => encode_cmd::<&[u8]>(&[b"EXPIRE", &k, b"100"]),
+            10 => encode_cmd::<&[u8]>(&[b"TTL", &k]),
+            11 => encode_cmd::<&[u8]>(&[b"EVAL", lock, b"1", &h, b"30000", b"owner:1"]),
+            12 => encode_cmd::<&[u8]>(&[b"MGET", &k, b"k:1", b"nosuch"]),
+            13 => encode_cmd::<&[u8]>(&[b"SELECT", if i % 2 == 0 { b"1" } else { b"0" }]),
+            14 => encode_cmd::<&[u8]>(&[b"GET", b""]),
             _ => b"PING\r\n".to_vec(),
         };
         wire.extend_from_slice(&cmd);
     }
-    wire.extend_from_slice(&resp(&[b"SELECT", b"0"]));
-    wire.extend_from_slice(&resp(&[b"DBSIZE"]));
+    wire.extend_from_slice(&encode_cmd::<&[u8]>(&[b"SELECT", b"0"]));
+    wire.extend_from_slice(&encode_cmd::<&[u8]>(&[b"DBSIZE"]));
     same(&t, &r, &wire, n + 2);
 }
