@@ -118,17 +118,21 @@ pub fn peek_keys<'b>(buf: &'b [u8], out: &mut [&'b [u8]]) -> (usize, usize) {
     (keys, out.len())
 }
 
+/// The commands that run a script: their keys follow the script and a key count, and
+/// their short arguments are packed (`packed_args`).
+const SCRIPT_CALLS: [&str; 6] = [
+    "evalsha",
+    "eval",
+    "fcall",
+    "evalsha_ro",
+    "eval_ro",
+    "fcall_ro",
+];
+
 fn is_script_call(name: &[u8]) -> bool {
-    [
-        "evalsha",
-        "eval",
-        "fcall",
-        "evalsha_ro",
-        "eval_ro",
-        "fcall_ro",
-    ]
-    .iter()
-    .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+    SCRIPT_CALLS
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }
 
 /// Parses an integer header as Redis' `string2ll` does.
@@ -381,12 +385,9 @@ fn parse_multibulk(
     // one-byte arguments come from static spellings (`NameCache`, `arg_bytes`).
     let (&(s0, e0), rest) = spans.split_first().expect("n > 0 arguments");
     argv.push(names.name(&buf[s0..e0]));
-    let script = names.command(&argv[0]).is_some_and(|c| {
-        matches!(
-            c.name,
-            "evalsha" | "eval" | "fcall" | "evalsha_ro" | "eval_ro" | "fcall_ro"
-        )
-    });
+    let script = names
+        .command(&argv[0])
+        .is_some_and(|c| SCRIPT_CALLS.contains(&c.name));
     if !(script && packed_args(buf, rest, argv)) {
         argv.extend(rest.iter().map(|&(s, e)| arg_bytes(&buf[s..e])));
     }
