@@ -50,13 +50,6 @@ pub const PREFETCH_MAX: usize = 16;
 /// against 1.01-1.14).
 pub const PREFETCH_MIN_KEYS: usize = 4096;
 
-/// The 64-bit form of a key's folded 32-bit hash that the expiry heap keeps: both halves
-/// carry all 32 bits (the table itself uses the low 32, see [`Slot`]).
-#[inline]
-fn spread(h: u32) -> u64 {
-    (h as u64) << 32 | h as u64
-}
-
 /// Pairs per chunk of [`Dense`]: 32, so a chunk is 2,304 bytes.
 ///
 /// Small because used memory moves by a chunk at a time, and `maxmemory` has to see it
@@ -159,17 +152,17 @@ pub struct Db {
     last: Cell<u64>,
 }
 
-/// The key hash, folded to the 32 bits a [`Slot`] keeps and spread back to 64.
+/// The key hash, folded to the 32 bits a [`Slot`] and the expiry heap keep.
 #[inline]
-fn key_hash(hasher: &KeyHasher, key: &[u8]) -> u64 {
+fn key_hash(hasher: &KeyHasher, key: &[u8]) -> u32 {
     let h = hasher.hash_one(key);
-    spread((h ^ (h >> 32)) as u32)
+    (h ^ (h >> 32)) as u32
 }
 
 /// [`Db::last`]'s packing of a position and a key hash.
 #[inline]
-fn pack(at: u32, h: u64) -> u64 {
-    (at as u64) << 32 | (h as u32) as u64
+fn pack(at: u32, h: u32) -> u64 {
+    (at as u64) << 32 | h as u64
 }
 
 /// Accepts the slot of `key` (the table has matched the hash).
@@ -192,7 +185,7 @@ fn take(
         let (k, e) = dense.get(at);
         let h = key_hash(hasher, k);
         let s = map
-            .find_mut(h as u32, |s| s.at == from)
+            .find_mut(h, |s| s.at == from)
             .expect("a moved key has its slot");
         s.at = at;
         if let Some(t) = e.expire_at() {
@@ -214,7 +207,7 @@ impl Db {
     }
 
     #[inline]
-    fn hash(&self, key: &[u8]) -> u64 {
+    fn hash(&self, key: &[u8]) -> u32 {
         key_hash(&self.hasher, key)
     }
 
@@ -224,26 +217,25 @@ impl Db {
     }
 
     #[inline]
-    fn find_hashed(&self, key: &[u8], h: u64) -> Option<u32> {
+    fn find_hashed(&self, key: &[u8], h: u32) -> Option<u32> {
         if let Some(at) = self.recall(key, h) {
             return Some(at);
         }
-        let at = self.map.find(h as u32, eq(&self.dense, key))?.at;
+        let at = self.map.find(h, eq(&self.dense, key))?.at;
         self.remember(at, h);
         Some(at)
     }
 
     /// The position of `key` (hash `h`) if it is the key found last.
     #[inline]
-    fn recall(&self, key: &[u8], h: u64) -> Option<u32> {
+    fn recall(&self, key: &[u8], h: u32) -> Option<u32> {
         let l = self.last.get();
         let at = (l >> 32) as u32;
-        (l as u32 == h as u32 && (at as usize) < self.dense.len && self.dense.key(at) == key)
-            .then_some(at)
+        (l as u32 == h && (at as usize) < self.dense.len && self.dense.key(at) == key).then_some(at)
     }
 
     #[inline]
-    fn remember(&self, at: u32, h: u64) {
+    fn remember(&self, at: u32, h: u32) {
         self.last.set(pack(at, h));
     }
 
@@ -268,7 +260,7 @@ impl Db {
         let keys = &keys[..keys.len().min(PREFETCH_MAX)];
         let mut hs = [0u32; PREFETCH_MAX];
         for (k, h) in keys.iter().zip(&mut hs) {
-            *h = self.hash(k) as u32;
+            *h = self.hash(k);
             if let Some(p) = self.map.home_addr(*h) {
                 prefetch(p);
             }
@@ -306,7 +298,7 @@ impl Db {
             scan_hasher,
             last,
         } = self;
-        let Some(i) = map.find_index(h as u32, eq(dense, key)) else {
+        let Some(i) = map.find_index(h, eq(dense, key)) else {
             return Probe::Absent;
         };
         let at = map.slot(i).at;
@@ -355,7 +347,7 @@ impl Db {
             ..
         } = self;
         let new_ttl = entry.expire_at();
-        match map.find(h as u32, eq(dense, &key)) {
+        match map.find(h, eq(dense, &key)) {
             Some(&Slot { at, .. }) => {
                 let e = &mut dense.get_mut(at).1;
                 let old_ttl = e.expire_at();
@@ -382,7 +374,7 @@ impl Db {
                     ix.insert((scan_hasher.hash_one(key.as_ref()) | 1, key.clone()));
                 }
                 let at = dense.push((Key::new(&key), entry));
-                map.insert(Slot { at, h: h as u32 });
+                map.insert(Slot { at, h });
                 last.set(pack(at, h));
                 &mut dense.get_mut(at).1
             }
@@ -420,7 +412,7 @@ impl Db {
             expires,
             ..
         } = self;
-        let s = map.remove(h as u32, eq(dense, key))?;
+        let s = map.remove(h, eq(dense, key))?;
         let (_, e) = take(map, dense, hasher, expires, s.at);
         if let Some(t) = e.expire_at() {
             lost_ttl(map, dense, expires, t, None);
@@ -548,7 +540,7 @@ impl Db {
         // stands for the n-th key with that hash and TTL: two keys whose hashes collide and
         // that share a deadline are both returned, and a key whose TTL was set back to an
         // earlier value (an entry twice) once.
-        let mut run: ((i64, u64), usize) = ((0, 0), 0);
+        let mut run: ((i64, u32), usize) = ((0, 0), 0);
         while out.len() < limit {
             let Some(e) = self.expires.pop_due(now) else {
                 break;
@@ -668,7 +660,7 @@ impl Db {
 /// The position of the key an expiry entry `(t, h)` stands for: a key with hash `h` whose
 /// own TTL is exactly `t`. None means the entry is stale (the TTL changed, or the key is
 /// gone).
-fn owner(map: &SlotTable, dense: &Dense, t: i64, h: u64) -> Option<u32> {
+fn owner(map: &SlotTable, dense: &Dense, t: i64, h: u32) -> Option<u32> {
     owners(map, dense, t, h).next()
 }
 
@@ -677,16 +669,16 @@ fn owners<'a>(
     map: &'a SlotTable,
     dense: &'a Dense,
     t: i64,
-    h: u64,
+    h: u32,
 ) -> impl Iterator<Item = u32> + 'a {
-    map.iter_hash(h as u32)
+    map.iter_hash(h)
         .filter(move |s| dense.get(s.at).1.expire_at() == Some(t))
         .map(|s| s.at)
 }
 
 /// Drops stale entries from the top of the expiry heap, so its top is the earliest TTL.
 /// `live` is an entry the caller knows to be live (the TTL it just set), checked for free.
-fn settle(map: &SlotTable, dense: &Dense, ex: &mut ExpiryHeap, live: Option<(i64, u64)>) {
+fn settle(map: &SlotTable, dense: &Dense, ex: &mut ExpiryHeap, live: Option<(i64, u32)>) {
     while let Some((t, h)) = ex.peek() {
         if live == Some((t, h)) || owner(map, dense, t, h).is_some() {
             break;
@@ -697,7 +689,7 @@ fn settle(map: &SlotTable, dense: &Dense, ex: &mut ExpiryHeap, live: Option<(i64
 
 /// A key lost its TTL `t` (the map already shows the change). If that was the earliest
 /// entry, it and any stale entries under it leave the top.
-fn lost_ttl(map: &SlotTable, dense: &Dense, ex: &mut ExpiryHeap, t: i64, live: Option<(i64, u64)>) {
+fn lost_ttl(map: &SlotTable, dense: &Dense, ex: &mut ExpiryHeap, t: i64, live: Option<(i64, u32)>) {
     ex.lost();
     if ex.peek().is_some_and(|(top, _)| top == t) {
         settle(map, dense, ex, live);

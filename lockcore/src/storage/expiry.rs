@@ -43,7 +43,7 @@ pub(crate) const SLACK: usize = if cfg!(test) { 8 } else { 1024 };
 /// checks them all at once (measured: about 20 ms for 200,000 entries of 100,000 keys).
 pub(crate) const COMPACT_MAX: usize = 1 << 15;
 
-type Heap = BinaryHeap<Reverse<(i64, u64)>>;
+type Heap = BinaryHeap<Reverse<(i64, u32)>>;
 
 #[derive(Debug, Default)]
 pub struct ExpiryHeap {
@@ -68,7 +68,7 @@ impl ExpiryHeap {
 
     /// The key at position `pos`, with hash `hash`, got the TTL `at` (it had none, or
     /// another one: call [`Self::lost`] for the old one too).
-    pub fn gained(&mut self, at: i64, hash: u64, pos: u32) {
+    pub fn gained(&mut self, at: i64, hash: u32, pos: u32) {
         self.live += 1;
         self.heap.push(Reverse((at, hash)));
         self.placed(at, hash, pos);
@@ -76,7 +76,7 @@ impl ExpiryHeap {
 
     /// The key at `pos` has the TTL `at`: if a rebuild walked past `pos` already, its heap
     /// takes the entry too.
-    pub fn placed(&mut self, at: i64, hash: u64, pos: u32) {
+    pub fn placed(&mut self, at: i64, hash: u32, pos: u32) {
         if let Some((next, walk)) = &mut self.next {
             if pos < *walk {
                 next.push(Reverse((at, hash)));
@@ -87,7 +87,7 @@ impl ExpiryHeap {
     /// A key with the TTL `at` moved from position `from` to `to` (a removal filled its
     /// gap): if it moved from ahead of a rebuild's walk to behind it, the walk would miss
     /// it, so the rebuild's heap takes it now.
-    pub fn moved(&mut self, at: i64, hash: u64, from: u32, to: u32) {
+    pub fn moved(&mut self, at: i64, hash: u32, from: u32, to: u32) {
         if self.next.as_ref().is_some_and(|(_, walk)| from >= *walk) {
             self.placed(at, hash, to);
         }
@@ -122,7 +122,7 @@ impl ExpiryHeap {
 
     /// The rebuild walked the pairs up to position `to`: `found` are the TTLs and hashes
     /// of those that have a TTL.
-    pub fn walk(&mut self, to: u32, found: impl Iterator<Item = (i64, u64)>) {
+    pub fn walk(&mut self, to: u32, found: impl Iterator<Item = (i64, u32)>) {
         if let Some((next, walk)) = &mut self.next {
             for e in found {
                 next.push(Reverse(e));
@@ -143,7 +143,7 @@ impl ExpiryHeap {
     /// `owners(t, h)` says keys with hash `h` have the TTL `t` now (usually once or not at
     /// all; two keys whose hashes collide can share a deadline). Every key with a TTL has
     /// an entry (the owner's invariant), so afterwards there is exactly one per key.
-    pub fn compact(&mut self, mut owners: impl FnMut(i64, u64) -> usize) {
+    pub fn compact(&mut self, mut owners: impl FnMut(i64, u32) -> usize) {
         let mut v = std::mem::take(&mut self.heap).into_vec();
         v.sort_unstable();
         v.dedup();
@@ -160,7 +160,7 @@ impl ExpiryHeap {
 
     /// The earliest entry. The owner keeps it live (see `Db::settle`), so this is the
     /// earliest TTL.
-    pub fn peek(&self) -> Option<(i64, u64)> {
+    pub fn peek(&self) -> Option<(i64, u32)> {
         self.heap.peek().map(|Reverse(e)| *e)
     }
 
@@ -170,7 +170,7 @@ impl ExpiryHeap {
     }
 
     /// Pops the earliest entry if its deadline is `<= now`.
-    pub fn pop_due(&mut self, now: i64) -> Option<(i64, u64)> {
+    pub fn pop_due(&mut self, now: i64) -> Option<(i64, u32)> {
         match self.heap.peek() {
             Some(Reverse((t, _))) if *t <= now => self.heap.pop().map(|Reverse(e)| e),
             _ => None,
