@@ -216,19 +216,19 @@ pub async fn serve_node<S: Stream>(
     conn.cleanup().await;
 }
 
-/// Prefetches the keys of the next commands in `buf` (`Engine::prefetch`): on a keyspace
+/// Prefetches the keys of the next commands in `buf` (`Db::prefetch`): on a keyspace
 /// larger than the CPU's caches, a lookup waits on three or four memory reads, and a
 /// pipeline's commands otherwise wait on them one after another. Runs under the keyspace
 /// lock, between commands; returns how many commands it covered (or, in a db too small to
 /// gain from it, how many to run before asking again).
 fn prefetch_keys(engine: &lockcore::engine::Engine, db: usize, buf: &[u8]) -> usize {
-    if !engine.prefetch_pays(db) {
+    let Some(d) = engine.worth_prefetching(db) else {
         return lockcore::db::PREFETCH_MAX;
-    }
+    };
     let mut keys = [&[][..]; lockcore::db::PREFETCH_MAX];
     let (n, seen) = protocol::peek_keys(buf, &mut keys);
     if n > 0 {
-        engine.prefetch(db, &keys[..n]);
+        d.prefetch(&keys[..n]);
     }
     seen
 }

@@ -291,19 +291,12 @@ impl Engine {
         self.lookup_write(db, key, false)
     }
 
-    /// Prefetches the lines that looking up `keys` in `db` will read (see `Db::prefetch`).
-    pub fn prefetch(&self, db: usize, keys: &[&[u8]]) {
-        if let Some(d) = self.dbs.get(db) {
-            d.prefetch(keys);
-        }
-    }
-
-    /// Whether `db` holds enough keys for a prefetch to pay for finding the keys to
-    /// prefetch ([`crate::db::PREFETCH_MIN_KEYS`]).
-    pub fn prefetch_pays(&self, db: usize) -> bool {
+    /// Db `db` if it holds enough keys for a prefetch (`Db::prefetch`) to pay for finding
+    /// the keys to prefetch ([`crate::db::PREFETCH_MIN_KEYS`]).
+    pub fn worth_prefetching(&self, db: usize) -> Option<&Db> {
         self.dbs
             .get(db)
-            .is_some_and(|d| d.len() >= crate::db::PREFETCH_MIN_KEYS)
+            .filter(|d| d.len() >= crate::db::PREFETCH_MIN_KEYS)
     }
 
     /// Sets a found entry's access time to `now` (its LFU counter with an LFU policy), as
