@@ -249,6 +249,13 @@ impl Db {
         self.find(key).is_some()
     }
 
+    /// Whether `key` is the key found or inserted last (the one-entry memory that spares a
+    /// script's calls on one key their probes). A pipeline that names it again is on a
+    /// hot key, whose lines are in cache: prefetching gains nothing there.
+    pub fn is_last_found(&self, key: &[u8]) -> bool {
+        self.recall(key, self.hash(key)).is_some()
+    }
+
     /// Brings in the cache lines that looking up `keys` (up to [`PREFETCH_MAX`]) will read,
     /// without waiting for any of them: each key's first slot; then the pair of the first
     /// slot with the key's hash bits; then that pair's value. Every round's misses overlap,
@@ -831,6 +838,26 @@ mod tests {
         db.insert(Bytes::from_static(b"d"), s(b"d"), None, 0);
         assert_eq!(val(&db, b"d").as_deref(), Some(&b"d"[..]));
         assert_eq!(val(&db, b"c"), None);
+    }
+
+    #[test]
+    fn the_last_found_key_is_known_until_another_is_found_or_it_moves_away() {
+        let mut db = Db::default();
+        let s = |v: &'static [u8]| Value::Str(Bytes::from_static(v));
+        assert!(!db.is_last_found(b"a"));
+        for k in [&b"a"[..], b"b", b"c"] {
+            db.insert(Bytes::from_static(k), s(k), None, 0);
+        }
+        assert!(db.is_last_found(b"c"));
+        assert!(!db.is_last_found(b"a"));
+        assert!(db.get(b"a").is_some());
+        assert!(db.is_last_found(b"a") && !db.is_last_found(b"c"));
+        // A key that is absent is never the last found, whatever the memory holds.
+        assert!(db.get(b"zz").is_none());
+        assert!(!db.is_last_found(b"zz"));
+        // Removing a moves c into its place: the memory no longer names a live a.
+        db.remove(b"a");
+        assert!(!db.is_last_found(b"a"));
     }
 
     #[test]
