@@ -220,13 +220,13 @@ pub async fn serve_node<S: Stream>(
 /// larger than the CPU's caches, a lookup waits on three or four memory reads, and a
 /// pipeline's commands otherwise wait on them one after another. Runs under the keyspace
 /// lock, between commands; returns how many commands it covered (or, in a db too small to
-/// gain from it, how many to run before asking again).
+/// gain from it or on a hot key, how many to run before asking again).
 fn prefetch_keys(engine: &lockcore::engine::Engine, db: usize, buf: &[u8]) -> usize {
     let Some(d) = engine.worth_prefetching(db) else {
         return lockcore::db::PREFETCH_MAX;
     };
     let mut keys = [&[][..]; lockcore::db::PREFETCH_MAX];
-    // A batch whose next command names the key the last one used is on a hot key (a lock
+    // A batch whose next command names the key the db found last is on a hot key (a lock
     // script repeated on one lock): its lines are in cache, and reading every header of
     // the rest of the batch would be pure cost (about 3 % of such a script's
     // instructions). Look again a window later.
