@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The machine's ceiling as a server: `bench/limit-server.sh --port P` builds and runs the
 # limit server of ../shared/perf/limit_server.c (one thread, epoll, parses RESP only far
-# enough to count requests, answers each with a fixed reply; no keyspace). No server can
-# spend less CPU per request here, or get more requests per second out of redis-benchmark.
+# enough to count requests, answers each with a fixed reply; no keyspace). No server of
+# that kind spends less CPU per request here, and none gets more requests per second out
+# of redis-benchmark, which is the bound at -P 1 (docs/architecture.md, "The ceiling").
 #
 # It takes a server binary's place in bench/ab.sh, for the plain commands only (it answers
 # +OK to everything else):
