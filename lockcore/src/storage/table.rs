@@ -6,9 +6,10 @@
 //! misses in two places (the control bytes and the slots are separate arrays). Here the
 //! hash bits a probe compares sit in the slot itself, so a probe reads one cache line,
 //! and the line a key's probe starts on is known from its hash alone, so a pipeline's keys
-//! can be prefetched before their commands run ([`SlotTable::prefetch`]). perf on GET over
-//! 950,000 keys had hashbrown's `find` at 44 % of the server's time, nearly all of it
-//! waiting on memory (docs/architecture.md, "The request path, eleventh round").
+//! can be prefetched before their commands run ([`SlotTable::home_addr`], [`prefetch`]).
+//! perf on GET over 950,000 keys had hashbrown's `find` at 44 % of the server's time,
+//! nearly all of it waiting on memory (docs/architecture.md, "The request path, eleventh
+//! round").
 //!
 //! Deletion shifts the following slots of the run back (no tombstones), so a probe for an
 //! absent key stops at the first empty slot however many keys came and went. The table
