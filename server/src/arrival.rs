@@ -28,7 +28,7 @@ use crate::clock::Mono;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
@@ -153,6 +153,9 @@ pub struct Turn {
     arrivals: Arc<Arrivals>,
     ticket: AtomicU64,
     task: Mutex<Option<Waker>>,
+    /// The socket holds this connection's waker and had no data when it was stored
+    /// ([`OrderedRead`]'s arming): until the waker is woken, a read would find nothing.
+    armed: AtomicBool,
 }
 
 impl Turn {
@@ -161,6 +164,7 @@ impl Turn {
             arrivals,
             ticket: AtomicU64::new(0),
             task: Mutex::new(None),
+            armed: AtomicBool::new(false),
         })
     }
 
@@ -242,6 +246,9 @@ impl Wake for SocketWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
+        // Before the task waker is read (under its lock): a read that finds `armed` still
+        // set has stored its task waker first, so this wake-up reaches it.
+        self.0.armed.store(false, Ordering::Release);
         self.0.arrived();
         if let Some(w) = self.0.task.lock().as_ref() {
             w.wake_by_ref();
@@ -254,12 +261,12 @@ pub struct OrderedRead<R> {
     inner: R,
     turn: Arc<Turn>,
     waker: Waker,
-    arm: fn(&mut R, &mut Context<'_>),
+    arm: fn(&mut R, &mut Context<'_>) -> bool,
 }
 
 impl<R> OrderedRead<R> {
     /// `arm` registers the socket waker without reading ([`crate::net::Stream::arm_read`]).
-    pub fn new(inner: R, turn: Arc<Turn>, arm: fn(&mut R, &mut Context<'_>)) -> Self {
+    pub fn new(inner: R, turn: Arc<Turn>, arm: fn(&mut R, &mut Context<'_>) -> bool) -> Self {
         let waker = Waker::from(Arc::new(SocketWaker(turn.clone())));
         OrderedRead {
             inner,
@@ -284,6 +291,13 @@ impl<R: AsyncRead + Unpin> AsyncRead for OrderedRead<R> {
             }
         }
         let this = &mut *self;
+        // Armed and not woken since: the socket had no data then and has had none since,
+        // so a read would only find nothing and store the same waker again (about 250
+        // instructions per request at -P 1). The task waker is stored above, before this
+        // load, so a wake-up racing with it still reaches the task.
+        if this.turn.armed.load(Ordering::Acquire) {
+            return Poll::Pending;
+        }
         let before = buf.filled().len();
         let held = this.turn.ticket.load(Ordering::Acquire);
         let mut inner_cx = Context::from_waker(&this.waker);
@@ -297,7 +311,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for OrderedRead<R> {
                 // replies were written. The client may send its next command as soon as it
                 // has its reply, before that: arm the waker now so that data's arrival takes
                 // a ticket in the order the driver sees it, not when this task gets to it.
-                (this.arm)(&mut this.inner, &mut inner_cx);
+                // Set before arming: a wake-up that comes as soon as the waker is stored
+                // must find it set, to clear it.
+                this.turn.armed.store(true, Ordering::Release);
+                if !(this.arm)(&mut this.inner, &mut inner_cx) {
+                    this.turn.armed.store(false, Ordering::Release);
+                }
             }
             // A ticket held from before this read, which found no data (a spurious wake-up,
             // or the data was read already), holds no place. A ticket taken while the read
@@ -450,6 +469,108 @@ mod tests {
         arrivals.release(stuck);
         assert_eq!(flag.0.load(Ordering::Relaxed), 1);
         assert!(arrivals.pending.lock().live.is_empty());
+    }
+
+    /// A socket for [`OrderedRead`]: hands out queued chunks, and keeps the waker it was
+    /// last polled or armed with, as tokio's registration does.
+    #[derive(Default)]
+    struct FakeSocket {
+        chunks: std::collections::VecDeque<&'static [u8]>,
+        reads: usize,
+        waker: Option<Waker>,
+        /// Wake the stored waker as soon as arming stores it (data arriving just then).
+        wake_while_arming: bool,
+    }
+
+    impl AsyncRead for FakeSocket {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            self.reads += 1;
+            match self.chunks.pop_front() {
+                Some(c) => {
+                    buf.put_slice(c);
+                    Poll::Ready(Ok(()))
+                }
+                None => {
+                    self.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        }
+    }
+
+    fn arm_fake(r: &mut FakeSocket, cx: &mut Context<'_>) -> bool {
+        if !r.chunks.is_empty() {
+            return false;
+        }
+        r.waker = Some(cx.waker().clone());
+        if r.wake_while_arming {
+            r.waker.take().unwrap().wake();
+        }
+        true
+    }
+
+    struct Count(AtomicU64);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn an_armed_read_waits_for_the_socket_wake_up_without_reading() {
+        let arrivals = Arc::new(Arrivals::default());
+        let turn = Turn::new(arrivals.clone());
+        let mut rd = OrderedRead::new(FakeSocket::default(), turn.clone(), arm_fake);
+        rd.inner.chunks.push_back(b"a");
+        let task = Arc::new(Count(AtomicU64::new(0)));
+        let task_waker = Waker::from(task.clone());
+        let mut cx = Context::from_waker(&task_waker);
+        let mut mem = [0u8; 8];
+        let mut buf = ReadBuf::new(&mut mem);
+        assert!(Pin::new(&mut rd).poll_read(&mut cx, &mut buf).is_ready());
+        assert_eq!(buf.filled(), b"a");
+        assert_eq!(rd.inner.reads, 1);
+        // Armed: the socket holds the waker, and reads until it wakes do not reach it.
+        assert!(turn.armed.load(Ordering::Relaxed));
+        for _ in 0..3 {
+            assert!(Pin::new(&mut rd).poll_read(&mut cx, &mut buf).is_pending());
+        }
+        assert_eq!(rd.inner.reads, 1);
+        assert_eq!(task.0.load(Ordering::Relaxed), 0);
+        // Data arrives: the wake-up takes a ticket, reaches the task and disarms.
+        rd.inner.chunks.push_back(b"b");
+        rd.inner.waker.take().unwrap().wake();
+        assert_eq!(task.0.load(Ordering::Relaxed), 1);
+        assert!(!turn.armed.load(Ordering::Relaxed));
+        assert_ne!(turn.ticket.load(Ordering::Relaxed), 0);
+        assert!(Pin::new(&mut rd).poll_read(&mut cx, &mut buf).is_ready());
+        assert_eq!(buf.filled(), b"ab");
+        assert_eq!(rd.inner.reads, 2);
+        turn.give_back();
+        assert_eq!(arrivals.out.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_wake_up_while_arming_leaves_the_read_unarmed() {
+        let turn = Turn::new(Arc::new(Arrivals::default()));
+        let mut rd = OrderedRead::new(FakeSocket::default(), turn.clone(), arm_fake);
+        rd.inner.chunks.push_back(b"a");
+        rd.inner.wake_while_arming = true;
+        let task = Arc::new(Count(AtomicU64::new(0)));
+        let task_waker = Waker::from(task.clone());
+        let mut cx = Context::from_waker(&task_waker);
+        let mut mem = [0u8; 8];
+        let mut buf = ReadBuf::new(&mut mem);
+        assert!(Pin::new(&mut rd).poll_read(&mut cx, &mut buf).is_ready());
+        assert!(!turn.armed.load(Ordering::Relaxed));
+        // So the next read asks the socket (and, finding nothing, stores the waker).
+        assert!(Pin::new(&mut rd).poll_read(&mut cx, &mut buf).is_pending());
+        assert_eq!(rd.inner.reads, 2);
+        assert!(rd.inner.waker.is_some());
     }
 
     #[test]

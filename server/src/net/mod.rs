@@ -40,9 +40,13 @@ pub trait Stream: Send + 'static {
     type Write: AsyncWrite + Unpin + Send;
     fn split(self) -> (Self::Read, Self::Write);
     /// Registers `cx`'s waker for the next data on `r` without reading it, so that data
-    /// arriving while the task is busy still wakes it (`arrival.rs`). The default does
-    /// nothing (the next read registers it).
-    fn arm_read(_r: &mut Self::Read, _cx: &mut std::task::Context<'_>) {}
+    /// arriving while the task is busy still wakes it (`arrival.rs`). Returns true when the
+    /// waker is stored and no data is there yet: until it is woken, a read would only
+    /// find nothing. The default does nothing and returns false (the next read registers
+    /// the waker).
+    fn arm_read(_r: &mut Self::Read, _cx: &mut std::task::Context<'_>) -> bool {
+        false
+    }
 }
 
 impl Stream for tokio::net::TcpStream {
@@ -51,11 +55,12 @@ impl Stream for tokio::net::TcpStream {
     fn split(self) -> (Self::Read, Self::Write) {
         self.into_split()
     }
-    fn arm_read(r: &mut Self::Read, cx: &mut std::task::Context<'_>) {
+    fn arm_read(r: &mut Self::Read, cx: &mut std::task::Context<'_>) -> bool {
         // After a short read tokio has cleared the socket's readiness, so this only stores
         // the waker (no system call). Data already there is peeked and left for the read.
         let mut one = [0u8; 1];
-        let _ = r.poll_peek(cx, &mut tokio::io::ReadBuf::new(&mut one));
+        r.poll_peek(cx, &mut tokio::io::ReadBuf::new(&mut one))
+            .is_pending()
     }
 }
 
