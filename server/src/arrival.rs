@@ -261,7 +261,8 @@ pub struct OrderedRead<R> {
     inner: R,
     turn: Arc<Turn>,
     waker: Waker,
-    arm: fn(&mut R, &mut Context<'_>) -> bool,
+    /// None: reads go straight to the socket, with no ticket ([`OrderedRead::direct`]).
+    arm: Option<fn(&mut R, &mut Context<'_>) -> bool>,
 }
 
 impl<R> OrderedRead<R> {
@@ -272,7 +273,19 @@ impl<R> OrderedRead<R> {
             inner,
             turn,
             waker,
-            arm,
+            arm: Some(arm),
+        }
+    }
+
+    /// Reads that take no ticket: for a connection whose event loop runs connections in
+    /// arrival order by itself (`evloop.rs`). Its `turn` then never holds one.
+    pub fn direct(inner: R, turn: Arc<Turn>) -> Self {
+        let waker = Waker::from(Arc::new(SocketWaker(turn.clone())));
+        OrderedRead {
+            inner,
+            turn,
+            waker,
+            arm: None,
         }
     }
 }
@@ -283,6 +296,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for OrderedRead<R> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
+        let Some(arm) = self.arm else {
+            return Pin::new(&mut self.inner).poll_read(cx, buf);
+        };
         {
             let mut task = self.turn.task.lock();
             match task.as_ref() {
@@ -314,7 +330,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for OrderedRead<R> {
                 // Set before arming: a wake-up that comes as soon as the waker is stored
                 // must find it set, to clear it.
                 this.turn.armed.store(true, Ordering::Release);
-                if !(this.arm)(&mut this.inner, &mut inner_cx) {
+                if !arm(&mut this.inner, &mut inner_cx) {
                     this.turn.armed.store(false, Ordering::Release);
                 }
             }

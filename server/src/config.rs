@@ -193,6 +193,8 @@ pub static PARAMS: &[Param] = &[
     fixed("io-threads", "1", Kind::Int(1, 128)),
     // Tumbler's own: tokio worker threads; 0 = 1 on up to two cores, else one per core.
     fixed("worker-threads", "0", Kind::Int(0, 256)),
+    // Tumbler's own: plain TCP connections on an epoll loop of our own (server/src/evloop.rs).
+    fixed("event-loop", "no", Kind::Bool),
     p("replica-read-only", "yes", Kind::Bool),
     p("stop-writes-on-bgsave-error", "yes", Kind::Bool),
     p("rdbcompression", "yes", Kind::Bool),
@@ -327,7 +329,12 @@ pub const IGNORED: &[&str] = &[
 /// Redis; and Tumbler's own start-up-only parameters, so that tools that walk `CONFIG GET *`
 /// and set each value back (Redis' "CONFIG sanity" test) meet only the immutable
 /// parameters redis-server itself has.
-const HIDDEN: &[&str] = &["key-load-delay", "metrics-port", "worker-threads"];
+const HIDDEN: &[&str] = &[
+    "key-load-delay",
+    "metrics-port",
+    "worker-threads",
+    "event-loop",
+];
 
 pub fn find(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| {

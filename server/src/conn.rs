@@ -248,7 +248,11 @@ impl Conn {
         let (rd, mut wr) = stream.split();
         // Runs input in the order it arrived across connections, as Redis does (arrival.rs).
         let turn = crate::arrival::Turn::new(self.shared.arrivals.clone());
-        let mut rd = crate::arrival::OrderedRead::new(rd, turn.clone(), S::arm_read);
+        let mut rd = if S::LOOP_ORDERED {
+            crate::arrival::OrderedRead::direct(rd, turn.clone())
+        } else {
+            crate::arrival::OrderedRead::new(rd, turn.clone(), S::arm_read)
+        };
         let mut buf = BytesMut::with_capacity(16 * 1024);
         loop {
             if self.flow == Flow::Continue && !buf.is_empty() {
@@ -264,7 +268,10 @@ impl Conn {
                 // batch of one command is quick enough that the client is still busy
                 // with the other replies: the yield (one more task poll, ~500
                 // instructions) is kept for pipelines.
-                if ran > 1 && !self.out.is_empty() && turn.others_waiting() {
+                if ran > 1
+                    && !self.out.is_empty()
+                    && S::others_waiting().unwrap_or_else(|| turn.others_waiting())
+                {
                     tokio::task::yield_now().await;
                 }
             }

@@ -18,6 +18,7 @@ pub mod conn;
 pub mod digest;
 pub mod dispatch;
 pub mod embed;
+pub mod evloop;
 pub mod info;
 pub mod latency;
 pub mod lockdep;

@@ -521,9 +521,14 @@ fn plans_are_atomic_under_concurrency() {
 /// it ends, as Redis' one thread does: other clients wait and are then served, and neither
 /// answers -BUSY in the middle of a single command (Redis answers it only from the Lua
 /// hook between instructions; a long Lua script leaves the worker, tests/one_worker.rs).
+/// The same holds for the event loop of our own (one thread), so this runs on tokio.
 #[test]
 fn plans_take_part_in_busy() {
-    let t = Tumbler::start_with(&[("busy-reply-threshold", "1"), ("worker-threads", "2")]);
+    let t = Tumbler::start_with(&[
+        ("busy-reply-threshold", "1"),
+        ("worker-threads", "2"),
+        ("event-loop", "no"),
+    ]);
     let mut c = t.raw();
     // Enough keys that KEYS * takes a while, even on a fast machine.
     for batch in 0..40 {

@@ -47,6 +47,13 @@ pub trait Stream: Send + 'static {
     fn arm_read(_r: &mut Self::Read, _cx: &mut std::task::Context<'_>) -> bool {
         false
     }
+    /// Whether the stream's reactor runs connections in the order their data arrived
+    /// already (our own event loop, `evloop.rs`), so `arrival.rs`' tickets are not needed.
+    const LOOP_ORDERED: bool = false;
+    /// For a [`Self::LOOP_ORDERED`] stream: whether other connections are queued to run.
+    fn others_waiting() -> Option<bool> {
+        None
+    }
 }
 
 impl Stream for tokio::net::TcpStream {
@@ -286,13 +293,26 @@ impl Bound {
     pub fn serve(self, shared: &Arc<Shared>) -> io::Result<Vec<JoinHandle<()>>> {
         *shared.tls.write() = self.tls_config.clone();
         let mut tasks = Vec::new();
+        let lp = if shared.config.read().get_bool("event-loop") && !self.tcp.is_empty() {
+            Some(crate::evloop::Loop::start(
+                tokio::runtime::Handle::current(),
+            )?)
+        } else {
+            None
+        };
         for l in self.tcp {
             let l = tokio::net::TcpListener::from_std(l)?;
-            tasks.push(tokio::spawn(accept_tcp(shared.clone(), l, Transport::Tcp)));
+            let t = Transport::Tcp;
+            tasks.push(tokio::spawn(accept_tcp(shared.clone(), l, t, lp.clone())));
         }
         for l in self.tls {
             let l = tokio::net::TcpListener::from_std(l)?;
-            tasks.push(tokio::spawn(accept_tcp(shared.clone(), l, Transport::Tls)));
+            tasks.push(tokio::spawn(accept_tcp(
+                shared.clone(),
+                l,
+                Transport::Tls,
+                None,
+            )));
         }
         if let Some((l, _)) = self.unix {
             let l = tokio::net::UnixListener::from_std(l)?;
@@ -302,7 +322,14 @@ impl Bound {
     }
 }
 
-async fn accept_tcp(shared: Arc<Shared>, listener: tokio::net::TcpListener, t: Transport) {
+/// Accepts connections on `listener`; with `lp`, plain TCP connections run on our own
+/// event loop (`event-loop yes`, server/src/evloop.rs) instead of tokio's.
+async fn accept_tcp(
+    shared: Arc<Shared>,
+    listener: tokio::net::TcpListener,
+    t: Transport,
+    lp: Option<crate::evloop::Loop>,
+) {
     loop {
         match listener.accept().await {
             Ok((stream, addr)) => {
@@ -313,6 +340,14 @@ async fn accept_tcp(shared: Arc<Shared>, listener: tokio::net::TcpListener, t: T
                 let laddr = stream.local_addr().unwrap_or(addr);
                 if t == Transport::Tls {
                     tokio::spawn(tls::serve(shared.clone(), stream, addr, laddr));
+                } else if let Some(lp) = &lp {
+                    let Ok(std) = stream.into_std() else {
+                        continue;
+                    };
+                    match lp.register(std) {
+                        Ok(s) => lp.spawn(crate::conn::serve(shared.clone(), s, addr, laddr, t)),
+                        Err(e) => tracing::warn!("event loop: {e}"),
+                    }
                 } else {
                     tokio::spawn(crate::conn::serve(shared.clone(), stream, addr, laddr, t));
                 }

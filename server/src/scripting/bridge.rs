@@ -436,6 +436,10 @@ pub fn hook(_lua: &Lua, dbg: &Debug) -> mlua::Result<VmState> {
 /// (were it stolen, the script would keep the worker, as before this check).
 /// Returns whether the probe ran; if not, the hook tries again on a later call.
 fn detach_from_worker() -> bool {
+    // On our own event loop's thread (`event-loop yes`): a new thread takes the loop.
+    if let Some(r) = crate::evloop::hand_off() {
+        return r;
+    }
     let Ok(h) = tokio::runtime::Handle::try_current() else {
         return true;
     };
