@@ -193,8 +193,9 @@ pub static PARAMS: &[Param] = &[
     fixed("io-threads", "1", Kind::Int(1, 128)),
     // Tumbler's own: tokio worker threads; 0 = 1 on up to two cores, else one per core.
     fixed("worker-threads", "0", Kind::Int(0, 256)),
-    // Tumbler's own: plain TCP connections on an epoll loop of our own (server/src/evloop.rs).
-    fixed("event-loop", "no", Kind::Bool),
+    // Tumbler's own: plain TCP connections on an epoll loop of our own (server/src/evloop.rs);
+    // "no" runs them on tokio's scheduler as TLS and Unix-socket connections are.
+    fixed("event-loop", "yes", Kind::Bool),
     p("replica-read-only", "yes", Kind::Bool),
     p("stop-writes-on-bgsave-error", "yes", Kind::Bool),
     p("rdbcompression", "yes", Kind::Bool),

@@ -1,4 +1,4 @@
-//! An event loop of our own for plain TCP connections (`event-loop yes`, off by default).
+//! An event loop of our own for plain TCP connections (`event-loop yes`, the default).
 //!
 //! With it, the connection tasks of the TCP listeners run on one thread that waits in
 //! `epoll_wait` itself, as Redis' `ae` does, instead of on tokio's scheduler and I/O

@@ -46,8 +46,9 @@ impl Tumbler {
                 b = b.config("worker-threads", &n);
             }
         }
-        // `TUMBLER_TEST_EVENT_LOOP=yes` runs every server's TCP connections on the event
-        // loop of our own (server/src/evloop.rs) unless the test sets `event-loop` itself.
+        // `TUMBLER_TEST_EVENT_LOOP=no` runs every server's TCP connections on tokio instead
+        // of the event loop of our own (server/src/evloop.rs, the default) unless the test
+        // sets `event-loop` itself.
         if let Ok(v) = std::env::var("TUMBLER_TEST_EVENT_LOOP") {
             if !directives.iter().any(|(k, _)| *k == "event-loop") {
                 b = b.config("event-loop", &v);
