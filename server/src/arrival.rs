@@ -1,4 +1,6 @@
-//! Arrival order across connections.
+//! Arrival order across connections on tokio's workers (TLS and Unix-socket connections,
+//! and plain TCP ones with `event-loop no`; our own event loop, `evloop.rs`, keeps the
+//! order by itself).
 //!
 //! Redis is one thread: `epoll_wait` hands it the readable sockets in the order their data
 //! arrived, and it runs each one's commands in that order. So when a client sends
