@@ -454,6 +454,10 @@ impl IoState {
     }
 
     fn poll_read(&self, cx: &Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        if buf.remaining() == 0 {
+            // Nothing to read into; a recv of 0 bytes would look like the peer's close.
+            return Poll::Ready(Ok(()));
+        }
         loop {
             let seen = match self.poll_ready(cx, READ) {
                 Poll::Ready(r) => r,
