@@ -538,14 +538,24 @@ mod tests {
         }
     }
 
+    /// A reader for `turn` on a fake socket that holds "a", and a task waker that counts.
+    fn reader_with_data(
+        turn: &Arc<Turn>,
+        wake_while_arming: bool,
+    ) -> (OrderedRead<FakeSocket>, Arc<Count>, Waker) {
+        let mut rd = OrderedRead::new(FakeSocket::default(), turn.clone(), arm_fake);
+        rd.inner.chunks.push_back(b"a");
+        rd.inner.wake_while_arming = wake_while_arming;
+        let task = Arc::new(Count(AtomicU64::new(0)));
+        let task_waker = Waker::from(task.clone());
+        (rd, task, task_waker)
+    }
+
     #[test]
     fn an_armed_read_waits_for_the_socket_wake_up_without_reading() {
         let arrivals = Arc::new(Arrivals::default());
         let turn = Turn::new(arrivals.clone());
-        let mut rd = OrderedRead::new(FakeSocket::default(), turn.clone(), arm_fake);
-        rd.inner.chunks.push_back(b"a");
-        let task = Arc::new(Count(AtomicU64::new(0)));
-        let task_waker = Waker::from(task.clone());
+        let (mut rd, task, task_waker) = reader_with_data(&turn, false);
         let mut cx = Context::from_waker(&task_waker);
         let mut mem = [0u8; 8];
         let mut buf = ReadBuf::new(&mut mem);
@@ -575,11 +585,7 @@ mod tests {
     #[test]
     fn a_wake_up_while_arming_leaves_the_read_unarmed() {
         let turn = Turn::new(Arc::new(Arrivals::default()));
-        let mut rd = OrderedRead::new(FakeSocket::default(), turn.clone(), arm_fake);
-        rd.inner.chunks.push_back(b"a");
-        rd.inner.wake_while_arming = true;
-        let task = Arc::new(Count(AtomicU64::new(0)));
-        let task_waker = Waker::from(task.clone());
+        let (mut rd, _task, task_waker) = reader_with_data(&turn, true);
         let mut cx = Context::from_waker(&task_waker);
         let mut mem = [0u8; 8];
         let mut buf = ReadBuf::new(&mut mem);

@@ -453,78 +453,63 @@ impl IoState {
             .compare_exchange(seen, seen & !bit, Ordering::AcqRel, Ordering::Acquire);
     }
 
+    /// Runs `op` (a `recv` or a `send`, returning what the system call did) once the
+    /// socket is ready for `bit`; when it finds the socket empty (or full), clears the bit
+    /// and waits again. Returns the bytes moved and the readiness `op` ran under.
+    fn poll_io(
+        &self,
+        cx: &Context<'_>,
+        bit: u64,
+        mut op: impl FnMut() -> isize,
+    ) -> Poll<io::Result<(usize, u64)>> {
+        loop {
+            let seen = std::task::ready!(self.poll_ready(cx, bit));
+            let n = op();
+            if n >= 0 {
+                return Poll::Ready(Ok((n as usize, seen)));
+            }
+            let err = io::Error::last_os_error();
+            match err.kind() {
+                io::ErrorKind::WouldBlock => self.clear(seen, bit),
+                io::ErrorKind::Interrupted => {}
+                _ => return Poll::Ready(Err(err)),
+            }
+        }
+    }
+
     fn poll_read(&self, cx: &Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         if buf.remaining() == 0 {
             // Nothing to read into; a recv of 0 bytes would look like the peer's close.
             return Poll::Ready(Ok(()));
         }
-        loop {
-            let seen = match self.poll_ready(cx, READ) {
-                Poll::Ready(r) => r,
-                Poll::Pending => return Poll::Pending,
-            };
-            // SAFETY: recv writes at most `len` bytes into the unfilled part, and only
-            // what it reports written is marked initialized.
-            let dst = unsafe { buf.unfilled_mut() };
-            let len = dst.len();
-            let n = unsafe {
-                libc::recv(
-                    self.fd.as_raw_fd(),
-                    dst.as_mut_ptr() as *mut libc::c_void,
-                    len,
-                    0,
-                )
-            };
-            if n < 0 {
-                let err = io::Error::last_os_error();
-                if err.kind() == io::ErrorKind::WouldBlock {
-                    self.clear(seen, READ);
-                    continue;
-                }
-                if err.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Poll::Ready(Err(err));
-            }
-            let n = n as usize;
-            if n > 0 && n < len {
-                // A short read emptied the socket: the next data is a new edge.
-                self.clear(seen, READ);
-            }
-            unsafe { buf.assume_init(n) };
-            buf.advance(n);
-            return Poll::Ready(Ok(()));
+        // SAFETY: recv writes at most `len` bytes into the unfilled part, and only what it
+        // reports written is marked initialized.
+        let dst = unsafe { buf.unfilled_mut() };
+        let (ptr, len) = (dst.as_mut_ptr() as *mut libc::c_void, dst.len());
+        let fd = self.fd.as_raw_fd();
+        let (n, seen) =
+            std::task::ready!(self.poll_io(cx, READ, || unsafe { libc::recv(fd, ptr, len, 0) }))?;
+        if n > 0 && n < len {
+            // A short read emptied the socket: the next data is a new edge.
+            self.clear(seen, READ);
         }
+        unsafe { buf.assume_init(n) };
+        buf.advance(n);
+        Poll::Ready(Ok(()))
     }
 
     fn poll_write(&self, cx: &Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        loop {
-            let seen = match self.poll_ready(cx, WRITE) {
-                Poll::Ready(r) => r,
-                Poll::Pending => return Poll::Pending,
-            };
-            // SAFETY: send reads `data.len()` bytes from a valid slice.
-            let n = unsafe {
-                libc::send(
-                    self.fd.as_raw_fd(),
-                    data.as_ptr() as *const libc::c_void,
-                    data.len(),
-                    libc::MSG_NOSIGNAL,
-                )
-            };
-            if n < 0 {
-                let err = io::Error::last_os_error();
-                if err.kind() == io::ErrorKind::WouldBlock {
-                    self.clear(seen, WRITE);
-                    continue;
-                }
-                if err.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Poll::Ready(Err(err));
-            }
-            return Poll::Ready(Ok(n as usize));
-        }
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: send reads `data.len()` bytes from a valid slice.
+        let send = || unsafe {
+            libc::send(
+                fd,
+                data.as_ptr() as *const libc::c_void,
+                data.len(),
+                libc::MSG_NOSIGNAL,
+            )
+        };
+        self.poll_io(cx, WRITE, send).map_ok(|(n, _)| n)
     }
 
     fn raw(&self) -> RawFd {
