@@ -246,7 +246,8 @@ impl Conn {
     async fn run<S: Stream>(&mut self, stream: S) {
         let handle = self.handle.clone();
         let (rd, mut wr) = stream.split();
-        // Runs input in the order it arrived across connections, as Redis does (arrival.rs).
+        // Runs input in the order it arrived across connections, as Redis does: our event
+        // loop does by itself (evloop.rs), tokio's workers with tickets (arrival.rs).
         let turn = crate::arrival::Turn::new(self.shared.arrivals.clone());
         let mut rd = if S::LOOP_ORDERED {
             crate::arrival::OrderedRead::direct(rd, turn.clone())

@@ -257,7 +257,14 @@ pub fn hand_off() -> Option<bool> {
     {
         return Some(true);
     }
-    Some(spawn_thread(inner, gen + 1).is_ok())
+    if spawn_thread(inner.clone(), gen + 1).is_err() {
+        // No thread to take it (out of threads or memory): this one keeps the loop, and
+        // the script's hook asks again later, as after a hand-off tokio did not take.
+        inner.owner.store(gen, Ordering::Release);
+        CURRENT.with(|c| *c.borrow_mut() = Some((inner, gen)));
+        return Some(false);
+    }
+    Some(true)
 }
 
 fn run(inner: Arc<Inner>, gen: u64) {
