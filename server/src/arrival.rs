@@ -270,24 +270,26 @@ pub struct OrderedRead<R> {
 impl<R> OrderedRead<R> {
     /// `arm` registers the socket waker without reading ([`crate::net::Stream::arm_read`]).
     pub fn new(inner: R, turn: Arc<Turn>, arm: fn(&mut R, &mut Context<'_>) -> bool) -> Self {
-        let waker = Waker::from(Arc::new(SocketWaker(turn.clone())));
-        OrderedRead {
-            inner,
-            turn,
-            waker,
-            arm: Some(arm),
-        }
+        Self::with_arm(inner, turn, Some(arm))
     }
 
     /// Reads that take no ticket: for a connection whose event loop runs connections in
     /// arrival order by itself (`evloop.rs`). Its `turn` then never holds one.
     pub fn direct(inner: R, turn: Arc<Turn>) -> Self {
+        Self::with_arm(inner, turn, None)
+    }
+
+    fn with_arm(
+        inner: R,
+        turn: Arc<Turn>,
+        arm: Option<fn(&mut R, &mut Context<'_>) -> bool>,
+    ) -> Self {
         let waker = Waker::from(Arc::new(SocketWaker(turn.clone())));
         OrderedRead {
             inner,
             turn,
             waker,
-            arm: None,
+            arm,
         }
     }
 }
@@ -301,13 +303,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for OrderedRead<R> {
         let Some(arm) = self.arm else {
             return Pin::new(&mut self.inner).poll_read(cx, buf);
         };
-        {
-            let mut task = self.turn.task.lock();
-            match task.as_ref() {
-                Some(w) if w.will_wake(cx.waker()) => {}
-                _ => *task = Some(cx.waker().clone()),
-            }
-        }
+        crate::shared::keep_waker(&self.turn.task, cx.waker());
         let this = &mut *self;
         // Armed and not woken since: the socket had no data then and has had none since,
         // so a read would only find nothing and store the same waker again (about 250

@@ -433,18 +433,12 @@ impl IoState {
         if r & mask != 0 {
             return Poll::Ready(r);
         }
-        {
-            let slot = if bit == READ {
-                &self.reader
-            } else {
-                &self.writer
-            };
-            let mut w = slot.lock();
-            match w.as_ref() {
-                Some(old) if old.will_wake(cx.waker()) => {}
-                _ => *w = Some(cx.waker().clone()),
-            }
-        }
+        let slot = if bit == READ {
+            &self.reader
+        } else {
+            &self.writer
+        };
+        crate::shared::keep_waker(slot, cx.waker());
         let r = self.ready.load(Ordering::Acquire);
         if r & mask != 0 {
             Poll::Ready(r)

@@ -65,6 +65,17 @@ pub struct Mailbox {
     closed: AtomicBool,
 }
 
+/// Stores `waker` in `slot` for a later wake-up, unless the one there already wakes the
+/// same task (a task polled again keeps its waker: no clone, no drop).
+#[inline]
+pub fn keep_waker(slot: &Mutex<Option<std::task::Waker>>, waker: &std::task::Waker) {
+    let mut w = slot.lock();
+    match w.as_ref() {
+        Some(old) if old.will_wake(waker) => {}
+        _ => *w = Some(waker.clone()),
+    }
+}
+
 impl Mailbox {
     pub fn send(&self, m: Msg) {
         {
@@ -109,13 +120,7 @@ impl Mailbox {
         if let Some(m) = self.try_recv() {
             return std::task::Poll::Ready(m);
         }
-        {
-            let mut w = self.waker.lock();
-            match w.as_ref() {
-                Some(old) if old.will_wake(cx.waker()) => {}
-                _ => *w = Some(cx.waker().clone()),
-            }
-        }
+        keep_waker(&self.waker, cx.waker());
         match self.try_recv() {
             Some(m) => std::task::Poll::Ready(m),
             None => std::task::Poll::Pending,
