@@ -1,0 +1,3 @@
+module tumbler.dev/tumbler
+
+go 1.22
