@@ -1,0 +1,74 @@
+package dev.tumbler.junit;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Runs a tumbler server for a JUnit 5 test class.
+ *
+ * <ul>
+ *   <li>On the class: one server for the class ({@code lifecycle = PER_METHOD}: one per test).
+ *       Test and lifecycle methods take it as a {@code TumblerServer} parameter, and a
+ *       {@code RedissonClient} parameter connected to it when Redisson is on the classpath
+ *       (shut down after the server's scope).</li>
+ *   <li>On a {@code TumblerServer} field: a static field holds one server for the class, an
+ *       instance field one per test.</li>
+ * </ul>
+ *
+ * <pre>{@code
+ * @Tumbler(timeControl = true)
+ * class LeaseTest {
+ *     @Test
+ *     void leaseLapses(TumblerServer srv, RedissonClient redisson) { ... srv.advance(Duration.ofSeconds(31)); ... }
+ * }
+ * }</pre>
+ */
+@Target({ElementType.TYPE, ElementType.FIELD, ElementType.ANNOTATION_TYPE})
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Inherited
+@ExtendWith(TumblerExtension.class)
+public @interface Tumbler {
+    /** {@code --enable-time-control yes}: advance, freeze, resume. */
+    boolean timeControl() default true;
+
+    /** Independent nodes in one process (RedLock, MultiLock). Ignored when {@link #clusterPrimaries} > 0. */
+    int nodes() default 1;
+
+    /** Above 0: one Redis Cluster of that many primaries. */
+    int clusterPrimaries() default 0;
+
+    /** Replicas per primary in cluster mode. */
+    int clusterReplicas() default 0;
+
+    /** {@code --lockdep}: "" (off, unless {@link #failOnLockInversions}), "yes" or "strict". */
+    String lockdep() default "";
+
+    /** After the server's scope (the class, or each test), fail if lockdep found inversions or deadlocks. */
+    boolean failOnLockInversions() default false;
+
+    /** TLS only ({@code rediss://}) with generated certificates; client certificates required. */
+    boolean tls() default false;
+
+    /** ACL users, {@code "name:password"} or {@code "name:password RULES"} (rules default {@code ~* &* +@all}). */
+    String[] users() default {};
+
+    /** {@code requirepass}. */
+    String password() default "";
+
+    /** Extra server arguments. */
+    String[] args() default {};
+
+    /** One server per class (default) or per test method. Fields decide by being static or not. */
+    Lifecycle lifecycle() default Lifecycle.PER_CLASS;
+
+    enum Lifecycle {
+        PER_CLASS,
+        PER_METHOD
+    }
+}
