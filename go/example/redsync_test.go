@@ -18,7 +18,7 @@ func newRedsync(t *testing.T, s *tumbler.Server) *redsync.Redsync {
 	var pools []redis.Pool
 	for _, addr := range s.Addrs() {
 		c := goredislib.NewClient(&goredislib.Options{Addr: addr, MaxRetries: -1,
-			DialTimeout: time.Second})
+			DialTimeout: time.Second, DialerRetries: 1})
 		t.Cleanup(func() { _ = c.Close() })
 		pools = append(pools, goredis.NewPool(c))
 	}
