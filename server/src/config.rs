@@ -285,8 +285,8 @@ pub static PARAMS: &[Param] = &[
 
 /// Directives Tumbler accepts and stores (CONFIG GET shows them) but that change nothing:
 /// Tumbler keeps no files and has no replicas, so persistence and replication settings have
-/// nothing to act on. The README's "Accepted but ignored" list is this one; a test keeps
-/// them in step.
+/// nothing to act on. The "Accepted but ignored" list in docs/config.md is this one; a test
+/// keeps them in step.
 pub const IGNORED: &[&str] = &[
     "save",
     "appendonly",
@@ -792,26 +792,26 @@ mod tests {
     }
 
     #[test]
-    fn ignored_directives_are_known_and_listed_in_the_readme() {
-        let readme = include_str!("../../README.md");
-        let section = readme
+    fn ignored_directives_are_known_and_listed_in_the_docs() {
+        let doc = include_str!("../../docs/config.md");
+        let section = doc
             .split("## Accepted but ignored")
             .nth(1)
             .and_then(|s| s.split("\n## ").next())
-            .expect("README section 'Accepted but ignored'");
+            .expect("docs/config.md section 'Accepted but ignored'");
         for name in IGNORED {
             assert!(find(name).is_some(), "{name} is not a parameter");
             assert!(
                 section.contains(&format!("`{name}`")),
-                "{name} missing from the README list"
+                "{name} missing from the docs/config.md list"
             );
         }
-        // And the other way: every parameter the README lists is in IGNORED.
+        // And the other way: every parameter docs/config.md lists there is in IGNORED.
         for (i, word) in section.split('`').enumerate() {
             if i % 2 == 1 && find(word).is_some() {
                 assert!(
                     IGNORED.contains(&word),
-                    "README lists {word}, IGNORED does not"
+                    "docs/config.md lists {word}, IGNORED does not"
                 );
             }
         }
