@@ -411,6 +411,51 @@ public final class TumblerServer implements AutoCloseable {
     }
 
     /**
+     * The Redisson configuration of {@link #redissonConfig()} as YAML ({@code Config.fromYAML},
+     * redisson-spring-boot-starter's {@code spring.redis.redisson.config}); only the settings
+     * that differ from Redisson's defaults, so it reads back in Redisson 3.x and 4.x.
+     */
+    public String redissonYaml() {
+        StringBuilder y = new StringBuilder();
+        if (config.cluster) {
+            y.append("clusterServersConfig:\n  nodeAddresses:\n");
+            for (int i = 0; i < primaries(); i++) {
+                y.append("  - ").append(quote(url(i))).append('\n');
+            }
+            y.append("  scanInterval: 200\n");
+        } else {
+            y.append("singleServerConfig:\n  address: ").append(quote(url())).append('\n');
+        }
+        if (username() != null) {
+            y.append("  username: ").append(quote(username())).append('\n');
+        }
+        if (password() != null) {
+            y.append("  password: ").append(quote(password())).append('\n');
+        }
+        if (tls != null) {
+            y.append("  sslTruststore: ").append(quote(tls.truststoreUrl().toString())).append('\n');
+            y.append("  sslTruststorePassword: ").append(quote(TlsMaterial.STORE_PASSWORD)).append('\n');
+            y.append("  sslKeystore: ").append(quote(tls.keystoreUrl().toString())).append('\n');
+            y.append("  sslKeystorePassword: ").append(quote(TlsMaterial.STORE_PASSWORD)).append('\n');
+        }
+        return y.toString();
+    }
+
+    private static String quote(String v) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : v.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    /**
      * Spring Boot properties for this server: {@code spring.data.redis.*} (host and port, or
      * cluster nodes, username, password, ssl) for spring-boot-starter-data-redis and
      * redisson-spring-boot-starter.

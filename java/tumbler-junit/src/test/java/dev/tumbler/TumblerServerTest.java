@@ -15,6 +15,7 @@ import org.redisson.Redisson;
 import org.redisson.api.RBucket;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
 
 class TumblerServerTest {
 
@@ -70,11 +71,12 @@ class TumblerServerTest {
     }
 
     @Test
-    void tlsWithAnAclUserAndAClientCertificate() {
+    void tlsWithAnAclUserAndAClientCertificate() throws Exception {
         try (TumblerServer srv = TumblerServer.builder().tls().user("alice", "s3cret").start()) {
             assertTrue(srv.url().startsWith("rediss://127.0.0.1:"), srv.url());
             assertEquals("PONG", srv.command("PING"));
-            RedissonClient r = Redisson.create(srv.redissonConfig());
+            // the YAML form (redisson-spring-boot-starter's spring.redis.redisson.config) reads back
+            RedissonClient r = Redisson.create(Config.fromYAML(srv.redissonYaml()));
             try {
                 RBucket<String> b = r.getBucket("greeting");
                 b.set("hello");
@@ -87,12 +89,13 @@ class TumblerServerTest {
     }
 
     @Test
-    void redissonInAClusterWithReplicas() {
+    void redissonInAClusterWithReplicas() throws Exception {
         try (TumblerServer srv = TumblerServer.builder().cluster(3, 1).timeControl(true).start()) {
             assertEquals(6, srv.nodeCount());
             assertEquals(3, srv.primaries());
             RedissonClient r = Redisson.create(srv.redissonConfig());
             try {
+                assertTrue(Config.fromYAML(srv.redissonYaml()).isClusterConfig());
                 RLock lock = r.getLock("{order:42}:lock");
                 lock.lock(10, TimeUnit.SECONDS);
                 assertTrue(lock.isLocked());

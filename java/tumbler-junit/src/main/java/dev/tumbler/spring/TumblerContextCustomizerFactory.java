@@ -72,7 +72,7 @@ public class TumblerContextCustomizerFactory implements ContextCustomizerFactory
                 }
                 if (redisson && f.getAnnotation(TumblerServiceConnection.class).redissonConfig() && n == 0) {
                     Map<String, Object> props = new LinkedHashMap<>();
-                    props.put("spring.redis.redisson.config", RedissonYaml.of(server));
+                    props.put("spring.redis.redisson.config", server.redissonYaml());
                     context.getEnvironment().getPropertySources()
                             .addFirst(new MapPropertySource("tumbler", props));
                 }
@@ -100,18 +100,6 @@ public class TumblerContextCustomizerFactory implements ContextCustomizerFactory
             for (Map.Entry<Class<?>, ?> e : details.entrySet()) {
                 context.getBeanFactory().registerSingleton(
                         "tumbler" + e.getKey().getSimpleName() + suffix, e.getValue());
-            }
-        }
-    }
-
-    static final class RedissonYaml {
-        private RedissonYaml() {}
-
-        static String of(TumblerServer server) {
-            try {
-                return server.redissonConfig().toYAML();
-            } catch (java.io.IOException e) {
-                throw new IllegalStateException("cannot write the Redisson config", e);
             }
         }
     }
