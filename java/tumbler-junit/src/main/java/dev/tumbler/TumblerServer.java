@@ -667,6 +667,11 @@ public final class TumblerServer implements AutoCloseable {
 
         public TumblerServer start() {
             Builder cfg = copy();
+            if (cfg.tls && cfg.nodes > 1) {
+                // tumbler --nodes N --tls-port 0 listens in plaintext on every node, without a word.
+                throw new TumblerException("TLS is supported for a single server only (tumbler --nodes N"
+                        + " ignores tls-port)");
+            }
             Path exe = Binary.resolve(cfg.binary);
             TlsMaterial material = cfg.tls ? TlsMaterial.generate() : null;
             List<String> cmd = new ArrayList<>();
