@@ -129,6 +129,13 @@ class TumblerServerTest {
     }
 
     @Test
+    void tlsWithSeveralNodesIsRefusedBeforeStarting() {
+        TumblerException e = assertThrows(TumblerException.class,
+                () -> TumblerServer.builder().tls().nodes(3).start().close());
+        assertTrue(e.getMessage().contains("single server"), e.getMessage());
+    }
+
+    @Test
     void tlsMaterialIsValid() throws Exception {
         TlsMaterial t = TlsMaterial.generate();
         t.caCertificate().checkValidity();

@@ -1,0 +1,245 @@
+package io.tumbler.compat;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+
+/** Starts tumbler and redis-server processes on free loopback ports. */
+public final class Servers {
+    private Servers() {}
+
+    private static final AtomicInteger SEQ = new AtomicInteger();
+    private static final Pattern PORT_LINE = Pattern.compile("\\b(tls-)?port=(\\d+)");
+    private static final long START_TIMEOUT_MS = 15_000;
+
+    public static boolean ci() { return "true".equalsIgnoreCase(System.getenv("CI")); }
+
+    /** A missing server or tool fails under CI=true and skips elsewhere. */
+    public static void require(boolean present, String what) {
+        if (present) return;
+        if (ci()) Assertions.fail("missing under CI=true: " + what);
+        Assumptions.abort("missing: " + what);
+    }
+
+    public static Path workdir() {
+        Path d = Path.of(System.getProperty("compat.workdir", "target/servers")).toAbsolutePath();
+        try {
+            Files.createDirectories(d);
+        } catch (IOException e) {
+            throw new RuntimeException(e);
+        }
+        return d;
+    }
+
+    public static Path tumblerBinary() {
+        String env = System.getenv("TUMBLER_BINARY");
+        String p = env != null && !env.isEmpty() ? env : System.getProperty("tumbler.binary", "../../target/release/tumbler");
+        Path path = Path.of(p).toAbsolutePath().normalize();
+        require(Files.isExecutable(path), "tumbler binary at " + path + " (set TUMBLER_BINARY)");
+        return path;
+    }
+
+    public static String which(String tool) {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(File.pathSeparator)) {
+            Path p = Path.of(dir, tool);
+            if (Files.isExecutable(p)) return p.toString();
+        }
+        return null;
+    }
+
+    public static String redisServerBinary() {
+        String p = which("redis-server");
+        require(p != null, "redis-server on PATH (apt-get install redis-server)");
+        return p;
+    }
+
+    public static String redisCliBinary() {
+        String p = which("redis-cli");
+        require(p != null, "redis-cli on PATH (apt-get install redis-tools)");
+        return p;
+    }
+
+    /** tumbler --port 0 ARGS; waits for `expected` plain-port lines (one per node). */
+    public static ServerProc tumbler(int expected, String... args) {
+        Path bin = tumblerBinary();
+        List<String> cmd = new ArrayList<>();
+        cmd.add(bin.toString());
+        cmd.add("--port");
+        cmd.add("0");
+        cmd.addAll(Arrays.asList(args));
+        int n = SEQ.incrementAndGet();
+        Path out = workdir().resolve("tumbler-" + n + ".out");
+        Process p = start(cmd, out);
+        long deadline = System.currentTimeMillis() + START_TIMEOUT_MS;
+        boolean wantTls = cmd.contains("--tls-port");
+        while (true) {
+            List<Integer> ports = new ArrayList<>(), tls = new ArrayList<>();
+            try {
+                for (String line : Files.readAllLines(out)) {
+                    if (!line.contains("listening")) continue;
+                    Matcher m = PORT_LINE.matcher(line);
+                    while (m.find()) (m.group(1) != null ? tls : ports).add(Integer.parseInt(m.group(2)));
+                }
+            } catch (IOException ignored) {
+                // not written yet
+            }
+            if (ports.size() >= expected && (!wantTls || tls.size() >= 1)) {
+                ServerProc sp = new ServerProc("tumbler", p, List.copyOf(ports), List.copyOf(tls), out);
+                for (int port : ports) waitPing(sp, port);
+                return sp;
+            }
+            if (!p.isAlive() || System.currentTimeMillis() > deadline) {
+                p.destroyForcibly();
+                throw new IllegalStateException("tumbler did not start: " + cmd + "\n" + read(out));
+            }
+            sleep(10);
+        }
+    }
+
+    /** One redis-server on a free port (and a free port+10000 for a cluster bus). */
+    public static ServerProc redis(String... extra) {
+        return redis(false, extra);
+    }
+
+    public static ServerProc redis(boolean cluster, String... extra) {
+        String bin = redisServerBinary();
+        for (int attempt = 0; attempt < 5; attempt++) {
+            int port = freePort(cluster);
+            List<String> cmd = new ArrayList<>(List.of(bin, "--port", String.valueOf(port), "--bind", "127.0.0.1",
+                    "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no",
+                    "--dir", workdir().toString()));
+            if (cluster) {
+                cmd.addAll(List.of("--cluster-enabled", "yes", "--cluster-config-file",
+                        workdir().resolve("nodes-" + port + "-" + SEQ.incrementAndGet() + ".conf").toString(),
+                        "--cluster-node-timeout", "5000"));
+            }
+            cmd.addAll(Arrays.asList(extra));
+            Path out = workdir().resolve("redis-" + port + "-" + SEQ.incrementAndGet() + ".out");
+            Process p = start(cmd, out);
+            List<Integer> tls = new ArrayList<>();
+            for (int i = 0; i + 1 < extra.length; i++) if (extra[i].equals("--tls-port")) tls.add(Integer.parseInt(extra[i + 1]));
+            ServerProc sp = new ServerProc("redis-server", p, List.of(port), tls, out);
+            try {
+                waitPing(sp, port);
+                return sp;
+            } catch (IllegalStateException e) {
+                sp.close();
+                if (attempt == 4) throw e;
+            }
+        }
+        throw new IllegalStateException("unreachable");
+    }
+
+    /** A real 6-process Redis Cluster, 3 primaries + 3 replicas, made by redis-cli --cluster create. */
+    public static List<ServerProc> redisCluster(int nodes, int replicas) {
+        String cli = redisCliBinary();
+        List<ServerProc> procs = new ArrayList<>();
+        try {
+            for (int i = 0; i < nodes; i++) procs.add(redis(true));
+            List<String> cmd = new ArrayList<>(List.of(cli, "--cluster", "create"));
+            for (ServerProc sp : procs) cmd.add("127.0.0.1:" + sp.port());
+            cmd.addAll(List.of("--cluster-replicas", String.valueOf(replicas), "--cluster-yes"));
+            Path out = workdir().resolve("cluster-create-" + SEQ.incrementAndGet() + ".out");
+            Process p = start(cmd, out);
+            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                throw new IllegalStateException("redis-cli --cluster create failed:\n" + read(out));
+            }
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (!clusterReady(procs, nodes / (replicas + 1))) {
+                if (System.currentTimeMillis() > deadline) throw new IllegalStateException("redis cluster not ready");
+                sleep(100);
+            }
+            return procs;
+        } catch (RuntimeException | InterruptedException e) {
+            procs.forEach(ServerProc::close);
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static boolean clusterReady(List<ServerProc> procs, int primaries) {
+        for (ServerProc sp : procs) {
+            String info = String.valueOf(Resp.once(sp.port(), "CLUSTER", "INFO"));
+            if (!info.contains("cluster_state:ok") || !info.contains("cluster_known_nodes:" + procs.size())) return false;
+            String repl = String.valueOf(Resp.once(sp.port(), "INFO", "replication"));
+            if (repl.contains("role:slave") && !repl.contains("master_link_status:up")) return false;
+        }
+        String nodes = String.valueOf(Resp.once(procs.get(0).port(), "CLUSTER", "NODES"));
+        long masters = nodes.lines().filter(l -> l.contains("master") && !l.contains("fail")).count();
+        long slaves = nodes.lines().filter(l -> l.contains("slave")).count();
+        return masters == primaries && slaves == procs.size() - primaries;
+    }
+
+    public static int freePort(boolean withBus) {
+        for (int i = 0; i < 50; i++) {
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                int port = s.getLocalPort();
+                if (!withBus) return port;
+                if (port + 10000 > 65535) continue;
+                try (ServerSocket bus = new ServerSocket(port + 10000, 1, InetAddress.getLoopbackAddress())) {
+                    return port;
+                } catch (IOException busy) {
+                    // try another
+                }
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }
+        throw new IllegalStateException("no free port");
+    }
+
+    private static Process start(List<String> cmd, Path out) {
+        try {
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
+            return pb.start();
+        } catch (IOException e) {
+            throw new RuntimeException("cannot start " + cmd + ": " + e, e);
+        }
+    }
+
+    private static void waitPing(ServerProc sp, int port) {
+        long deadline = System.currentTimeMillis() + START_TIMEOUT_MS;
+        while (true) {
+            try {
+                Object r = Resp.once(port, "PING");
+                if ("PONG".equals(r)) return;
+            } catch (RuntimeException e) {
+                // not yet
+            }
+            if (!sp.process.isAlive() || System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException(sp.name + " on " + port + " did not answer PING:\n" + sp.logTail());
+            }
+            sleep(10);
+        }
+    }
+
+    static String read(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    public static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RuntimeException(e);
+        }
+    }
+}

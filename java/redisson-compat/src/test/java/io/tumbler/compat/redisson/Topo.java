@@ -1,0 +1,107 @@
+package io.tumbler.compat.redisson;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+import io.tumbler.compat.ServerProc;
+import io.tumbler.compat.Servers;
+import org.redisson.config.ClusterServersConfig;
+import org.redisson.config.Config;
+import org.redisson.config.Protocol;
+import org.redisson.config.ReadMode;
+import org.redisson.config.SingleServerConfig;
+
+/** The topologies, each built once for tumbler and once for redis-server. */
+public final class Topo {
+    private Topo() {}
+
+    /** Watchdog timeout for every client: small, so a test can hold a lock past it. */
+    public static final long WATCHDOG_MS = 2000;
+
+    public static Config base(Protocol protocol) {
+        Config c = new Config();
+        c.setLockWatchdogTimeout(WATCHDOG_MS);
+        c.setThreads(4);
+        c.setNettyThreads(8);
+        if (protocol != null) c.setProtocol(protocol);
+        return c;
+    }
+
+    public static SingleServerConfig single(Config c, String address) {
+        return c.useSingleServer().setAddress(address)
+                .setConnectionMinimumIdleSize(2).setConnectionPoolSize(8)
+                .setSubscriptionConnectionMinimumIdleSize(1).setSubscriptionConnectionPoolSize(8)
+                .setTimeout(5000).setRetryAttempts(2).setRetryInterval(300);
+    }
+
+    public static Supplier<Config> singleConfig(int port, Protocol protocol) {
+        return () -> {
+            Config c = base(protocol);
+            single(c, "redis://127.0.0.1:" + port);
+            return c;
+        };
+    }
+
+    public static Supplier<Config> clusterConfig(int port, ReadMode readMode, Protocol protocol) {
+        return () -> {
+            Config c = base(protocol);
+            ClusterServersConfig cc = c.useClusterServers().addNodeAddress("redis://127.0.0.1:" + port)
+                    .setReadMode(readMode).setScanInterval(2000)
+                    .setMasterConnectionMinimumIdleSize(1).setMasterConnectionPoolSize(8)
+                    .setSlaveConnectionMinimumIdleSize(1).setSlaveConnectionPoolSize(8)
+                    .setSubscriptionConnectionMinimumIdleSize(1).setSubscriptionConnectionPoolSize(8)
+                    .setTimeout(5000).setRetryAttempts(2).setRetryInterval(300);
+            return c;
+        };
+    }
+
+    /** Single server: tumbler --port 0 with time control; redis-server. */
+    public static List<Target> single(Protocol protocol) {
+        List<Target> out = new ArrayList<>();
+        ServerProc t = Servers.tumbler(1, "--enable-time-control", "yes");
+        out.add(new Target("tumbler", true, List.of(t), t.ports, List.of(singleConfig(t.port(), protocol))));
+        ServerProc r = Servers.redis();
+        out.add(new Target("redis-server", false, List.of(r), r.ports, List.of(singleConfig(r.port(), protocol))));
+        return out;
+    }
+
+    /** Three independent servers: tumbler --nodes 3; three redis-servers. One client per node. */
+    public static List<Target> nodes3() {
+        List<Target> out = new ArrayList<>();
+        ServerProc t = Servers.tumbler(3, "--nodes", "3", "--enable-time-control", "yes");
+        out.add(new Target("tumbler", true, List.of(t), t.ports,
+                t.ports.stream().map(p -> singleConfig(p, null)).collect(Collectors.toList())));
+        List<ServerProc> rs = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) rs.add(Servers.redis());
+        } catch (RuntimeException e) {
+            rs.forEach(ServerProc::close);
+            out.forEach(Target::close);
+            throw e;
+        }
+        List<Integer> ports = rs.stream().map(ServerProc::port).collect(Collectors.toList());
+        out.add(new Target("redis-server", false, rs, ports,
+                ports.stream().map(p -> singleConfig(p, null)).collect(Collectors.toList())));
+        return out;
+    }
+
+    /** Redis Cluster, 3 primaries + 3 replicas: tumbler in one process; 6 real redis-servers. */
+    public static List<Target> cluster(ReadMode readMode) {
+        List<Target> out = new ArrayList<>();
+        ServerProc t = Servers.tumbler(6, "--cluster-enabled", "yes", "--nodes", "6", "--cluster-replicas", "1",
+                "--enable-time-control", "yes");
+        try {
+            out.add(new Target("tumbler", true, List.of(t), t.ports, List.of(clusterConfig(t.port(), readMode, null))));
+            List<ServerProc> rs = Servers.redisCluster(6, 1);
+            List<Integer> ports = rs.stream().map(ServerProc::port).collect(Collectors.toList());
+            out.add(new Target("redis-server", false, rs, ports, List.of(clusterConfig(ports.get(0), readMode, null))));
+        } catch (RuntimeException e) {
+            t.close();
+            out.forEach(Target::close);
+            throw e;
+        }
+        return out;
+    }
+}
