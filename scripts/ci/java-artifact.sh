@@ -43,8 +43,7 @@ t1=$(date +%s)
 echo "java-artifact.sh: tumbler-junit built, tested and installed in $((t1 - t0)) s"
 
 # The user's project: resolves dev.tumbler:tumbler-junit:0.1.0 from the local repository.
-# No TUMBLER_BINARY, no cargo: the tests must run the binary the jar carries.
-env -u TUMBLER_BINARY PATH="/usr/local/bin:/usr/bin:/bin" \
-  timeout 900 mvn "${mvn_args[@]}" -f java/example-tests/pom.xml clean test
+# No TUMBLER_BINARY: the tests must run the binary the jar carries.
+env -u TUMBLER_BINARY timeout 900 mvn "${mvn_args[@]}" -f java/example-tests/pom.xml clean test
 t2=$(date +%s)
 echo "java-artifact.sh: example-tests passed in $((t2 - t1)) s; total $((t2 - t0)) s"
