@@ -119,11 +119,11 @@ def start_server(name, *args, ready_port=None, cwd=None):
 
 @pytest.fixture
 def started():
-    """Servers a test starts; any still running at its end are stopped (by PID) and fail it."""
+    """Servers a test starts. Tests stop them themselves and assert how they exit; any still
+    running when a test ends (it failed half-way) are killed here, by PID."""
     servers = []
     yield servers
-    leftovers = [s for s in servers if s.proc.poll() is None]
-    for s in leftovers:
-        s.proc.kill()
-        s.proc.communicate()
-    assert not leftovers, f"left running: {[s.args for s in leftovers]}"
+    for s in servers:
+        if s.proc.poll() is None:
+            s.proc.kill()
+            s.proc.communicate()
