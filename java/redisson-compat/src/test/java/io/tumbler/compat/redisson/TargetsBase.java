@@ -22,7 +22,7 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class TargetsBase {
     /** Test names in reports: "lockUnlock(Target) on tumbler". */
-    public static final String ON = "{displayName} on {0}";
+    public static final String ON = "on {0}";
 
     protected List<Target> targets = new ArrayList<>();
     private final AtomicInteger seq = new AtomicInteger();
