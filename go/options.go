@@ -58,7 +58,8 @@ func WithCluster(primaries, replicas int) Option {
 
 // WithTLS serves TLS only (no plaintext port), with a CA, server and client certificate
 // generated for this run. Clients connect with TLSConfig(); the server requires the client
-// certificate, as redis-server does by default (tls-auth-clients yes).
+// certificate, as redis-server does by default (tls-auth-clients yes). One node only:
+// Start refuses WithTLS together with WithNodes or WithCluster.
 func WithTLS() Option { return func(c *config) { c.tls = true } }
 
 // WithUser adds an ACL user (the server's `user` directive): `name on >pass rules...`.

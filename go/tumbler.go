@@ -122,6 +122,11 @@ func Start(opts ...Option) (*Server, error) {
 	if cfg.nodes < 1 {
 		return nil, fmt.Errorf("tumbler: %d nodes", cfg.nodes)
 	}
+	if cfg.tls && cfg.nodes > 1 {
+		// The server serves TLS on one node only; with --nodes it ignores the tls-*
+		// directives and serves plaintext, so refuse rather than hand out a wrong URL.
+		return nil, errors.New("tumbler: WithTLS serves one node; it cannot be combined with WithNodes or WithCluster")
+	}
 	bin, err := BinaryPath(cfg.binary)
 	if err != nil {
 		return nil, err

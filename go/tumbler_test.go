@@ -354,3 +354,9 @@ func TestTLSConfigIsACopy(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestTLSWithNodesIsRefused(t *testing.T) {
+	if _, err := Start(WithTLS(), WithNodes(2)); err == nil || !strings.Contains(err.Error(), "one node") {
+		t.Fatalf("WithTLS and WithNodes: %v", err)
+	}
+}

@@ -77,7 +77,9 @@ func startBackend(t *testing.T, kind string, nodes int) backend {
 	default:
 		t.Fatalf("backend %q", kind)
 	}
-	recordStart(kind, time.Since(start))
+	took := time.Since(start)
+	recordStart(kind, took)
+	recordStart(fmt.Sprintf("%s, %d node(s)", kind, nodes), took)
 	return b
 }
 

@@ -56,6 +56,11 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s (%d runs) |\n", k, len(starts[k]), ms(median(starts[k])),
 			ms(median(suites[k])), len(suites[k]))
+		for _, n := range []int{1, 3} {
+			if d := starts[fmt.Sprintf("%s, %d node(s)", k, n)]; len(d) > 0 {
+				fmt.Fprintf(&b, "| %s, %d node(s) | %d | %s | |\n", k, n, len(d), ms(median(d)))
+			}
+		}
 	}
 	if t, mr := median(starts["tumbler"]), median(starts["miniredis"]); t > 0 && mr > 0 {
 		fmt.Fprintf(&b, "\nstart-up ratio tumbler/miniredis: %.1fx; suite ratio: %.2fx\n",
