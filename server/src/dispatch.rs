@@ -98,9 +98,7 @@ pub fn server_command(
             (Some(_), Some(_)) => Reply::err(error::TIMEOUT_NEGATIVE),
             _ => error::not_integer(),
         },
-        "waitaof" => Reply::err(
-            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
-        ),
+        "waitaof" => waitaof(a),
         "shutdown" => shutdown(c, a),
         "save" => Reply::ok(),
         "bgsave" => Reply::simple("Background saving started"),
@@ -950,4 +948,32 @@ pub fn on_disconnect(core: &mut Core, id: lockcore::ClientId) {
     }
     // Hand the released locks to their waiters now, not at the next command.
     core.engine.after_command();
+}
+
+/// `WAITAOF numlocal numreplicas timeout`, as Redis 7.2+ answers it without AOF and without
+/// replicas: the checks in Redis' order, then `[0, 0]` at once. Only `numlocal` 1 is an
+/// error (nothing is ever fsynced); Redisson probes `WAITAOF 0 0 0` outside single-server
+/// mode and sends it in every lock batch, so it must answer, not fail.
+fn waitaof(a: &[Bytes]) -> Reply {
+    let numlocal = match parse_i64(&a[1]) {
+        Some(n @ 0..=1) => n,
+        Some(_) => return Reply::err("ERR value is out of range, value must between 0 and 1"),
+        None => return error::not_integer(),
+    };
+    match parse_i64(&a[2]) {
+        Some(n) if n >= 0 => {}
+        Some(_) => return Reply::err(error::NOT_POSITIVE),
+        None => return error::not_integer(),
+    }
+    match parse_i64(&a[3]) {
+        Some(t) if t >= 0 => {}
+        Some(_) => return Reply::err(error::TIMEOUT_NEGATIVE),
+        None => return Reply::err("ERR timeout is not an integer or out of range"),
+    }
+    if numlocal != 0 {
+        return Reply::err(
+            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
+        );
+    }
+    Reply::Array(vec![Reply::Int(0), Reply::Int(0)])
 }
