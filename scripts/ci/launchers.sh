@@ -66,26 +66,29 @@ fi
 
 wait "$gen_pid" || { cat "$work/gen-test-certs.log" >&2; die "utils/gen-test-certs.sh failed"; }
 
-# Server processes of the two binaries before the run; any new one still alive after it was
-# left behind by a launcher (reported, then stopped by its PID).
-servers_running() {
-  local p exe
+# Every process of this run carries LAUNCHERS_RUN in its environment (children inherit it, as
+# the launchers pass the environment on); any still alive after the run was left behind by a
+# launcher: reported, then stopped by its PID. Processes of anyone else on the machine are
+# never looked at by name or binary, only by this mark.
+run_mark="launchers-$$-$(date +%s%N)"
+ours_running() {
+  local p
   for p in /proc/[0-9]*; do
-    exe=$(readlink "$p/exe" 2>/dev/null) || continue
-    [ "$exe" = "$bin" ] || [ "$exe" = "$(readlink -f "$(command -v redis-server)")" ] && echo "${p#/proc/}"
-  done | sort
+    [ "${p#/proc/}" = "$$" ] && continue
+    tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "LAUNCHERS_RUN=$run_mark" && echo "${p#/proc/}"
+  done
+  return 0
 }
-before=$(servers_running)
 
 log "launcher and TLS tests against redis-server and $bin ($("$bin" --version | head -1))"
 set +e
-(cd tests/launchers/python && CI=${CI:-} TUMBLER_BINARY=$bin LAUNCHER_NODE_DIR=$work/node \
+(cd tests/launchers/python && export LAUNCHERS_RUN=$run_mark && CI=${CI:-} TUMBLER_BINARY=$bin LAUNCHER_NODE_DIR=$work/node \
   REDIS_GEN_TEST_CERTS=$gen REDIS_GEN_TEST_CERTS_OUT=$work/gen-test-certs \
   timeout 1200 "$work/venv/bin/python" -m pytest -p no:cacheprovider -q -rfE "$@")
 rc=$?
 set -e
 
-left=$(comm -13 <(echo "$before") <(servers_running) | grep . || true)
+left=$(ours_running)
 if [ -n "$left" ]; then
   echo "launchers.sh: server processes left behind: $left" >&2
   for p in $left; do ps -o pid,args -p "$p" >&2 || true; kill "$p" 2>/dev/null || true; done
