@@ -92,12 +92,32 @@ final class Binary {
                 } catch (AtomicMoveNotSupportedException e) {
                     Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
                 }
+                prune(dir, target);
                 return target;
             } catch (IOException e) {
                 last = e;
             }
         }
         throw new TumblerException("cannot extract the bundled tumbler binary: " + last, last);
+    }
+
+    /** Removes binaries of other versions unused for a day (a JVM running one keeps its inode). */
+    private static void prune(Path dir, Path keep) {
+        long dayAgo = System.currentTimeMillis() - 86_400_000L;
+        try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+            files.filter(f -> !f.equals(keep) && f.getFileName().toString().startsWith("tumbler-"))
+                    .forEach(f -> {
+                        try {
+                            if (Files.getLastModifiedTime(f).toMillis() < dayAgo) {
+                                Files.deleteIfExists(f);
+                            }
+                        } catch (IOException ignored) {
+                            // another JVM's, or gone already
+                        }
+                    });
+        } catch (IOException ignored) {
+            // pruning is best effort
+        }
     }
 
     private static Path[] cacheDirs() {
