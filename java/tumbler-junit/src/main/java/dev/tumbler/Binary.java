@@ -34,9 +34,9 @@ final class Binary {
             return check(Paths.get(env), "TUMBLER_BINARY");
         }
         Path p = bundled;
-        if (p == null) {
+        if (p == null || !Files.isExecutable(p)) { // another JVM may have pruned it
             synchronized (Binary.class) {
-                if (bundled == null) {
+                if (bundled == null || !Files.isExecutable(bundled)) {
                     bundled = extract();
                 }
                 p = bundled;
