@@ -1,6 +1,6 @@
 // Package tumbler starts a Tumbler server (a Redis-compatible server with native lock
-// primitives, https://… not published yet: see README.md) from Go tests, with the habits of
-// miniredis and the semantics of Redis 7:
+// primitives, written in Rust) from Go tests, with the habits of miniredis and the
+// semantics of Redis 7:
 //
 //	func TestLease(t *testing.T) {
 //		s := tumbler.RunT(t)                  // stopped by t.Cleanup
