@@ -202,6 +202,8 @@ func (s *Server) spawn(args []string) error {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			// The server logs to stdout, as redis-server does (older builds: stderr).
+			_, _ = s.stderr.Write(append(sc.Bytes(), '\n'))
 			select {
 			case lines <- sc.Text():
 			default: // nobody reads any more: keep draining the pipe
@@ -365,7 +367,8 @@ func (s *Server) CACertFile() string {
 	return s.tls.caFile
 }
 
-// Log is the end of the server's log (stderr), for failure messages.
+// Log is the end of the server's output (its log, on stdout and stderr), for failure
+// messages.
 func (s *Server) Log() string { return s.stderr.String() }
 
 func (s *Server) fail(err error) {

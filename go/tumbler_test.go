@@ -360,3 +360,14 @@ func TestTLSWithNodesIsRefused(t *testing.T) {
 		t.Fatalf("WithTLS and WithNodes: %v", err)
 	}
 }
+
+func TestLogHasTheServerOutput(t *testing.T) {
+	s := RunT(t, WithArgs("--no-such-directive", "x"))
+	deadline := time.Now().Add(2 * time.Second)
+	for !strings.Contains(s.Log(), "no-such-directive") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log lacks the warning about an unknown directive:\n%s", s.Log())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
