@@ -196,6 +196,9 @@ pub static PARAMS: &[Param] = &[
     // Tumbler's own: plain TCP connections on an epoll loop of our own (server/src/evloop.rs);
     // "no" runs them on tokio's scheduler as TLS and Unix-socket connections are.
     fixed("event-loop", "yes", Kind::Bool),
+    // Tumbler's own: shut down when stdin reaches end of file, so a test process that starts
+    // the server with a pipe it never writes to takes the server with it when it dies.
+    fixed("watch-stdin", "no", Kind::Bool),
     p("replica-read-only", "yes", Kind::Bool),
     p("stop-writes-on-bgsave-error", "yes", Kind::Bool),
     p("rdbcompression", "yes", Kind::Bool),

@@ -21,6 +21,7 @@ pub mod embed;
 pub mod evloop;
 pub mod info;
 pub mod latency;
+pub mod log;
 pub mod lockdep;
 pub mod memory;
 pub mod metrics;

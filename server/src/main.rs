@@ -208,6 +208,20 @@ fn apply_env(cfg: &mut Config) {
     }
 }
 
+/// A listener could not be set up: Redis' two lines in the log (where launchers and Redis'
+/// test suite look for `Address already in use` to retry on another port), then exit 1.
+fn listen_failed(e: &std::io::Error, port: i64) -> ! {
+    if tumbler::log::discarded() {
+        // A daemon without a log file: its parent, still waiting, says why.
+        eprintln!("tumbler: cannot listen: {e}");
+    }
+    tracing::warn!("Warning: {e}");
+    if e.kind() == std::io::ErrorKind::AddrInUse {
+        tracing::warn!("Failed listening on port {port} (tcp), aborting.");
+    }
+    std::process::exit(1)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // `tumbler top ...`: the live lock view (server/src/top), not a server.
@@ -219,6 +233,11 @@ fn main() {
         std::process::exit(tumbler::benchcmd::run(&args[2..]));
     }
     let (for_clap, directives) = split_args(&args);
+    // redis-server's version line, which launchers parse (pytest-redis reads `v=`).
+    if for_clap[1..].iter().any(|a| matches!(a.as_str(), "-v" | "-V" | "--version")) {
+        println!("{}", tumbler::log::version_line());
+        return;
+    }
     let m = cli().get_matches_from(for_clap);
 
     let mut cfg = Config::default();
@@ -262,13 +281,6 @@ fn main() {
         healthcheck(&cfg);
     }
 
-    let level = match cfg.get("loglevel") {
-        "debug" => "debug",
-        "verbose" => "info",
-        "warning" => "warn",
-        "nothing" => "error",
-        _ => "info",
-    };
     let logfile = match tumbler::process::open_logfile(cfg.get("logfile")) {
         Ok(f) => f,
         Err(e) => {
@@ -276,21 +288,20 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    match logfile {
-        Some(f) => tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::sync::Mutex::new(f))
-            .with_ansi(false)
-            .init(),
-        None => tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            // Colour only for a person at a terminal; log files and container logs stay
-            // plain so wait strategies can match "Ready to accept connections".
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .init(),
+    let discard = cfg.get_bool("daemonize") && logfile.is_none();
+    tumbler::log::init(cfg.get("loglevel"), logfile, discard);
+    // Redis' first lines, in its words and levels (server.c `main`).
+    tracing::info!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
+    tracing::info!(
+        "Redis version={}, bits={}, commit=00000000, modified=0, pid={}, just started",
+        tumbler::dispatch::REDIS_VERSION,
+        usize::BITS,
+        std::process::id()
+    );
+    if args.len() == 1 {
+        tracing::warn!("Warning: no config file specified, using the default config. In order to specify a config file use {} /path/to/redis.conf", args[0]);
+    } else {
+        tracing::info!("Configuration loaded");
     }
     for w in &warnings {
         tracing::warn!("{w}");
@@ -303,13 +314,7 @@ fn main() {
     } else {
         match tumbler::net::bind(&cfg) {
             Ok(b) => Some(b),
-            Err(e) => {
-                if !cfg.get("logfile").is_empty() {
-                    tracing::warn!("{e}");
-                }
-                eprintln!("tumbler: cannot listen: {e}");
-                std::process::exit(1);
-            }
+            Err(e) => listen_failed(&e, cfg.get_i64("port")),
         }
     };
     for w in bound.iter().flat_map(|b| &b.warnings) {
@@ -336,6 +341,11 @@ fn main() {
         .build()
         .expect("tokio runtime");
     let port = cfg.get_i64("port");
+    // Redis shows its logo on a terminal without a log file, or when asked to.
+    let show_logo = cfg.get_bool("always-show-logo")
+        || (cfg.get("logfile").is_empty() && std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    let mode = if cfg.get_bool("cluster-enabled") { "cluster" } else { "standalone" };
+    let watch_stdin = cfg.get_bool("watch-stdin") && !cfg.get_bool("daemonize");
     rt.block_on(async move {
         let started = match bound {
             Some(bound) => tumbler::Server::serve(bound, cfg),
@@ -343,16 +353,18 @@ fn main() {
         };
         let server = match started {
             Ok(s) => s,
-            Err(e) => {
-                eprintln!("tumbler: cannot listen: {e}");
-                if e.kind() == std::io::ErrorKind::AddrInUse {
-                    // Redis' words, which scripts and Redis' test suite (to retry on
-                    // another port) look for.
-                    eprintln!("Failed listening on port {port} (tcp), aborting.");
-                }
-                std::process::exit(1);
-            }
+            Err(e) => listen_failed(&e, port),
         };
+        tumbler::log::set_initialised();
+        tracing::info!("monotonic clock: POSIX clock_gettime");
+        let shown_port = server
+            .listen
+            .tcp
+            .first()
+            .or(server.listen.tls.first())
+            .map_or(0, |a| a.port());
+        tumbler::log::banner(show_logo, mode, shown_port);
+        tracing::info!("Server initialized");
         // Signal handlers go in before anyone can learn the port: a supervisor that reads
         // the port line and sends SIGTERM at once must get a clean shutdown, not a kill.
         #[cfg(unix)]
@@ -408,22 +420,37 @@ fn main() {
         if !a.tls.is_empty() {
             tracing::info!("Ready to accept connections tls");
         }
-        if let Some(u) = &a.unix {
-            tracing::info!(
-                "The server is now ready to accept connections at {}",
-                u.display()
-            );
+        if a.unix.is_some() {
             tracing::info!("Ready to accept connections unix");
         }
+        // `--watch-stdin yes`: a parent that keeps our stdin open and never writes to it
+        // (the pip, npm, Maven and Go packages) takes the server with it when it dies, even
+        // by SIGKILL, since the kernel closes the pipe.
+        let stdin_closed = async move {
+            if !watch_stdin {
+                return std::future::pending::<()>().await;
+            }
+            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            std::thread::spawn(move || {
+                use std::io::Read;
+                let mut buf = [0u8; 512];
+                let mut stdin = std::io::stdin();
+                while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+                let _ = tx.send(());
+            });
+            let _ = rx.await;
+        };
         #[cfg(unix)]
         tokio::select! {
-            _ = sigint.recv() => tracing::info!("Received SIGINT scheduling shutdown..."),
-            _ = sigterm.recv() => tracing::info!("Received SIGTERM scheduling shutdown..."),
+            _ = sigint.recv() => tumbler::log::from_signal_handler("Received SIGINT scheduling shutdown..."),
+            _ = sigterm.recv() => tumbler::log::from_signal_handler("Received SIGTERM scheduling shutdown..."),
+            _ = stdin_closed => tracing::warn!("stdin closed (watch-stdin yes): shutting down"),
             _ = server.wait_shutdown_request() => {}
         }
         #[cfg(not(unix))]
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => tracing::info!("Received SIGINT scheduling shutdown..."),
+            _ = tokio::signal::ctrl_c() => tumbler::log::from_signal_handler("Received SIGINT scheduling shutdown..."),
+            _ = stdin_closed => tracing::warn!("stdin closed (watch-stdin yes): shutting down"),
             _ = server.wait_shutdown_request() => {}
         }
         tracing::info!("User requested shutdown...");
@@ -435,7 +462,7 @@ fn main() {
             tracing::info!("Removing the unix socket file.");
         }
         server.shutdown().await;
-        tracing::info!("Redis is now ready to exit, bye bye...");
+        tracing::warn!("Redis is now ready to exit, bye bye...");
     });
     rt.shutdown_timeout(std::time::Duration::from_millis(100));
 }

@@ -5,6 +5,7 @@
 //! These live in the server crate so that Cargo builds the binary first and hands us its
 //! path (`CARGO_BIN_EXE_tumbler`): the binary under test is always the current one.
 
+mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Output, Stdio};
@@ -20,7 +21,8 @@ fn in_ci() -> bool {
 struct Proc {
     child: Child,
     port: u16,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    /// Everything it printed, stdout (its log, as redis-server's) and stderr.
+    log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Proc {
@@ -31,21 +33,25 @@ impl Proc {
             .stderr(Stdio::piped())
             .spawn()
             .expect("run tumbler");
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).expect("read port line");
-        // The first stdout line is machine-readable: `tumbler listening on ADDR port=P`.
-        let port: u16 = line
-            .trim()
-            .rsplit_once("port=")
-            .unwrap_or_else(|| panic!("no port line, got {line:?}"))
-            .1
-            .parse()
-            .unwrap();
-        assert!(line.starts_with("tumbler listening on "), "{line:?}");
-        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        // stdout carries Redis' log lines and, once listening, the machine-readable
+        // `tumbler listening on ADDR port=P`.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in out.lines() {
+                let Ok(line) = line else { break };
+                if line.starts_with("tumbler listening on ") {
+                    let _ = tx.send(line.clone());
+                }
+                let mut l = sink.lock().unwrap();
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
         let mut err = child.stderr.take().unwrap();
-        let sink = stderr.clone();
+        let sink = log.clone();
         std::thread::spawn(move || {
             let mut b = [0u8; 4096];
             while let Ok(n) = err.read(&mut b) {
@@ -57,15 +63,11 @@ impl Proc {
                     .push_str(&String::from_utf8_lossy(&b[..n]));
             }
         });
-        std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = out.read_to_string(&mut rest);
-        });
-        Proc {
-            child,
-            port,
-            stderr,
-        }
+        let line = rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("no port line; output: {}", log.lock().unwrap()));
+        let port: u16 = line.trim().rsplit_once("port=").unwrap().1.parse().unwrap();
+        Proc { child, port, log }
     }
 
     fn cmd(&self, line: &str) -> String {
@@ -93,11 +95,11 @@ impl Proc {
         assert_eq!(String::from_utf8_lossy(&got), want);
     }
 
-    /// Waits until stderr contains `needle` (bounded), returning all of stderr.
+    /// Waits until the output contains `needle` (bounded), returning all of it.
     fn wait_log(&self, needle: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let s = self.stderr.lock().unwrap().clone();
+            let s = self.log.lock().unwrap().clone();
             if s.contains(needle) || Instant::now() > deadline {
                 return s;
             }
@@ -165,9 +167,15 @@ fn version_and_help() {
     for flag in ["--version", "-v", "-V"] {
         let o = run(&[flag]);
         assert!(o.status.success(), "{flag}");
-        assert_eq!(
-            String::from_utf8_lossy(&o.stdout).trim(),
-            format!("tumbler {}", env!("CARGO_PKG_VERSION"))
+        let line = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        let want = format!(
+            "Redis server v={} sha=00000000:0 malloc=libc bits=64 build=",
+            tumbler::dispatch::REDIS_VERSION
+        );
+        assert!(line.starts_with(&want), "{line}");
+        assert!(
+            line.ends_with(&format!(" tumbler={}", env!("CARGO_PKG_VERSION"))),
+            "{line}"
         );
     }
     for flag in ["--help", "-h"] {
@@ -250,10 +258,7 @@ fn tumbler_env_vars_set_defaults_that_flags_override() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = common::tumbler_line(&mut BufReader::new(child.stdout.take().unwrap()));
     let port: u16 = line.trim().rsplit_once("port=").unwrap().1.parse().unwrap();
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -646,4 +651,168 @@ fn user_flag_with_a_quoted_rule_list_defines_the_user() {
         b"AUTH app secret\r\nSET app:1 v\r\nDEL app:1\r\n",
         "+OK\r\n+OK\r\n-NOPERM this user has no permissions to run the 'del' command\r\n",
     );
+}
+
+/// A free loopback port (bound, then released), for a reference server that cannot pick one.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `bin args...`, waits for `Ready to accept connections` on stdout (bounded),
+/// SIGTERMs it and returns (pid, stdout).
+fn run_and_stop(bin: &str, args: &[&str]) -> (u32, String) {
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{bin}: {e}"));
+    let pid = child.id();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = log.clone();
+    let out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for l in BufReader::new(out).lines() {
+            let Ok(l) = l else { break };
+            let mut s = sink.lock().unwrap();
+            s.push_str(&l);
+            s.push('\n');
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !log.lock().unwrap().contains("Ready to accept connections") {
+        assert!(Instant::now() < deadline, "{bin} did not start: {}", log.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    let _ = child.wait();
+    reader.join().unwrap();
+    let text = log.lock().unwrap().clone();
+    (pid, text)
+}
+
+/// Redis' log line: `pid:role dd Mon yyyy HH:MM:SS.mmm <level> message`, or its signal
+/// handler's `pid:signal-handler (unixtime) message`. Returns (level, message).
+fn parse_log_line(line: &str, pid: u32) -> Option<(char, String)> {
+    let rest = line.strip_prefix(&format!("{pid}:"))?;
+    if let Some(r) = rest.strip_prefix("signal-handler (") {
+        let (secs, msg) = r.split_once(") ")?;
+        assert!(secs.bytes().all(|b| b.is_ascii_digit()), "{line}");
+        return Some(('#', msg.to_string()));
+    }
+    let (role, r) = rest.split_at(1);
+    assert!(matches!(role, "C" | "M" | "S" | "X"), "{line}");
+    let r = r.strip_prefix(' ')?;
+    // `27 Nov 2026 14:35:07.006 `: 25 bytes.
+    let (ts, r) = r.split_at(25);
+    let b = ts.as_bytes();
+    let shape = b[0..2].iter().all(u8::is_ascii_digit)
+        && b[2] == b' '
+        && b[3].is_ascii_uppercase()
+        && b[4..6].iter().all(u8::is_ascii_lowercase)
+        && b[6] == b' '
+        && b[7..11].iter().all(u8::is_ascii_digit)
+        && &ts[11..12] == " "
+        && ts[12..24].chars().enumerate().all(|(i, c)| match i {
+            2 | 5 => c == ':',
+            8 => c == '.',
+            _ => c.is_ascii_digit(),
+        })
+        && b[24] == b' ';
+    assert!(shape, "timestamp shape: {line}");
+    let mut chars = r.chars();
+    let level = chars.next()?;
+    assert!(matches!(level, '.' | '-' | '*' | '#'), "{line}");
+    let msg = chars.as_str().strip_prefix(' ')?.to_string();
+    Some((level, msg))
+}
+
+/// The redis-server surface that launchers read, checked against redis-server itself:
+/// `--version`, the log format on stdout, the messages they wait for with their levels,
+/// the banner's `PID:` line under `always-show-logo yes`, and `Running mode=...` without it.
+/// Levels are compared with the newest reference (Redis 8.0, whose startup and shutdown
+/// lines are 7.2's, the version Tumbler announces) when it is installed, and the words with
+/// every reference.
+#[test]
+fn version_banner_and_log_match_redis_server() {
+    let mut refs = vec![std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into())];
+    refs.push("redis8-server".into());
+    let shape = |line: &str| {
+        let w: Vec<&str> = line.split(' ').collect();
+        w.len() >= 6
+            && matches!(w[0], "Redis" | "Valkey")
+            && w[1] == "server"
+            && w[2].strip_prefix("v=").is_some_and(|v| v.split('.').count() == 3)
+            && w[3] == "sha=00000000:0"
+            && w[4].starts_with("malloc=")
+            && w[5] == "bits=64"
+    };
+    let o = run(&["--version"]);
+    let ours = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(shape(&ours), "{ours}");
+    // Messages whose words and order launchers and Redis' test suite rely on.
+    let key = [
+        "oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
+        "Redis version=",
+        "Configuration loaded",
+        "monotonic clock: ",
+        "Server initialized",
+        "Ready to accept connections",
+        "Received SIGTERM scheduling shutdown...",
+        "User requested shutdown...",
+        "Redis is now ready to exit, bye bye...",
+    ];
+    let pick = |text: &str, pid: u32| -> Vec<(char, &'static str)> {
+        let lines: Vec<(char, String)> =
+            text.lines().filter_map(|l| parse_log_line(l, pid)).collect();
+        key.iter()
+            .filter_map(|k| lines.iter().find(|(_, m)| m.starts_with(k)).map(|(c, _)| (*c, *k)))
+            .collect()
+    };
+    let tport = free_port().to_string();
+    let (tpid, tlog) = run_and_stop(BIN, &["--port", &tport, "--always-show-logo", "yes"]);
+    for line in tlog.lines().filter(|l| l.starts_with(&format!("{tpid}:"))) {
+        parse_log_line(line, tpid).unwrap_or_else(|| panic!("not Redis' format: {line}"));
+    }
+    assert!(tlog.contains(&format!(" PID: {tpid}\n")), "{tlog}");
+    assert!(tlog.contains(&format!(" Port: {tport}\n")), "{tlog}");
+    let ours_key = pick(&tlog, tpid);
+    assert_eq!(ours_key.len(), key.len(), "{tlog}");
+    let mut compared = 0;
+    for r in &refs {
+        let Ok(v) = Command::new(r).arg("--version").output() else {
+            assert!(!in_ci(), "{r} is needed for this differential test under CI");
+            continue;
+        };
+        let theirs = String::from_utf8_lossy(&v.stdout).trim().to_string();
+        assert!(shape(&theirs), "{theirs}");
+        let rport = free_port().to_string();
+        let args = ["--port", &rport, "--always-show-logo", "yes", "--save", "", "--appendonly", "no"];
+        let (rpid, rlog) = run_and_stop(r, &args);
+        assert!(rlog.contains(&format!(" PID: {rpid}\n")), "{rlog}");
+        assert!(rlog.contains(&format!(" Port: {rport}\n")), "{rlog}");
+        let theirs_key = pick(&rlog, rpid);
+        let words = |k: &[(char, &str)]| k.iter().map(|(_, m)| m.to_string()).collect::<Vec<_>>();
+        assert_eq!(words(&ours_key), words(&theirs_key), "{r}:\n{rlog}");
+        if r == "redis8-server" {
+            assert_eq!(ours_key, theirs_key, "levels, against {r}:\n{rlog}");
+        }
+        // Without the logo: one `Running mode=standalone, port=P.` line.
+        let (tpid2, tlog2) = run_and_stop(BIN, &["--port", &tport]);
+        let (rpid2, rlog2) = run_and_stop(r, &["--port", &rport, "--save", ""]);
+        for (pid, log, port) in [(tpid2, &tlog2, &tport), (rpid2, &rlog2, &rport)] {
+            let want = format!("Running mode=standalone, port={port}.");
+            assert!(
+                log.lines().filter_map(|l| parse_log_line(l, pid)).any(|(c, m)| c == '*' && m == want),
+                "{log}"
+            );
+            assert!(!log.contains(" PID: "), "{log}");
+        }
+        compared += 1;
+    }
+    assert!(compared > 0 || !in_ci());
 }

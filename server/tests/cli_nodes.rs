@@ -2,7 +2,8 @@
 //! `TUMBLER_NODES`, one port line per node, `--cluster-enabled yes` with `redis-cli -c`
 //! following redirects across the nodes, and SHUTDOWN on any node stopping them all.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -31,8 +32,7 @@ impl Proc {
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut ports = Vec::new();
         for i in 0..n {
-            let mut line = String::new();
-            out.read_line(&mut line).expect("read port line");
+            let line = common::tumbler_line(&mut out);
             let line = line.trim();
             assert!(
                 line.starts_with("tumbler listening on 127.0.0.1:"),
@@ -112,8 +112,8 @@ fn fixed_ports_are_consecutive() {
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut lines = Vec::new();
         for _ in 0..3 {
-            let mut l = String::new();
-            if out.read_line(&mut l).unwrap_or(0) == 0 {
+            let l = common::tumbler_line(&mut out);
+            if l.is_empty() {
                 break;
             }
             lines.push(l);

@@ -2,7 +2,8 @@
 //! redis.conf file and `TUMBLER_METRICS_PORT`, on the binary itself. The endpoint's
 //! contents are tested in tests/tests/metrics.rs.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -17,9 +18,8 @@ fn start(cmd: &mut Command) -> (Child, String, String) {
         .spawn()
         .expect("run tumbler");
     let mut out = BufReader::new(child.stdout.take().unwrap());
-    let (mut main, mut metrics) = (String::new(), String::new());
-    out.read_line(&mut main).unwrap();
-    out.read_line(&mut metrics).unwrap();
+    let main = common::tumbler_line(&mut out);
+    let metrics = common::tumbler_line(&mut out);
     assert!(main.starts_with("tumbler listening on "), "{main:?}");
     assert!(
         metrics.starts_with("tumbler metrics on http://"),

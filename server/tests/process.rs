@@ -159,26 +159,32 @@ fn daemonized_server_logs_to_its_logfile_and_reports_its_port() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A foreground tumbler; returns it and its stdout lines (one per listener).
-fn start(args: &[&str]) -> (Child, Vec<String>) {
+/// A foreground tumbler and everything it prints (its log is on stdout, as redis-server's).
+struct Running {
+    child: Child,
+    output: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+/// A foreground tumbler; returns it and its listener lines (`tumbler listening on ...`).
+fn start(args: &[&str]) -> (Running, Vec<String>) {
     let mut child = Command::new(BIN)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let out = BufReader::new(child.stdout.take().unwrap());
     let mut lines = Vec::new();
     // The listener lines are printed together, then nothing: read until a short quiet.
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || loop {
-        let mut l = String::new();
-        match out.read_line(&mut l) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                if tx.send(l.trim().to_string()).is_err() {
-                    return;
-                }
+    let sink = output.clone();
+    std::thread::spawn(move || {
+        for l in out.lines() {
+            let Ok(l) = l else { return };
+            sink.lock().unwrap().push_str(&format!("{l}\n"));
+            if l.starts_with("tumbler ") {
+                let _ = tx.send(l.trim().to_string());
             }
         }
     });
@@ -188,10 +194,12 @@ fn start(args: &[&str]) -> (Child, Vec<String>) {
     while let Ok(l) = rx.recv_timeout(Duration::from_millis(300)) {
         lines.push(l);
     }
-    (child, lines)
+    (Running { child, output }, lines)
 }
 
-fn stop(mut child: Child) -> String {
+/// SIGTERM, a bounded wait for the exit, and all it printed.
+fn stop(r: Running) -> String {
+    let Running { mut child, output } = r;
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();
@@ -210,7 +218,10 @@ fn stop(mut child: Child) -> String {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
-    err
+    // The reader thread sees end of file once the process is gone.
+    std::thread::sleep(Duration::from_millis(50));
+    let out = output.lock().unwrap().clone();
+    out + &err
 }
 
 fn port_of(line: &str, key: &str) -> u16 {
@@ -244,7 +255,7 @@ fn bind_several_addresses_including_optional_ones() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("192.0.2.1"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("192.0.2.1"));
 }
 
 #[test]
@@ -427,7 +438,8 @@ fn tls_startup_errors_are_clear_and_fatal() {
         let mut all = vec!["--port", "0"];
         all.extend(args);
         let o = Command::new(BIN).args(&all).output().unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
+        // Redis logs why it cannot start (to stdout without a logfile).
+        let err = String::from_utf8_lossy(&o.stdout) + String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{all:?} started");
         assert!(err.contains(want), "{all:?}: {err}");
     }
