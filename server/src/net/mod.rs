@@ -12,6 +12,7 @@
 //! the same code whatever the transport.
 
 pub mod tls;
+pub mod x509;
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
@@ -154,6 +155,15 @@ fn resolve(host: &str, port: u16) -> io::Result<SocketAddr> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::AddrNotAvailable, host.to_string()))
 }
 
+/// The OS's text for an error, without Rust's ` (os error N)`: Redis prints `strerror`.
+fn os_message(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
 /// Binds every `bind` address on `port`. Port 0 picks a free port for the first address
 /// and uses that same port for the others, so one number reaches them all.
 fn bind_all(bind: &str, port: u16, backlog: i32) -> io::Result<Vec<std::net::TcpListener>> {
@@ -185,7 +195,10 @@ fn bind_all(bind: &str, port: u16, backlog: i32) -> io::Result<Vec<std::net::Tcp
             Err(e) => {
                 return Err(io::Error::new(
                     e.kind(),
-                    format!("Could not create server TCP listening socket {addr}: {e}"),
+                    format!(
+                        "Could not create server TCP listening socket {addr}: bind: {}",
+                        os_message(&e)
+                    ),
                 ))
             }
         }

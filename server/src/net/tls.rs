@@ -12,6 +12,10 @@
 //! - `tls-session-cache-timeout`: the rustls session cache evicts by size only.
 //! - `tls-key-file-pass`: encrypted private keys cannot be read; setting it is an error.
 //!
+//!
+//! Certificates are taken as OpenSSL takes them (X.509 v1, no subjectAltName, chains in the
+//! CA file, PKCS#1, PKCS#8 and SEC1 keys), not as webpki would: server/src/net/x509.rs.
+//!
 //! Redis reads certificates when TLS is configured and again on every CONFIG SET of a
 //! `tls-*` parameter, never on its own; so does Tumbler. A failed reload leaves the running
 //! configuration in place and CONFIG SET answers Redis' error.
@@ -23,8 +27,8 @@ use std::sync::Arc;
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache, WebPkiClientVerifier};
-use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
+use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache};
+use rustls::{ServerConfig, SupportedCipherSuite};
 
 use crate::config::Config;
 use crate::shared::Shared;
@@ -156,15 +160,14 @@ fn load_certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     Ok(certs)
 }
 
-fn load_roots(cfg: &Config) -> Result<RootCertStore, String> {
-    let mut roots = RootCertStore::empty();
+/// The CA certificates of `tls-ca-cert-file` and `tls-ca-cert-dir`.
+fn load_roots(cfg: &Config) -> Result<Vec<CertificateDer<'static>>, String> {
+    let mut roots = Vec::new();
     let file = cfg.get("tls-ca-cert-file");
     if !file.is_empty() {
-        for c in load_certs(file)? {
-            roots.add(c).map_err(|e| {
-                format!("Failed to configure CA certificate(s) file/directory: {file}: {e}")
-            })?;
-        }
+        roots.extend(load_certs(file).map_err(|e| {
+            format!("Failed to configure CA certificate(s) file/directory: {e}")
+        })?);
     }
     let dir = cfg.get("tls-ca-cert-dir");
     if !dir.is_empty() {
@@ -179,9 +182,7 @@ fn load_roots(cfg: &Config) -> Result<RootCertStore, String> {
                 continue;
             }
             if let Ok(it) = CertificateDer::pem_file_iter(&p) {
-                for c in it.flatten() {
-                    let _ = roots.add(c);
-                }
+                roots.extend(it.flatten());
             }
         }
     }
@@ -283,21 +284,12 @@ fn build_checked(cfg: &Config, check_ca: bool) -> Result<(Arc<ServerConfig>, Vec
             .supported_schemes();
         builder.with_client_cert_verifier(Arc::new(RefuseAll(schemes)))
     } else {
-        let roots = Arc::new(load_roots(cfg)?);
-        let v = WebPkiClientVerifier::builder_with_provider(roots, provider);
-        let v = if auth == "optional" {
-            v.allow_unauthenticated()
-        } else {
-            v
-        };
-        let v = v
-            .build()
+        let v = super::x509::ClientVerifier::new(load_roots(cfg)?, auth != "optional", provider.clone())
             .map_err(|e| format!("Failed to configure CA certificate(s) file/directory: {e}"))?;
-        builder.with_client_cert_verifier(v)
+        builder.with_client_cert_verifier(Arc::new(v))
     };
-    let mut sc = builder.with_single_cert(certs, key).map_err(|e| {
-        format!("Failed to load certificate/private key: {cert_file} / {key_file}: {e}")
-    })?;
+    let cert = super::x509::server_cert(certs, key, &provider, cert_file, key_file)?;
+    let mut sc = builder.with_cert_resolver(Arc::new(cert));
     sc.ignore_client_order = cfg.get_bool("tls-prefer-server-ciphers");
     if cfg.get_bool("tls-session-caching") {
         sc.session_storage =
