@@ -88,12 +88,40 @@ func RunT(tb testing.TB, opts ...Option) *Server {
 	return Run(tb, opts...)
 }
 
+var (
+	providerMu sync.Mutex
+	provider   func() (string, error)
+)
+
+// RegisterBinary installs a source of the server binary used when neither WithBinary nor
+// $TUMBLER_BINARY names one, before PATH is searched. The companion module
+// tumbler.dev/tumbler/embedded calls it from init, so a blank import of that module is
+// enough to run the binary it carries.
+func RegisterBinary(p func() (string, error)) {
+	providerMu.Lock()
+	provider = p
+	providerMu.Unlock()
+}
+
 // BinaryPath is the executable Start runs: path if not empty, else $TUMBLER_BINARY, else
-// `tumbler` on PATH. The error wraps ErrNoBinary and says how to get one.
+// the one of a registered companion (RegisterBinary), else `tumbler` on PATH. The error
+// wraps ErrNoBinary and says how to get one.
 func BinaryPath(path string) (string, error) {
 	from := "WithBinary"
 	if path == "" {
 		path, from = os.Getenv("TUMBLER_BINARY"), "TUMBLER_BINARY"
+	}
+	if path == "" {
+		providerMu.Lock()
+		p := provider
+		providerMu.Unlock()
+		if p != nil {
+			got, err := p()
+			if err != nil {
+				return "", fmt.Errorf("%w: the embedded binary: %v; %s", ErrNoBinary, err, howToGet)
+			}
+			path, from = got, "the embedded binary"
+		}
 	}
 	if path == "" {
 		p, err := exec.LookPath("tumbler")

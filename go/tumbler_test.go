@@ -371,3 +371,24 @@ func TestLogHasTheServerOutput(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestRegisteredBinaryComesAfterTheEnvironment(t *testing.T) {
+	defer RegisterBinary(nil)
+	env := os.Getenv("TUMBLER_BINARY")
+	RegisterBinary(func() (string, error) { return "", errors.New("not in this build") })
+	if env != "" {
+		if got, err := BinaryPath(""); err != nil || got != env {
+			t.Fatalf("TUMBLER_BINARY did not win over a registered binary: %q %v", got, err)
+		}
+	}
+	t.Setenv("TUMBLER_BINARY", "")
+	if _, err := BinaryPath(""); !errors.Is(err, ErrNoBinary) || !strings.Contains(err.Error(), "not in this build") {
+		t.Fatalf("a failing registered binary: %v", err)
+	}
+	if env != "" {
+		RegisterBinary(func() (string, error) { return env, nil })
+		if got, err := BinaryPath(""); err != nil || got != env {
+			t.Fatalf("the registered binary: %q %v", got, err)
+		}
+	}
+}

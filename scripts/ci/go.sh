@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Go module (go/, tumbler.dev/tumbler), its example user project (go/example) and the
-# Tumbler-vs-miniredis comparison (go/compare): go vet and go test -count=1 for each, against
-# the server binary $TUMBLER_BINARY (default target/release/tumbler).
+# The Go module (go/, tumbler.dev/tumbler), its example user project (go/example), the
+# Tumbler-vs-miniredis comparison (go/compare) and the //go:embed companion (go/embedded):
+# go vet and go test -count=1 for each, against the server binary $TUMBLER_BINARY (default
+# target/release/tumbler).
 #
 # Modules come from the Go module proxy (pinned in each go.sum); about 10 s with an empty
 # module cache. Under CI=true a missing go toolchain, server binary or redis-server (the
@@ -30,7 +31,11 @@ echo "go.sh: $(go version); server $TUMBLER_BINARY"
 
 t0=$(date +%s)
 echo "go.sh: downloading modules"
-for m in go go/example go/compare; do
+# The //go:embed companion carries a copy of the binary under test.
+bash go/embedded/build.sh "$TUMBLER_BINARY" >/dev/null
+export TUMBLER_EMBED_REQUIRED=1
+modules="go go/example go/compare go/embedded"
+for m in $modules; do
   (cd "$m" && timeout 300 go mod download) || { echo "go.sh: go mod download failed in $m" >&2; exit 1; }
 done
 echo "go.sh: modules ready in $(( $(date +%s) - t0 )) s"
@@ -38,7 +43,7 @@ echo "go.sh: modules ready in $(( $(date +%s) - t0 )) s"
 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-for m in go go/example go/compare; do
+for m in $modules; do
   echo "==> $m: go vet"
   (cd "$m" && timeout --kill-after=10 300 go vet ./...) || { echo "go.sh: go vet failed in $m" >&2; status=1; }
   echo "==> $m: go test -count=1"

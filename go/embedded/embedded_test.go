@@ -1,0 +1,35 @@
+package embedded_test
+
+import (
+	"os"
+	"testing"
+
+	"tumbler.dev/tumbler"
+	"tumbler.dev/tumbler/embedded"
+)
+
+func TestRunUsesTheEmbeddedBinary(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // extract into the test's directory
+	p, err := embedded.Path()
+	if err != nil {
+		if os.Getenv("TUMBLER_EMBED_REQUIRED") == "1" {
+			t.Fatal(err)
+		}
+		t.Skipf("%v", err)
+	}
+	// Neither TUMBLER_BINARY nor PATH: only the blank import can provide the binary.
+	t.Setenv("TUMBLER_BINARY", "")
+	t.Setenv("PATH", t.TempDir())
+	got, err := tumbler.BinaryPath("")
+	if err != nil || got != p {
+		t.Fatalf("BinaryPath: %q %v, want %q", got, err, p)
+	}
+	s := tumbler.RunT(t)
+	if v, err := s.Do("PING"); err != nil || v != "PONG" {
+		t.Fatalf("PING: %v %v", v, err)
+	}
+	s.FastForward(1)
+	if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
+		t.Fatalf("the extracted binary: %v %v", st, err)
+	}
+}
