@@ -75,7 +75,7 @@ ours_running() {
   local p
   for p in /proc/[0-9]*; do
     [ "${p#/proc/}" = "$$" ] && continue
-    tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "LAUNCHERS_RUN=$run_mark" && echo "${p#/proc/}"
+    tr '\0' '\n' 2>/dev/null < "$p/environ" | grep -qx "LAUNCHERS_RUN=$run_mark" && echo "${p#/proc/}"
   done
   return 0
 }
