@@ -77,8 +77,10 @@ public final class Servers {
         Path bin = tumblerBinary();
         List<String> cmd = new ArrayList<>();
         cmd.add(bin.toString());
-        cmd.add("--port");
-        cmd.add("0");
+        if (!Arrays.asList(args).contains("--port")) {
+            cmd.add("--port");
+            cmd.add("0");
+        }
         cmd.addAll(Arrays.asList(args));
         int n = SEQ.incrementAndGet();
         Path out = workdir().resolve("tumbler-" + n + ".out");

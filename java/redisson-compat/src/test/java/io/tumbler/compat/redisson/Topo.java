@@ -67,6 +67,56 @@ public final class Topo {
         return out;
     }
 
+    /** The ACL user the TLS topology connects as: Redisson's own keys and ours, every channel. */
+    public static final String ACL_USER = "compat", ACL_PASS = "compat-secret";
+
+    public static Supplier<Config> tlsConfig(int tlsPort, io.tumbler.compat.Certs certs) {
+        return () -> {
+            Config c = base(null);
+            try {
+                single(c, "rediss://127.0.0.1:" + tlsPort)
+                        .setUsername(ACL_USER).setPassword(ACL_PASS)
+                        .setSslTruststore(certs.trustP12.toUri().toURL())
+                        .setSslTruststorePassword(io.tumbler.compat.Certs.STORE_PASSWORD)
+                        .setSslKeystore(certs.clientP12.toUri().toURL())
+                        .setSslKeystorePassword(io.tumbler.compat.Certs.STORE_PASSWORD);
+            } catch (java.net.MalformedURLException e) {
+                throw new IllegalStateException(e);
+            }
+            return c;
+        };
+    }
+
+    private static void aclUser(int plainPort) {
+        io.tumbler.compat.Resp.once(plainPort, "ACL", "SETUSER", ACL_USER, "reset", "on", ">" + ACL_PASS,
+                "~compat:*", "~redisson*", "&*", "+@all");
+    }
+
+    /** rediss:// with a client certificate (tls-auth-clients yes) and an ACL user; a plain port for the harness. */
+    public static List<Target> tls() {
+        io.tumbler.compat.Certs certs = io.tumbler.compat.Certs.generate();
+        List<Target> out = new ArrayList<>();
+        // as in redis-server, --port 0 beside a TLS port means "no plain port": the harness's plain port is explicit
+        List<String> targs = new ArrayList<>(List.of("--port", String.valueOf(Servers.freePort(false)), "--tls-port", "0",
+                "--enable-time-control", "yes"));
+        targs.addAll(certs.serverArgs());
+        ServerProc t = Servers.tumbler(1, targs.toArray(String[]::new));
+        try {
+            aclUser(t.port());
+            out.add(new Target("tumbler", true, List.of(t), t.ports, List.of(tlsConfig(t.tlsPorts.get(0), certs))));
+            List<String> rargs = new ArrayList<>(List.of("--tls-port", String.valueOf(Servers.freePort(false))));
+            rargs.addAll(certs.serverArgs());
+            ServerProc r = Servers.redis(rargs.toArray(String[]::new));
+            aclUser(r.port());
+            out.add(new Target("redis-server", false, List.of(r), r.ports, List.of(tlsConfig(r.tlsPorts.get(0), certs))));
+        } catch (RuntimeException e) {
+            t.close();
+            out.forEach(Target::close);
+            throw e;
+        }
+        return out;
+    }
+
     /** Three independent servers: tumbler --nodes 3; three redis-servers. One client per node. */
     public static List<Target> nodes3() {
         List<Target> out = new ArrayList<>();
