@@ -44,7 +44,6 @@ public final class ServerProc implements AutoCloseable {
     @Override public void close() {
         if (!LIVE.remove(this)) return;
         if (Boolean.getBoolean("compat.debug")) new Throwable("stopping " + this).printStackTrace();
-        else System.err.println("stopping " + this);
         process.destroy();
         try {
             if (!process.waitFor(5, TimeUnit.SECONDS)) {

@@ -89,7 +89,7 @@ public final class Topo {
 
     private static void aclUser(int plainPort) {
         io.tumbler.compat.Resp.once(plainPort, "ACL", "SETUSER", ACL_USER, "reset", "on", ">" + ACL_PASS,
-                "~compat:*", "~redisson*", "&*", "+@all");
+                "~compat:*", "~{compat:*", "~redisson*", "&*", "+@all");
     }
 
     /** rediss:// with a client certificate (tls-auth-clients yes) and an ACL user; a plain port for the harness. */
