@@ -191,3 +191,28 @@ fn shutdown_on_any_node_stops_the_process() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// TUMBLER.NODE DOWN has closed the node's port, and UP has opened it again, by the time
+/// they reply: a test's next connect sees the new state, with no sleep (the Go and Java
+/// packages used to poll for it).
+#[test]
+fn node_down_and_up_take_effect_before_the_reply() {
+    let p = Proc::start(
+        &["--port", "0", "--nodes", "2", "--enable-test-control", "yes"],
+        &[],
+        2,
+    );
+    let port = p.ports[1];
+    for _ in 0..30 {
+        assert_eq!(p.cmd(0, "TUMBLER.NODE DOWN 1"), "+OK\r\n");
+        // Refused, or (a connection the kernel queued as the socket closed) reset unread.
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let _ = s.write_all(b"PING\r\n");
+            let mut b = [0u8; 16];
+            assert_eq!(s.read(&mut b).unwrap_or(0), 0, "node 1 answered while down");
+        }
+        assert_eq!(p.cmd(0, "TUMBLER.NODE UP 1"), "+OK\r\n");
+        assert_eq!(p.cmd(1, "PING"), "+PONG\r\n");
+    }
+}

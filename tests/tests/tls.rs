@@ -489,3 +489,40 @@ fn ioredis_with_tls_options() {
         p(&certs.client_key),
     ]);
 }
+
+/// With `--nodes`, every node's port speaks TLS when TLS is configured (as a Redis Cluster
+/// started with `port 0 tls-port P tls-cluster yes`), and CLUSTER SLOTS names those ports;
+/// before, the `tls-*` directives were silently ignored and the nodes spoke plaintext.
+#[test]
+fn nodes_and_cluster_serve_tls_on_every_node() {
+    let certs = Certs::new();
+    let s = TestServer::builder()
+        .tls(p(&certs.server_cert), p(&certs.server_key), Some(p(&certs.ca)))
+        .nodes(3)
+        .cluster(0)
+        .spawn()
+        .expect("start a TLS cluster");
+    let cfg = certs.client_config(true, false);
+    let ports: Vec<u16> = s.addrs().iter().map(|a| a.port()).collect();
+    assert_eq!(ports.len(), 3);
+    for a in s.addrs() {
+        let mut c = Client::connect_tls(*a, "localhost", cfg.clone()).expect("TLS connect");
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        assert_eq!(bulk(&c.cmd(&["PING"]).unwrap()), "PONG");
+        let slots = format!("{:?}", c.cmd(&["CLUSTER", "SLOTS"]).unwrap());
+        for port in &ports {
+            assert!(slots.contains(&port.to_string()), "{slots}");
+        }
+        // A plaintext client on a node's port gets no reply, only a close.
+        expect_refused_plaintext(*a);
+    }
+}
+
+fn expect_refused_plaintext(addr: std::net::SocketAddr) {
+    let mut t = TcpStream::connect(addr).unwrap();
+    t.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    t.write_all(b"PING\r\n").unwrap();
+    let mut b = [0u8; 64];
+    let n = t.read(&mut b).unwrap_or(0);
+    assert!(!b[..n].starts_with(b"+PONG"), "{:?}", &b[..n]);
+}

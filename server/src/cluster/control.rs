@@ -99,6 +99,7 @@ pub fn node_command(
     match spec.name {
         "down" => {
             node.down.send_replace(true);
+            super::nodes::stop_listening(&node);
             if let Some(s) = topo.shard(node.shard) {
                 super::nodes::kill_clients(&s, &node);
             }
@@ -116,6 +117,9 @@ pub fn node_command(
                 if let Some(s) = topo.shard(node.shard) {
                     flush_shard(&s);
                 }
+            }
+            if let Err(e) = super::nodes::listen_again(&node, &topo.bind) {
+                return Reply::err(format!("ERR node {i} cannot listen again: {e}"));
             }
             node.down.send_replace(false);
             Reply::ok()

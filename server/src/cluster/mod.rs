@@ -60,6 +60,10 @@ pub struct Node {
     /// Parts per million of reply batches that are never sent (TUMBLER.NODE DROP).
     pub drop_ppm: AtomicU32,
     pub config_epoch: AtomicU64,
+    /// The listening socket while the node is up. The accept loop serves a duplicate of it;
+    /// TUMBLER.NODE DOWN shuts this one down and UP binds a new one before they reply, so
+    /// a test's next connect already sees the node down or up (server/src/cluster/nodes.rs).
+    pub listener: parking_lot::Mutex<Option<std::net::TcpListener>>,
 }
 
 impl Node {
@@ -87,6 +91,8 @@ pub struct Topology {
     pub test_control: bool,
     /// The address put in MOVED/ASK and CLUSTER SLOTS.
     pub announce_ip: String,
+    /// The `bind` directive the nodes listen on (again, after TUMBLER.NODE UP).
+    pub bind: String,
     pub nodes: Vec<Arc<Node>>,
     shards: OnceLock<Vec<Weak<Shared>>>,
     /// Per slot: the owning shard, with [`MIGRATING`] set while the slot moves.
@@ -161,6 +167,7 @@ impl Topology {
                     delay_ms: AtomicU64::new(0),
                     drop_ppm: AtomicU32::new(0),
                     config_epoch: AtomicU64::new(i as u64 + 1),
+                    listener: parking_lot::Mutex::new(None),
                 })
             })
             .collect();
@@ -182,6 +189,7 @@ impl Topology {
             enabled: cluster,
             test_control,
             announce_ip,
+            bind: ip.to_string(),
             nodes,
             shards: OnceLock::new(),
             slots,

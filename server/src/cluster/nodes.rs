@@ -27,7 +27,24 @@ pub async fn start(
     let replicas = config.get_i64("cluster-replicas") as usize;
     let test_control = config.get_bool("enable-test-control");
     let bind = config.get("bind").to_string();
-    let base = config.get_i64("port");
+    // With TLS, every node's one port speaks TLS, as a Redis Cluster started with `port 0
+    // tls-port P tls-cluster yes` does: `tls-port` is then the base port (0: free ports), and
+    // the ports CLUSTER SLOTS and -MOVED name are the TLS ones.
+    let tls = if crate::net::tls_enabled(&config) {
+        let (c, warnings) = crate::net::tls::build(&config)
+            .map_err(|e| std::io::Error::other(format!("Failed to configure TLS: {e}")))?;
+        for w in warnings {
+            tracing::warn!("{w}");
+        }
+        Some(c)
+    } else {
+        None
+    };
+    let base = if tls.is_some() {
+        config.get_i64("tls-port")
+    } else {
+        config.get_i64("port")
+    };
     if base != 0 && base + n as i64 - 1 > 65535 {
         return Err(std::io::Error::other(format!(
             "ports {base}..{} do not fit",
@@ -40,15 +57,17 @@ pub async fn start(
     let mut addrs = Vec::with_capacity(n);
     for i in 0..n {
         let port = if base == 0 { 0 } else { base as u16 + i as u16 };
-        let l = TcpListener::bind((bind.as_str(), port)).await?;
+        let l = crate::net::bind_one(&bind, port)?;
         let addr = l.local_addr()?;
         topo.nodes[i].port.store(addr.port(), Ordering::Relaxed);
         addrs.push(addr);
-        listeners.push(l);
+        listeners.push(TcpListener::from_std(l.try_clone()?)?);
+        *topo.nodes[i].listener.lock() = Some(l);
     }
     let shards: Vec<Arc<Shared>> = (0..topo.shard_count())
         .map(|s| {
             let shared = Shared::new_node(config.clone(), Some((topo.clone(), s)));
+            *shared.tls.write() = tls.clone();
             shared
                 .port
                 .store(topo.primary_of(s).port() as u64, Ordering::Relaxed);
@@ -91,10 +110,20 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
                 return;
             }
             if !*down.borrow_and_update() {
-                match TcpListener::bind((bind.as_str(), node.port())).await {
-                    Ok(l) => listener = Some(l),
-                    Err(e) => {
-                        tracing::warn!("node {} cannot listen again: {e}", node.index);
+                // UP bound the socket before it replied; serve a duplicate of it.
+                let again = {
+                    let mut slot = node.listener.lock();
+                    if slot.is_none() {
+                        *slot = crate::net::bind_one(&bind, node.port()).ok();
+                    }
+                    slot.as_ref()
+                        .map(|l| l.try_clone().and_then(TcpListener::from_std))
+                };
+                match again {
+                    Some(Ok(l)) => listener = Some(l),
+                    Some(Err(e)) => tracing::warn!("node {} cannot listen again: {e}", node.index),
+                    None => {
+                        tracing::warn!("node {} cannot listen again on port {}", node.index, node.port());
                         tokio::time::sleep(Duration::from_millis(10)).await;
                         node.down.send_modify(|_| {});
                     }
@@ -109,18 +138,47 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
                     if !node.is_down() {
                         let _ = stream.set_nodelay(true);
                         let laddr = stream.local_addr().unwrap_or(addr);
-                        tokio::spawn(crate::conn::serve_node(
-                            shared.clone(),
-                            stream,
-                            addr,
-                            laddr,
-                            crate::net::Transport::Tcp,
-                            Some(node.clone()),
-                        ));
+                        let tls = shared.tls.read().clone();
+                        match tls {
+                            Some(config) => {
+                                let (shared, node) = (shared.clone(), node.clone());
+                                tokio::spawn(async move {
+                                    match tokio_rustls::TlsAcceptor::from(config).accept(stream).await {
+                                        Ok(s) => {
+                                            crate::conn::serve_node(
+                                                shared,
+                                                s,
+                                                addr,
+                                                laddr,
+                                                crate::net::Transport::Tls,
+                                                Some(node),
+                                            )
+                                            .await
+                                        }
+                                        Err(e) => tracing::debug!(
+                                            "Error accepting a client connection: {e} (addr={addr})"
+                                        ),
+                                    }
+                                });
+                            }
+                            None => {
+                                tokio::spawn(crate::conn::serve_node(
+                                    shared.clone(),
+                                    stream,
+                                    addr,
+                                    laddr,
+                                    crate::net::Transport::Tcp,
+                                    Some(node.clone()),
+                                ));
+                            }
+                        }
                     }
                 }
                 Err(e) => {
-                    tracing::warn!("accept failed: {e}");
+                    // TUMBLER.NODE DOWN shuts the socket down under the accept.
+                    if !node.is_down() {
+                        tracing::warn!("accept failed: {e}");
+                    }
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
             },
@@ -135,6 +193,27 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
             listener = None;
         }
     }
+}
+
+/// TUMBLER.NODE DOWN's listener half: stops the node's socket listening now (a listening
+/// socket shut down refuses new connections at once; the accept loop then drops its
+/// duplicate), before the command replies.
+pub fn stop_listening(node: &Node) {
+    if let Some(l) = node.listener.lock().take() {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `l` is open until it drops at the end of this block.
+        unsafe { libc::shutdown(l.as_raw_fd(), libc::SHUT_RDWR) };
+    }
+}
+
+/// TUMBLER.NODE UP's listener half: binds the node's port again before the command replies,
+/// so connections queue from then on; the accept loop serves them once it wakes.
+pub fn listen_again(node: &Node, bind: &str) -> std::io::Result<()> {
+    let mut slot = node.listener.lock();
+    if slot.is_none() {
+        *slot = Some(crate::net::bind_one(bind, node.port())?);
+    }
+    Ok(())
 }
 
 /// Drops every connection of `node` (TUMBLER.NODE DOWN).

@@ -145,6 +145,16 @@ fn bind_tcp(addr: SocketAddr, backlog: i32) -> io::Result<std::net::TcpListener>
     Ok(sock.into())
 }
 
+/// One listening socket on the first address of `bind` (a node of `--nodes`): Redis' socket
+/// options, nonblocking, for tokio or a duplicate.
+pub fn bind_one(bind: &str, port: u16) -> io::Result<std::net::TcpListener> {
+    let host = parse_bind(bind)
+        .into_iter()
+        .next()
+        .map_or_else(|| "127.0.0.1".to_string(), |a| a.host);
+    bind_tcp(resolve(&host, port)?, 511)
+}
+
 fn resolve(host: &str, port: u16) -> io::Result<SocketAddr> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, port));
