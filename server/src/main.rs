@@ -222,6 +222,37 @@ fn listen_failed(e: &std::io::Error, port: i64) -> ! {
     std::process::exit(1)
 }
 
+/// SIGTERM and SIGINT from the start of `main` until tokio's handlers replace these (they
+/// chain to them, so a late signal only sets the flag again).
+#[cfg(unix)]
+mod early_signals {
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+    extern "C" fn record(sig: libc::c_int) {
+        SIGNAL.store(sig, Ordering::SeqCst);
+    }
+
+    pub fn install() {
+        let handler = record as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            libc::signal(libc::SIGTERM, handler);
+            libc::signal(libc::SIGINT, handler);
+        }
+    }
+
+    /// Redis' line for a signal that came before the server was ready, if one did.
+    pub fn received() -> Option<&'static str> {
+        match SIGNAL.load(Ordering::SeqCst) {
+            libc::SIGTERM => Some("Received SIGTERM scheduling shutdown..."),
+            libc::SIGINT => Some("Received SIGINT scheduling shutdown..."),
+            _ => None,
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // `tumbler top ...`: the live lock view (server/src/top), not a server.
@@ -233,6 +264,11 @@ fn main() {
         std::process::exit(tumbler::benchcmd::run(&args[2..]));
     }
     let (for_clap, directives) = split_args(&args);
+    // SIGTERM or SIGINT before tokio's handlers are in (the port is bound before the
+    // runtime starts) is remembered, not fatal: a launcher that connects and stops the
+    // server at once must get a clean shutdown, as redis-server gives.
+    #[cfg(unix)]
+    early_signals::install();
     // redis-server's version line, which launchers parse (pytest-redis reads `v=`).
     if for_clap[1..].iter().any(|a| matches!(a.as_str(), "-v" | "-V" | "--version")) {
         println!("{}", tumbler::log::version_line());
@@ -341,6 +377,12 @@ fn main() {
         .build()
         .expect("tokio runtime");
     let port = cfg.get_i64("port");
+    let tls_on = tumbler::net::tls_enabled(&cfg);
+    let print_ports = cfg.get("logfile").is_empty()
+        || ["port", "tls-port", "metrics-port"]
+            .iter()
+            .any(|p| cfg.is_set(p) && cfg.get_i64(p) == 0)
+        || (!cfg.is_set("port") && !cfg.is_set("tls-port"));
     // Redis shows its logo on a terminal without a log file, or when asked to.
     let show_logo = cfg.get_bool("always-show-logo")
         || (cfg.get("logfile").is_empty() && std::io::IsTerminal::is_terminal(&std::io::stdout()));
@@ -377,13 +419,20 @@ fn main() {
         };
         // Machine-readable lines for scripts (and `--port 0`), one per listener (or node), the
         // plaintext one first; then Redis' own log line, which Testcontainers-style wait
-        // strategies look for.
+        // strategies look for. With a log file and no port to report, nothing: redis-server
+        // writes nothing to stdout then, and a launcher may never read the pipe.
         // (Written, not println!: a closed stdout must not stop the server.)
         let a = &server.listen;
-        let mut out = std::io::stdout().lock();
+        let mut out: Box<dyn Write> = if print_ports {
+            Box::new(std::io::stdout().lock())
+        } else {
+            Box::new(std::io::sink())
+        };
         if server.topology.is_some() {
+            // With TLS every node's port is a TLS port (server/src/cluster/nodes.rs).
+            let key = if tls_on { "tls-port" } else { "port" };
             for (i, t) in server.addrs.iter().enumerate() {
-                let _ = writeln!(out, "tumbler listening on {t} port={} node={i}", t.port());
+                let _ = writeln!(out, "tumbler listening on {t} {key}={} node={i}", t.port());
             }
         } else {
             for t in &a.tcp {
@@ -441,7 +490,10 @@ fn main() {
             let _ = rx.await;
         };
         #[cfg(unix)]
+        let early = early_signals::received();
+        #[cfg(unix)]
         tokio::select! {
+            _ = async {}, if early.is_some() => tumbler::log::from_signal_handler(early.unwrap_or_default()),
             _ = sigint.recv() => tumbler::log::from_signal_handler("Received SIGINT scheduling shutdown..."),
             _ = sigterm.recv() => tumbler::log::from_signal_handler("Received SIGTERM scheduling shutdown..."),
             _ = stdin_closed => tracing::warn!("stdin closed (watch-stdin yes): shutting down"),
