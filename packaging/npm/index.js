@@ -225,9 +225,12 @@ function startTumbler(options = {}) {
   const argv = ["--port", String(port), "--bind", host];
   if (timeControl) argv.push("--enable-time-control", "yes");
   if (lockdep) argv.push("--lockdep", lockdep);
+  // The server exits when its stdin pipe closes, so it dies with this process even when
+  // the process is killed (nothing is ever written to it).
+  argv.push("--watch-stdin", "yes");
   argv.push(...args);
   return new Promise((resolve, reject) => {
-    const child = spawn(exe, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(exe, argv, { stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
     let log = "";
     let settled = false;
@@ -250,6 +253,8 @@ function startTumbler(options = {}) {
       fail(`${exe} exited (${signal || `status ${code}`}) before listening; log: ${log.trim()}. ${HOW_TO_FIX}`),
     );
     child.stdout.on("data", (d) => {
+      // The server logs to stdout, as redis-server does.
+      log = (log + d.toString("utf8")).slice(-4000);
       if (settled) return;
       out += d.toString("utf8");
       const m = /tumbler listening on \S+ port=(\d+)/.exec(out);
@@ -258,6 +263,7 @@ function startTumbler(options = {}) {
       clearTimeout(timer);
       // A forgotten stop() must not keep the test process alive, nor leave the server.
       child.unref();
+      child.stdin.unref?.();
       child.stdout.unref?.();
       child.stderr.unref?.();
       track(child);

@@ -117,11 +117,14 @@ class Server:
             cmd += ["--enable-time-control", "yes"]
         if self.lockdep:
             cmd += ["--lockdep", self.lockdep]
+        # The server exits when this pipe closes, so it dies with this process even when
+        # the process is killed (nothing is ever written to it).
+        cmd += ["--watch-stdin", "yes"]
         cmd += self.args
         self._log = tempfile.TemporaryFile()
         try:
             proc = subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL
+                cmd, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.PIPE
             )
         except OSError as e:
             raise TumblerError(f"cannot run {exe}: {e}. {_HOW_TO_FIX}") from e
@@ -151,7 +154,8 @@ class Server:
         port_line = next((l for l in lines if "tumbler listening on" in l), None)
         if port_line is None:
             code = proc.wait(5)
-            log = self._read_log()
+            # The server logs to stdout, as redis-server does; stderr has the rest.
+            log = "".join(lines) + self._read_log()
             self._proc = None
             raise TumblerError(
                 f"{exe} exited with status {code} before listening"
@@ -186,6 +190,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(5)
+        if proc is not None and proc.stdin is not None:
+            proc.stdin.close()
         if self._log is not None:
             self._log.close()
             self._log = None
