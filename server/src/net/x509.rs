@@ -61,12 +61,16 @@ pub fn server_cert(
     cert_file: &str,
     key_file: &str,
 ) -> Result<OneCert, String> {
-    let signing = provider
-        .key_provider
-        .load_private_key(key)
-        .map_err(|e| format!("Failed to load private key: {key_file}: {e}"))?;
     let (_, leaf) = X509Certificate::from_der(&certs[0])
         .map_err(|e| format!("Failed to load certificate: {cert_file}: {e}"))?;
+    let signing = match provider.key_provider.load_private_key(key.clone_key()) {
+        Ok(k) => k,
+        // An EC key in PKCS#8 without its public half (what the JDK's getEncoded() writes):
+        // OpenSSL derives the half; ring needs it given, and the certificate has it.
+        Err(e) => with_public_half(&key, leaf.public_key().raw)
+            .and_then(|k| provider.key_provider.load_private_key(k).ok())
+            .ok_or_else(|| format!("Failed to load private key: {key_file}: {e}"))?,
+    };
     if let Some(spki) = signing.public_key() {
         if spki.as_ref() != leaf.public_key().raw {
             return Err(format!(
@@ -75,6 +79,66 @@ pub fn server_cert(
         }
     }
     Ok(OneCert(Arc::new(CertifiedKey::new(certs, signing))))
+}
+
+/// A PKCS#8 EC private key whose ECPrivateKey lacks the optional `[1] publicKey`, rebuilt
+/// with the public key of the certificate's SubjectPublicKeyInfo; `None` for anything else.
+/// If the two do not belong together, loading the result fails as a mismatch would.
+fn with_public_half(key: &PrivateKeyDer<'_>, spki: &[u8]) -> Option<PrivateKeyDer<'static>> {
+    let PrivateKeyDer::Pkcs8(p8) = key else {
+        return None;
+    };
+    let (0x30, body, _) = tlv(p8.secret_pkcs8_der())? else {
+        return None;
+    };
+    let (0x02, version, rest) = tlv(body)? else {
+        return None;
+    };
+    let (0x30, alg, rest) = tlv(rest)? else {
+        return None;
+    };
+    let (0x04, ec_key, _) = tlv(rest)? else {
+        return None;
+    };
+    let (spki_alg, public) = spki_parts(spki)?;
+    if spki_alg != alg {
+        return None;
+    }
+    // ECPrivateKey: SEQUENCE { version, privateKey, [0] parameters OPTIONAL, [1] publicKey OPTIONAL }
+    let (0x30, mut fields, _) = tlv(ec_key)? else {
+        return None;
+    };
+    let mut inner = Vec::new();
+    while !fields.is_empty() {
+        let (tag, _, rest) = tlv(fields)?;
+        if tag == 0xa1 {
+            return None; // it has the public key: the failure was something else
+        }
+        inner.extend_from_slice(&fields[..fields.len() - rest.len()]);
+        fields = rest;
+    }
+    let mut bits = vec![0u8];
+    bits.extend_from_slice(public);
+    inner.extend(der(0xa1, &der(0x03, &bits)));
+    let mut out = der(0x02, version);
+    out.extend(der(0x30, alg));
+    out.extend(der(0x04, &der(0x30, &inner)));
+    Some(PrivateKeyDer::Pkcs8(der(0x30, &out).into()))
+}
+
+/// DER tag-length-value.
+fn der(tag: u8, contents: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    let n = contents.len();
+    if n < 0x80 {
+        out.push(n as u8);
+    } else {
+        let bytes: Vec<u8> = n.to_be_bytes().into_iter().skip_while(|b| *b == 0).collect();
+        out.push(0x80 | bytes.len() as u8);
+        out.extend(bytes);
+    }
+    out.extend_from_slice(contents);
+    out
 }
 
 /// One parsed CA certificate of `tls-ca-cert-file`/`tls-ca-cert-dir`.
@@ -361,5 +425,61 @@ impl ClientCertVerifier for ClientVerifier {
         self.provider
             .signature_verification_algorithms
             .supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An EC key and a self-signed certificate for it (rcgen writes PKCS#8 with the public
+    /// key), and the same key as the JDK writes it: without the ECPrivateKey's `[1]`.
+    fn ec_key_and_cert() -> (PrivateKeyDer<'static>, PrivateKeyDer<'static>, CertificateDer<'static>) {
+        let k = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
+            .unwrap()
+            .self_signed(&k)
+            .unwrap();
+        let full = k.serialize_der();
+        let (_, body, _) = tlv(&full).unwrap();
+        let (_, version, rest) = tlv(body).unwrap();
+        let (_, alg, rest) = tlv(rest).unwrap();
+        let (_, ec_key, _) = tlv(rest).unwrap();
+        let (_, mut fields, _) = tlv(ec_key).unwrap();
+        let mut inner = Vec::new();
+        while !fields.is_empty() {
+            let (tag, _, rest) = tlv(fields).unwrap();
+            if tag != 0xa1 {
+                inner.extend_from_slice(&fields[..fields.len() - rest.len()]);
+            }
+            fields = rest;
+        }
+        let mut out = der(0x02, version);
+        out.extend(der(0x30, alg));
+        out.extend(der(0x04, &der(0x30, &inner)));
+        let jdk = PrivateKeyDer::Pkcs8(der(0x30, &out).into());
+        (PrivateKeyDer::Pkcs8(full.into()), jdk, cert.der().clone())
+    }
+
+    #[test]
+    fn a_pkcs8_ec_key_without_its_public_half_loads_with_its_certificate() {
+        let provider = rustls::crypto::ring::default_provider();
+        let (full, jdk, cert) = ec_key_and_cert();
+        // ring alone refuses the JDK form; with the certificate's public key it loads.
+        assert!(provider.key_provider.load_private_key(jdk.clone_key()).is_err());
+        assert!(provider.key_provider.load_private_key(full.clone_key()).is_ok());
+        assert!(server_cert(vec![cert.clone()], jdk.clone_key(), &provider, "c", "k").is_ok());
+        // With another key's certificate it does not.
+        let (_, _, other) = ec_key_and_cert();
+        assert!(server_cert(vec![other], jdk, &provider, "c", "k").is_err());
+    }
+
+    #[test]
+    fn der_round_trips_long_lengths() {
+        let v = vec![7u8; 300];
+        let enc = der(0x04, &v);
+        assert_eq!(&enc[..4], &[0x04, 0x82, 0x01, 0x2c]);
+        let (tag, body, rest) = tlv(&enc).unwrap();
+        assert_eq!((tag, body, rest.len()), (0x04, &v[..], 0));
     }
 }
