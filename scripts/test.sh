@@ -7,6 +7,12 @@
 #   3. unit, end-to-end, differential, client and doc tests (cargo test --workspace),
 #   4. the static binary the container image ships (scripts/static-build.sh),
 #   4b. the pip wheel and npm package around that binary, with their example suites,
+#   4c. the launchers users start redis-server with (pytest-redis, npm redis-server,
+#       redis-memory-server, Testcontainers' wait strategies) and TLS material made as users
+#       make it (scripts/ci/launchers.sh),
+#   4d. the Java artifact and its example project, the real Redisson/Jedis/Lettuce/Spring
+#       against tumbler and redis-server (scripts/ci/java-*.sh), and the Go module
+#       (scripts/ci/go.sh),
 #   5. Redis 7.0's own Tcl units against a tumbler binary, with a ratchet of pass counts.
 # .ci/run calls exactly this. Under CI=true a missing reference server fails the run.
 set -euo pipefail
@@ -24,6 +30,12 @@ command -v musl-gcc >/dev/null 2>&1 || need_pkgs+=(musl-tools)   # static binary
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3 python3-venv)
 command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
 command -v tmux >/dev/null 2>&1 || need_pkgs+=(tmux)   # `tumbler top` in a real terminal
+command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)   # TLS material as users make it
+# The Java artifact and client tests (Java 17+, Maven) and the Go module (Go 1.26: the
+# machine image has it; Debian's golang-go is older, so go.sh says so if that is all there is).
+command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need_pkgs+=(maven)
+command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     log "installing ${need_pkgs[*]}"
@@ -34,6 +46,20 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     echo "missing: ${need_pkgs[*]}; install them (redis-server 7.0, tcl 8.6) and re-run" >&2
     [ "${CI:-}" = "true" ] && exit 1
   fi
+fi
+
+# Newer reference servers (redis-server 8.0, valkey-server 9) from Debian's packages, unpacked
+# beside their own libraries (../shared/refservers/install.sh), on PATH as redis8-server and
+# valkey9-server for the differential tests.
+refdir=${TUMBLER_CACHE:-$HOME/.cache/tumbler}/refservers
+installer=../shared/refservers/install.sh
+if [ -f "$installer" ]; then
+  log "reference servers redis8-server, valkey9-server into $refdir"
+  timeout 900 bash "$installer" "$refdir" >/dev/null
+  export PATH="$refdir/bin:$PATH"
+else
+  echo "no $installer: tests against redis 8.0 and valkey 9 will be skipped (a failure under CI)" >&2
+  [ "${CI:-}" = "true" ] && exit 1
 fi
 
 # Client libraries for tests/tests/clients_*.rs. Pinned in tests/clients/; reinstalled only
@@ -113,6 +139,19 @@ static_bin=$(bash packaging/static-bin.sh)
 TUMBLER_BINARY=$static_bin timeout 600 bash packaging/python/ci.sh
 TUMBLER_BINARY=$static_bin timeout 600 bash packaging/npm/ci.sh
 # ---- end packages
+
+# ---- issues 33, 34, 37: the tools users start Tumbler with, unchanged, and the Java and Go
+# packages. Each script installs its pinned dependencies (pip/npm/Maven/Go module caches) and
+# runs every scenario against redis-server too.
+log "launchers (pytest-redis, npm redis-server, redis-memory-server, Testcontainers) and TLS material"
+TUMBLER_BINARY=target/release/tumbler timeout 900 bash scripts/ci/launchers.sh
+log "Java: the tumbler-junit artifact and the example project that depends on it"
+TUMBLER_BINARY=$static_bin timeout 900 bash scripts/ci/java-artifact.sh
+log "Java: Redisson 3.x and 4.x, Jedis, Lettuce, Spring Data Redis against tumbler and redis-server"
+TUMBLER_BINARY=target/release/tumbler timeout 1500 bash scripts/ci/java-compat.sh
+log "Go: the tumbler.dev/tumbler module, its example module, and the miniredis comparison"
+TUMBLER_BINARY=target/release/tumbler timeout 900 bash scripts/ci/go.sh
+# ---- end issues 33, 34, 37
 
 log "Redis 7.0 Tcl units against tumbler (ratchet: tests/tcl/tumbler.baseline)"
 out=$(mktemp); ./target/release/tumbler --port 0 --loglevel warning >"$out" 2>&1 &
