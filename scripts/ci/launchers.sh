@@ -88,6 +88,18 @@ set +e
 rc=$?
 set -e
 
+# com.github.codemonstur:embedded-redis from Maven Central, unchanged, its builder pointed at each
+# binary (tests/launchers/java/embedded-redis); its servers carry the mark too.
+log "embedded-redis (Java) against redis-server and $bin"
+if command -v mvn >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
+  (export LAUNCHERS_RUN=$run_mark && TUMBLER_BINARY=$bin \
+    timeout 600 mvn -B -ntp -q -f tests/launchers/java/embedded-redis/pom.xml test) || rc=1
+elif [ "${CI:-}" = "true" ]; then
+  echo "launchers.sh: mvn and a JDK are needed for the embedded-redis step" >&2; rc=1
+else
+  echo "embedded-redis: skipped (no mvn or javac; not under CI=true)"
+fi
+
 left=$(ours_running)
 if [ -n "$left" ]; then
   echo "launchers.sh: server processes left behind: $left" >&2
