@@ -378,11 +378,13 @@ fn main() {
         .expect("tokio runtime");
     let port = cfg.get_i64("port");
     let tls_on = tumbler::net::tls_enabled(&cfg);
-    let print_ports = cfg.get("logfile").is_empty()
-        || ["port", "tls-port", "metrics-port"]
-            .iter()
-            .any(|p| cfg.is_set(p) && cfg.get_i64(p) == 0)
-        || (!cfg.is_set("port") && !cfg.is_set("tls-port"));
+    // Tumbler's own listener lines, only where redis-server has nothing to match them: a
+    // port 0 that Tumbler picked (redis-server does not listen then), several nodes, or the
+    // metrics endpoint. A command line redis-server would take prints what it prints.
+    let print_ports = cfg.get_i64("port") == 0
+        || (tls_on && cfg.get_i64("tls-port") == 0)
+        || cfg.is_set("metrics-port")
+        || tumbler::cluster::multi_node(&cfg);
     // Redis shows its logo on a terminal without a log file, or when asked to.
     let show_logo = cfg.get_bool("always-show-logo")
         || (cfg.get("logfile").is_empty() && std::io::IsTerminal::is_terminal(&std::io::stdout()));
@@ -419,8 +421,8 @@ fn main() {
         };
         // Machine-readable lines for scripts (and `--port 0`), one per listener (or node), the
         // plaintext one first; then Redis' own log line, which Testcontainers-style wait
-        // strategies look for. With a log file and no port to report, nothing: redis-server
-        // writes nothing to stdout then, and a launcher may never read the pipe.
+        // strategies look for. Only when there is a port to report (`print_ports`): with a
+        // log file redis-server writes nothing to stdout, and a launcher may never read it.
         // (Written, not println!: a closed stdout must not stop the server.)
         let a = &server.listen;
         let mut out: Box<dyn Write> = if print_ports {
