@@ -6,14 +6,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 
+import io.tumbler.compat.Certs;
+
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.redisson.api.RBucket;
 import org.redisson.client.codec.StringCodec;
 
-/** rediss:// with a client certificate and an ACL user: the 14 lock scenarios, plus the ACL's key patterns. */
+/**
+ * rediss:// with a client certificate and an ACL user: the 14 lock scenarios, plus the ACL's key patterns.
+ * Material: v3 certificates ({@link Certs.Material#V3}); subclasses run the same tests with other material.
+ */
 class TlsAclLocksTest extends LockScenarios {
-    @Override protected List<Target> createTargets() { return Topo.tls(); }
+    /** The TLS material both servers and their clients use. */
+    protected Certs material() { return Certs.generate(Certs.Material.V3); }
+
+    /** The material in use (made in @BeforeAll). */
+    protected Certs certs;
+
+    @Override protected List<Target> createTargets() {
+        certs = material();
+        return Topo.tls(certs);
+    }
 
     @ParameterizedTest(name = ON) @MethodSource("targets")
     void aclUserAndKeyPatterns(Target t) {

@@ -12,6 +12,7 @@ import org.redisson.config.Config;
 import org.redisson.config.Protocol;
 import org.redisson.config.ReadMode;
 import org.redisson.config.SingleServerConfig;
+import org.redisson.config.SslVerificationMode;
 
 /** The topologies, each built once for tumbler and once for redis-server. */
 public final class Topo {
@@ -71,14 +72,30 @@ public final class Topo {
     public static final String ACL_USER = "compat", ACL_PASS = "compat-secret";
 
     public static Supplier<Config> tlsConfig(int tlsPort, io.tumbler.compat.Certs certs) {
+        // Redisson's default, STRICT, sets the JDK's "HTTPS" endpoint identification, which needs a
+        // subjectAltName IP:127.0.0.1 for rediss://127.0.0.1 (no CN fallback for IP addresses). For a
+        // server certificate without SAN (v1 material) a Redisson user turns hostname verification
+        // off and keeps the chain check: CA_ONLY (the 3.x setSslEnableEndpointIdentification(false)).
+        // The same setting for both servers.
+        return tlsConfig(tlsPort, certs, certs.serverCertHasSan() ? SslVerificationMode.STRICT : SslVerificationMode.CA_ONLY);
+    }
+
+    public static Supplier<Config> tlsConfig(int tlsPort, io.tumbler.compat.Certs certs, SslVerificationMode mode) {
+        return tlsConfig(tlsPort, certs, mode, certs.clientP12);
+    }
+
+    /** With another client keystore (PKCS#12, Certs.STORE_PASSWORD). */
+    public static Supplier<Config> tlsConfig(int tlsPort, io.tumbler.compat.Certs certs, SslVerificationMode mode,
+                                             java.nio.file.Path clientP12) {
         return () -> {
             Config c = base(null);
             try {
                 single(c, "rediss://127.0.0.1:" + tlsPort)
                         .setUsername(ACL_USER).setPassword(ACL_PASS)
+                        .setSslVerificationMode(mode)
                         .setSslTruststore(certs.trustP12.toUri().toURL())
                         .setSslTruststorePassword(io.tumbler.compat.Certs.STORE_PASSWORD)
-                        .setSslKeystore(certs.clientP12.toUri().toURL())
+                        .setSslKeystore(clientP12.toUri().toURL())
                         .setSslKeystorePassword(io.tumbler.compat.Certs.STORE_PASSWORD);
             } catch (java.net.MalformedURLException e) {
                 throw new IllegalStateException(e);
@@ -94,7 +111,11 @@ public final class Topo {
 
     /** rediss:// with a client certificate (tls-auth-clients yes) and an ACL user; a plain port for the harness. */
     public static List<Target> tls() {
-        io.tumbler.compat.Certs certs = io.tumbler.compat.Certs.generate();
+        return tls(io.tumbler.compat.Certs.generate());
+    }
+
+    /** As tls(), with the given material on both servers and their clients. */
+    public static List<Target> tls(io.tumbler.compat.Certs certs) {
         List<Target> out = new ArrayList<>();
         // as in redis-server, --port 0 beside a TLS port means "no plain port": the harness's plain port is explicit
         List<String> targs = new ArrayList<>(List.of("--port", String.valueOf(Servers.freePort(false)), "--tls-port", "0",
