@@ -653,14 +653,6 @@ fn user_flag_with_a_quoted_rule_list_defines_the_user() {
     );
 }
 
-/// A free loopback port (bound, then released), for a reference server that cannot pick one.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Starts `bin args...`, waits for `Ready to accept connections` on stdout (bounded),
 /// SIGTERMs it and returns (pid, stdout).
@@ -773,7 +765,7 @@ fn version_banner_and_log_match_redis_server() {
             .filter_map(|k| lines.iter().find(|(_, m)| m.starts_with(k)).map(|(c, _)| (*c, *k)))
             .collect()
     };
-    let tport = free_port().to_string();
+    let tport = common::free_port().to_string();
     let (tpid, tlog) = run_and_stop(BIN, &["--port", &tport, "--always-show-logo", "yes"]);
     for line in tlog.lines().filter(|l| l.starts_with(&format!("{tpid}:"))) {
         parse_log_line(line, tpid).unwrap_or_else(|| panic!("not Redis' format: {line}"));
@@ -790,7 +782,7 @@ fn version_banner_and_log_match_redis_server() {
         };
         let theirs = String::from_utf8_lossy(&v.stdout).trim().to_string();
         assert!(shape(&theirs), "{theirs}");
-        let rport = free_port().to_string();
+        let rport = common::free_port().to_string();
         let args = ["--port", &rport, "--always-show-logo", "yes", "--save", "", "--appendonly", "no"];
         let (rpid, rlog) = run_and_stop(r, &args);
         assert!(rlog.contains(&format!(" PID: {rpid}\n")), "{rlog}");

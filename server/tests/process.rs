@@ -2,6 +2,7 @@
 //! (the CI snippet), `logfile`, SIGTERM/SIGINT log lines, several `bind` addresses, the
 //! Unix socket, and the TLS listener's port line and startup errors.
 
+mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -30,13 +31,6 @@ fn tmpdir(tag: &str) -> PathBuf {
     d
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn alive(pid: u32) -> bool {
     Command::new("kill")
@@ -72,7 +66,7 @@ fn ci_snippet_daemonize_pidfile_ping_kill() {
     }
     let dir = tmpdir("ci");
     let pidfile = dir.join("redis.pid");
-    let port = free_port();
+    let port = common::free_port();
     let path = format!(
         "{}:{}",
         Path::new(BIN).parent().unwrap().display(),
@@ -352,7 +346,7 @@ fn tls_port_line_tls_only_and_redis_cli_tls() {
     assert!(log.contains("Ready to accept connections tls"), "{log}");
 
     // Next to a plaintext port: one line each, plaintext first.
-    let plain = free_port();
+    let plain = common::free_port();
     let (child, lines) = start(&[
         "--port",
         &plain.to_string(),

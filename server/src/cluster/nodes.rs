@@ -104,30 +104,35 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
         if shared.shutting_down.load(Ordering::SeqCst) {
             return;
         }
+        if listener.is_none() && !*down.borrow_and_update() {
+            // Up, and not serving yet (after UP, or a DOWN and UP that came together): serve
+            // a duplicate of the socket UP bound before it replied.
+            let again = {
+                let mut slot = node.listener.lock();
+                if slot.is_none() {
+                    *slot = crate::net::bind_one(&bind, node.port()).ok();
+                }
+                slot.as_ref()
+                    .map(|l| l.try_clone().and_then(TcpListener::from_std))
+            };
+            match again {
+                Some(Ok(l)) => listener = Some(l),
+                Some(Err(e)) => {
+                    tracing::warn!("node {} cannot listen again: {e}", node.index);
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+                None => {
+                    tracing::warn!("node {} cannot listen again on port {}", node.index, node.port());
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            }
+        }
         let Some(l) = listener.as_ref() else {
-            // Down: wait for UP, then listen again on the same port.
+            // Down: wait for UP.
             if down.changed().await.is_err() {
                 return;
-            }
-            if !*down.borrow_and_update() {
-                // UP bound the socket before it replied; serve a duplicate of it.
-                let again = {
-                    let mut slot = node.listener.lock();
-                    if slot.is_none() {
-                        *slot = crate::net::bind_one(&bind, node.port()).ok();
-                    }
-                    slot.as_ref()
-                        .map(|l| l.try_clone().and_then(TcpListener::from_std))
-                };
-                match again {
-                    Some(Ok(l)) => listener = Some(l),
-                    Some(Err(e)) => tracing::warn!("node {} cannot listen again: {e}", node.index),
-                    None => {
-                        tracing::warn!("node {} cannot listen again on port {}", node.index, node.port());
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                        node.down.send_modify(|_| {});
-                    }
-                }
             }
             continue;
         };
@@ -186,7 +191,9 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
                 if r.is_err() {
                     return;
                 }
-                close = *down.borrow_and_update();
+                // Down, or down and up again: either way this socket was shut down; the top
+                // of the loop takes the new one if the node is up.
+                close = true;
             }
         }
         if close {

@@ -1,4 +1,6 @@
-//! What the binary tests share.
+//! What the binary tests share. Each test file compiles this module on its own and uses
+//! part of it.
+#![allow(dead_code)]
 
 use std::io::BufRead;
 
@@ -14,4 +16,13 @@ pub fn tumbler_line(out: &mut impl BufRead) -> String {
             Ok(_) => continue,
         }
     }
+}
+
+/// A free loopback port (bound, then released), for a server that is given a fixed port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
