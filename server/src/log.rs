@@ -87,9 +87,7 @@ pub fn init(loglevel: &str, logfile: Option<std::fs::File>, discard: bool) {
     // Only Tumbler's own crates at the chosen level: a dependency's debug output (rustls,
     // tokio) is not part of Redis' log.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!(
-            "warn,tumbler={level},lockcore={level}"
-        ))
+        tracing_subscriber::EnvFilter::new(format!("warn,tumbler={level},lockcore={level}"))
     });
     tracing_subscriber::fmt()
         .with_env_filter(filter)

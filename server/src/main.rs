@@ -270,7 +270,10 @@ fn main() {
     #[cfg(unix)]
     early_signals::install();
     // redis-server's version line, which launchers parse (pytest-redis reads `v=`).
-    if for_clap[1..].iter().any(|a| matches!(a.as_str(), "-v" | "-V" | "--version")) {
+    if for_clap[1..]
+        .iter()
+        .any(|a| matches!(a.as_str(), "-v" | "-V" | "--version"))
+    {
         println!("{}", tumbler::log::version_line());
         return;
     }
@@ -388,7 +391,11 @@ fn main() {
     // Redis shows its logo on a terminal without a log file, or when asked to.
     let show_logo = cfg.get_bool("always-show-logo")
         || (cfg.get("logfile").is_empty() && std::io::IsTerminal::is_terminal(&std::io::stdout()));
-    let mode = if cfg.get_bool("cluster-enabled") { "cluster" } else { "standalone" };
+    let mode = if cfg.get_bool("cluster-enabled") {
+        "cluster"
+    } else {
+        "standalone"
+    };
     let watch_stdin = cfg.get_bool("watch-stdin") && !cfg.get_bool("daemonize");
     rt.block_on(async move {
         let started = match bound {

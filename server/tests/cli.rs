@@ -653,7 +653,6 @@ fn user_flag_with_a_quoted_rule_list_defines_the_user() {
     );
 }
 
-
 /// Starts `bin args...`, waits for `Ready to accept connections` on stdout (bounded),
 /// SIGTERMs it and returns (pid, stdout).
 fn run_and_stop(bin: &str, args: &[&str]) -> (u32, String) {
@@ -677,10 +676,16 @@ fn run_and_stop(bin: &str, args: &[&str]) -> (u32, String) {
     });
     let deadline = Instant::now() + Duration::from_secs(10);
     while !log.lock().unwrap().contains("Ready to accept connections") {
-        assert!(Instant::now() < deadline, "{bin} did not start: {}", log.lock().unwrap());
+        assert!(
+            Instant::now() < deadline,
+            "{bin} did not start: {}",
+            log.lock().unwrap()
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
-    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
     let _ = child.wait();
     reader.join().unwrap();
     let text = log.lock().unwrap().clone();
@@ -738,7 +743,9 @@ fn version_banner_and_log_match_redis_server() {
         w.len() >= 6
             && matches!(w[0], "Redis" | "Valkey")
             && w[1] == "server"
-            && w[2].strip_prefix("v=").is_some_and(|v| v.split('.').count() == 3)
+            && w[2]
+                .strip_prefix("v=")
+                .is_some_and(|v| v.split('.').count() == 3)
             && w[3] == "sha=00000000:0"
             && w[4].starts_with("malloc=")
             && w[5] == "bits=64"
@@ -759,10 +766,17 @@ fn version_banner_and_log_match_redis_server() {
         "Redis is now ready to exit, bye bye...",
     ];
     let pick = |text: &str, pid: u32| -> Vec<(char, &'static str)> {
-        let lines: Vec<(char, String)> =
-            text.lines().filter_map(|l| parse_log_line(l, pid)).collect();
+        let lines: Vec<(char, String)> = text
+            .lines()
+            .filter_map(|l| parse_log_line(l, pid))
+            .collect();
         key.iter()
-            .filter_map(|k| lines.iter().find(|(_, m)| m.starts_with(k)).map(|(c, _)| (*c, *k)))
+            .filter_map(|k| {
+                lines
+                    .iter()
+                    .find(|(_, m)| m.starts_with(k))
+                    .map(|(c, _)| (*c, *k))
+            })
             .collect()
     };
     let tport = common::free_port().to_string();
@@ -777,13 +791,25 @@ fn version_banner_and_log_match_redis_server() {
     let mut compared = 0;
     for r in &refs {
         let Ok(v) = Command::new(r).arg("--version").output() else {
-            assert!(!in_ci(), "{r} is needed for this differential test under CI");
+            assert!(
+                !in_ci(),
+                "{r} is needed for this differential test under CI"
+            );
             continue;
         };
         let theirs = String::from_utf8_lossy(&v.stdout).trim().to_string();
         assert!(shape(&theirs), "{theirs}");
         let rport = common::free_port().to_string();
-        let args = ["--port", &rport, "--always-show-logo", "yes", "--save", "", "--appendonly", "no"];
+        let args = [
+            "--port",
+            &rport,
+            "--always-show-logo",
+            "yes",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ];
         let (rpid, rlog) = run_and_stop(r, &args);
         assert!(rlog.contains(&format!(" PID: {rpid}\n")), "{rlog}");
         assert!(rlog.contains(&format!(" Port: {rport}\n")), "{rlog}");
@@ -799,7 +825,9 @@ fn version_banner_and_log_match_redis_server() {
         for (pid, log, port) in [(tpid2, &tlog2, &tport), (rpid2, &rlog2, &rport)] {
             let want = format!("Running mode=standalone, port={port}.");
             assert!(
-                log.lines().filter_map(|l| parse_log_line(l, pid)).any(|(c, m)| c == '*' && m == want),
+                log.lines()
+                    .filter_map(|l| parse_log_line(l, pid))
+                    .any(|(c, m)| c == '*' && m == want),
                 "{log}"
             );
             assert!(!log.contains(" PID: "), "{log}");

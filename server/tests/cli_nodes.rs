@@ -198,7 +198,14 @@ fn shutdown_on_any_node_stops_the_process() {
 #[test]
 fn node_down_and_up_take_effect_before_the_reply() {
     let p = Proc::start(
-        &["--port", "0", "--nodes", "2", "--enable-test-control", "yes"],
+        &[
+            "--port",
+            "0",
+            "--nodes",
+            "2",
+            "--enable-test-control",
+            "yes",
+        ],
         &[],
         2,
     );

@@ -31,7 +31,6 @@ fn tmpdir(tag: &str) -> PathBuf {
     d
 }
 
-
 fn alive(pid: u32) -> bool {
     Command::new("kill")
         .args(["-0", &pid.to_string()])

@@ -497,7 +497,11 @@ fn ioredis_with_tls_options() {
 fn nodes_and_cluster_serve_tls_on_every_node() {
     let certs = Certs::new();
     let s = TestServer::builder()
-        .tls(p(&certs.server_cert), p(&certs.server_key), Some(p(&certs.ca)))
+        .tls(
+            p(&certs.server_cert),
+            p(&certs.server_key),
+            Some(p(&certs.ca)),
+        )
         .nodes(3)
         .cluster(0)
         .spawn()

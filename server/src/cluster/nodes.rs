@@ -123,7 +123,11 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
                     continue;
                 }
                 None => {
-                    tracing::warn!("node {} cannot listen again on port {}", node.index, node.port());
+                    tracing::warn!(
+                        "node {} cannot listen again on port {}",
+                        node.index,
+                        node.port()
+                    );
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 }

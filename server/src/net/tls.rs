@@ -165,9 +165,11 @@ fn load_roots(cfg: &Config) -> Result<Vec<CertificateDer<'static>>, String> {
     let mut roots = Vec::new();
     let file = cfg.get("tls-ca-cert-file");
     if !file.is_empty() {
-        roots.extend(load_certs(file).map_err(|e| {
-            format!("Failed to configure CA certificate(s) file/directory: {e}")
-        })?);
+        roots.extend(
+            load_certs(file).map_err(|e| {
+                format!("Failed to configure CA certificate(s) file/directory: {e}")
+            })?,
+        );
     }
     let dir = cfg.get("tls-ca-cert-dir");
     if !dir.is_empty() {
@@ -284,8 +286,12 @@ fn build_checked(cfg: &Config, check_ca: bool) -> Result<(Arc<ServerConfig>, Vec
             .supported_schemes();
         builder.with_client_cert_verifier(Arc::new(RefuseAll(schemes)))
     } else {
-        let v = super::x509::ClientVerifier::new(load_roots(cfg)?, auth != "optional", provider.clone())
-            .map_err(|e| format!("Failed to configure CA certificate(s) file/directory: {e}"))?;
+        let v = super::x509::ClientVerifier::new(
+            load_roots(cfg)?,
+            auth != "optional",
+            provider.clone(),
+        )
+        .map_err(|e| format!("Failed to configure CA certificate(s) file/directory: {e}"))?;
         builder.with_client_cert_verifier(Arc::new(v))
     };
     let cert = super::x509::server_cert(certs, key, &provider, cert_file, key_file)?;

@@ -133,7 +133,11 @@ fn der(tag: u8, contents: &[u8]) -> Vec<u8> {
     if n < 0x80 {
         out.push(n as u8);
     } else {
-        let bytes: Vec<u8> = n.to_be_bytes().into_iter().skip_while(|b| *b == 0).collect();
+        let bytes: Vec<u8> = n
+            .to_be_bytes()
+            .into_iter()
+            .skip_while(|b| *b == 0)
+            .collect();
         out.push(0x80 | bytes.len() as u8);
         out.extend(bytes);
     }
@@ -220,7 +224,9 @@ fn purpose_ok(c: &X509Certificate<'_>, leaf: bool) -> bool {
     for ext in c.extensions() {
         match ext.parsed_extension() {
             ParsedExtension::ExtendedKeyUsage(e) if !e.client_auth => return false,
-            ParsedExtension::KeyUsage(k) if leaf && !(k.digital_signature() || k.key_agreement()) => {
+            ParsedExtension::KeyUsage(k)
+                if leaf && !(k.digital_signature() || k.key_agreement()) =>
+            {
                 return false
             }
             ParsedExtension::NSCertType(n) if leaf && !n.ssl_client() => return false,
@@ -434,7 +440,11 @@ mod tests {
 
     /// An EC key and a self-signed certificate for it (rcgen writes PKCS#8 with the public
     /// key), and the same key as the JDK writes it: without the ECPrivateKey's `[1]`.
-    fn ec_key_and_cert() -> (PrivateKeyDer<'static>, PrivateKeyDer<'static>, CertificateDer<'static>) {
+    fn ec_key_and_cert() -> (
+        PrivateKeyDer<'static>,
+        PrivateKeyDer<'static>,
+        CertificateDer<'static>,
+    ) {
         let k = rcgen::KeyPair::generate().unwrap();
         let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
             .unwrap()
@@ -466,8 +476,14 @@ mod tests {
         let provider = rustls::crypto::ring::default_provider();
         let (full, jdk, cert) = ec_key_and_cert();
         // ring alone refuses the JDK form; with the certificate's public key it loads.
-        assert!(provider.key_provider.load_private_key(jdk.clone_key()).is_err());
-        assert!(provider.key_provider.load_private_key(full.clone_key()).is_ok());
+        assert!(provider
+            .key_provider
+            .load_private_key(jdk.clone_key())
+            .is_err());
+        assert!(provider
+            .key_provider
+            .load_private_key(full.clone_key())
+            .is_ok());
         assert!(server_cert(vec![cert.clone()], jdk.clone_key(), &provider, "c", "k").is_ok());
         // With another key's certificate it does not.
         let (_, _, other) = ec_key_and_cert();
