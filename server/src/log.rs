@@ -34,31 +34,27 @@ pub fn set_initialised() {
     ROLE.store(b'M', Ordering::Relaxed);
 }
 
-/// Where log lines go; one `write` per line, so lines from several threads never mix.
+/// Where log lines go; one `write` per line, so lines from several threads never mix. A
+/// failed write is dropped, as Redis drops it: a closed stdout must not stop the server or
+/// fill stderr with complaints.
 pub struct Sink;
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match FILE.get() {
-            Some(f) => f.lock().unwrap_or_else(|e| e.into_inner()).write(buf),
-            None => io::stdout().lock().write(buf),
-        }
+        self.write_all(buf).map(|()| buf.len())
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match FILE.get() {
+        let _ = match FILE.get() {
             Some(f) => f.lock().unwrap_or_else(|e| e.into_inner()).write_all(buf),
             None => {
                 let mut out = io::stdout().lock();
-                out.write_all(buf)?;
-                out.flush()
+                out.write_all(buf).and_then(|()| out.flush())
             }
-        }
+        };
+        Ok(())
     }
     fn flush(&mut self) -> io::Result<()> {
-        match FILE.get() {
-            Some(f) => f.lock().unwrap_or_else(|e| e.into_inner()).flush(),
-            None => io::stdout().flush(),
-        }
+        Ok(())
     }
 }
 

@@ -493,7 +493,14 @@ fn main() {
                 use std::io::Read;
                 let mut buf = [0u8; 512];
                 let mut stdin = std::io::stdin();
-                while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+                loop {
+                    match stdin.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
                 let _ = tx.send(());
             });
             let _ = rx.await;
