@@ -55,7 +55,8 @@ const fn fixed(name: &'static str, default: &'static str, kind: Kind) -> Param {
 const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning", "nothing"];
 const BIG: i64 = i64::MAX;
 
-/// Every parameter Tumbler knows. Those marked "(no effect)" in docs/config.md are stored only.
+/// Every parameter Tumbler knows. Those in `IGNORED` (docs/config.md, "Accepted but ignored")
+/// are stored only.
 pub static PARAMS: &[Param] = &[
     fixed("bind", "127.0.0.1", Kind::Str),
     fixed("port", "6379", Kind::Int(0, 65535)),
