@@ -339,6 +339,7 @@ const HIDDEN: &[&str] = &[
     "metrics-port",
     "worker-threads",
     "event-loop",
+    "watch-stdin",
 ];
 
 pub fn find(name: &str) -> Option<&'static Param> {
