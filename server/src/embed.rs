@@ -408,17 +408,7 @@ impl Server {
         for a in self.accept.iter().chain(&self.tasks) {
             a.abort();
         }
-        for s in &self.shards {
-            s.shutting_down.store(true, Ordering::SeqCst);
-            s.shutdown.notify_waiters();
-            s.timer.notify_one();
-            for c in s.clients.iter() {
-                c.send(crate::shared::Msg::Kill);
-            }
-        }
-        if let Some(p) = &self.listen.unix {
-            let _ = std::fs::remove_file(p);
-        }
+        self.stop_sync();
     }
 }
 

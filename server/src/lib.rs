@@ -193,12 +193,28 @@ impl Server {
     }
 
     /// Stops accepting, disconnects every client and stops the timer.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         for a in self.accept.iter().chain(&self.tasks) {
             a.abort();
         }
-        for a in self.accept.into_iter().chain(self.tasks) {
+        let (accept, tasks) = (
+            std::mem::take(&mut self.accept),
+            std::mem::take(&mut self.tasks),
+        );
+        for a in accept.into_iter().chain(tasks) {
             let _ = a.await;
+        }
+        self.stop_sync();
+    }
+
+    /// What stopping does without waiting: shards marked shutting down, clients killed, the
+    /// nodes' sockets closed (they are kept for TUMBLER.NODE DOWN/UP, and must close now,
+    /// not when the last reference to the topology goes), the Unix socket file removed.
+    pub(crate) fn stop_sync(&self) {
+        if let Some(topo) = &self.topology {
+            for n in &topo.nodes {
+                cluster::nodes::stop_listening(n);
+            }
         }
         for s in &self.shards {
             s.shutting_down.store(true, Ordering::SeqCst);

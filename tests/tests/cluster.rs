@@ -524,3 +524,33 @@ fn redisson_style_multilock_over_three_nodes() {
     }
     assert_eq!(got, 2);
 }
+
+/// A stopped multi-node server closes every node's port at once: the nodes keep their
+/// sockets for TUMBLER.NODE DOWN/UP, and those must not outlive the server (a connection
+/// would queue on them and never be served).
+#[test]
+fn stopping_the_server_closes_every_node_port() {
+    let s = TestServer::builder()
+        .nodes(3)
+        .test_control(true)
+        .spawn()
+        .unwrap();
+    let addrs: Vec<SocketAddr> = s.addrs().to_vec();
+    // A DOWN and UP first, so a node serves a socket that UP bound.
+    let mut c = Raw::connect(addrs[0]);
+    assert_eq!(c.cmd_str(&["TUMBLER.NODE", "DOWN", "1"]), "+OK\r\n");
+    assert_eq!(c.cmd_str(&["TUMBLER.NODE", "UP", "1"]), "+OK\r\n");
+    assert_eq!(Raw::connect(addrs[1]).cmd_str(&["PING"]), "+PONG\r\n");
+    drop(c);
+    drop(s);
+    for a in addrs {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while TcpStream::connect_timeout(&a, Duration::from_millis(200)).is_ok() {
+            assert!(
+                Instant::now() < deadline,
+                "{a} still accepts after the server stopped"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
