@@ -30,16 +30,10 @@ pub async fn start(
     // With TLS, every node's one port speaks TLS, as a Redis Cluster started with `port 0
     // tls-port P tls-cluster yes` does: `tls-port` is then the base port (0: free ports), and
     // the ports CLUSTER SLOTS and -MOVED name are the TLS ones.
-    let tls = if crate::net::tls_enabled(&config) {
-        let (c, warnings) = crate::net::tls::build(&config)
-            .map_err(|e| std::io::Error::other(format!("Failed to configure TLS: {e}")))?;
-        for w in warnings {
-            tracing::warn!("{w}");
-        }
-        Some(c)
-    } else {
-        None
-    };
+    let (tls, warnings) = crate::net::tls_config(&config)?;
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
     let base = if tls.is_some() {
         config.get_i64("tls-port")
     } else {

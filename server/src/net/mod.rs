@@ -227,6 +227,17 @@ pub fn tls_enabled(cfg: &Config) -> bool {
     cfg.get_i64("tls-port") != 0 || cfg.is_set("tls-port")
 }
 
+/// The TLS configuration when `tls-port` asks for TLS, with what rustls cannot honour as
+/// warnings; `Err` is Redis' "Failed to configure TLS" with the reason.
+pub fn tls_config(cfg: &Config) -> io::Result<(Option<Arc<rustls::ServerConfig>>, Vec<String>)> {
+    if !tls_enabled(cfg) {
+        return Ok((None, Vec::new()));
+    }
+    let (c, w) =
+        tls::build(cfg).map_err(|e| io::Error::other(format!("Failed to configure TLS: {e}")))?;
+    Ok((Some(c), w))
+}
+
 /// Binds what the configuration asks for: `port` on every `bind` address (unless `port 0`
 /// comes with a `tls-port`, which means TLS only, as in Redis; otherwise `port 0` is a free
 /// port), `tls-port` likewise, and `unixsocket`.
@@ -234,15 +245,7 @@ pub fn bind(cfg: &Config) -> io::Result<Bound> {
     let bind = cfg.get("bind").to_string();
     let backlog = cfg.get_i64("tcp-backlog").clamp(1, i32::MAX as i64) as i32;
     let tls_on = tls_enabled(cfg);
-    let mut warnings = Vec::new();
-    let tls_config = if tls_on {
-        let (c, w) = tls::build(cfg)
-            .map_err(|e| io::Error::other(format!("Failed to configure TLS: {e}")))?;
-        warnings.extend(w);
-        Some(c)
-    } else {
-        None
-    };
+    let (tls_config, warnings) = tls_config(cfg)?;
     let port = cfg.get_i64("port") as u16;
     let tcp = if tls_on && port == 0 && cfg.is_set("port") {
         Vec::new()
