@@ -19,11 +19,13 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.redisson.RedissonMultiLock;
 import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RFencedLock;
+import org.redisson.api.RList;
 import org.redisson.api.RLock;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RSemaphore;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
 
 /** Redisson's lock family, 14 scenarios; each runs on tumbler and on redis-server. */
 public abstract class LockScenarios extends TargetsBase {
@@ -100,7 +102,10 @@ public abstract class LockScenarios extends TargetsBase {
 
     @ParameterizedTest(name = ON) @MethodSource("targets")
     void fairLock(Target t) throws Exception {
-        RLock lock = t.client().getFairLock(key("fair"));
+        String name = key("fair");
+        RLock lock = t.client().getFairLock(name);
+        // Redisson queues fair-lock waiters in this list; each must be in it before the next starts
+        RList<String> queue = t.client().getList("redisson_lock_queue:{" + name + "}", StringCodec.INSTANCE);
         lock.lock();
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         List<Future<?>> waiters = new ArrayList<>();
@@ -112,7 +117,9 @@ public abstract class LockScenarios extends TargetsBase {
                 lock.unlock();
                 return null;
             }));
-            Thread.sleep(250); // let each waiter queue before the next
+            long queued = System.currentTimeMillis() + 10_000;
+            while (queue.size() < n + 1 && System.currentTimeMillis() < queued) Thread.sleep(10);
+            assertEquals(n + 1, queue.size(), "waiter " + n + " queued");
         }
         lock.unlock();
         for (Future<?> w : waiters) w.get(15, TimeUnit.SECONDS);
