@@ -9,8 +9,8 @@
 //   each holding that family's table rows and handlers (SET is in `commands/strings.rs`);
 // - `locks/`: the native lock primitives, their statistics, the Redisson lock view and the
 //   lock-order checker.
-// The modules are also re-exported at the crate root (`lockcore::strings`,
-// `lockcore::engine`), the paths the server and the tests use.
+// Each module has one path (`lockcore::commands::strings`); the root re-exports only the
+// handful of types every user needs.
 pub mod commands;
 pub mod locks;
 pub mod storage;
@@ -22,14 +22,7 @@ pub mod num;
 pub mod reply;
 pub mod slots;
 
-pub use commands::{
-    bitops, cluster_cmds, geo, hashes, hyperloglog, keys, lists, pubsub, scripting_cmds,
-    server_cmds, sets, slowlog_cmds, sort, stream_groups, streams, strings, tumbler_cmds, zsets,
-};
-pub use locks::{lock_stats, lockdep, redisson};
-pub use storage::{clock, db, engine, lfu, listpack, notify, rdb, value, zset};
-
 pub use bytes::Bytes;
 pub use commands::{CommandSpec, Ctx};
-pub use engine::{ClientCtx, ClientId, Engine};
+pub use storage::engine::{ClientCtx, ClientId, Engine};
 pub use reply::Reply;

@@ -2,7 +2,7 @@
 //! CONFIG GET/SET.
 //!
 //! Values are kept as Redis prints them in CONFIG GET; the server reads typed values through
-//! the accessors and pushes the ones the keyspace needs into `lockcore::engine::EngineConfig`
+//! the accessors and pushes the ones the keyspace needs into `lockcore::storage::engine::EngineConfig`
 //! whenever they change. Parameters that only make sense for a persistent or replicated
 //! Redis (save, appendonly, dir, ...) are accepted and stored so that scripts and clients
 //! written for redis-server work, and documented as having no effect.
@@ -412,11 +412,11 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
             }
         }
         Kind::Special => match param.name {
-            "notify-keyspace-events" => lockcore::notify::NotifyFlags::parse(value.as_bytes())
+            "notify-keyspace-events" => lockcore::storage::notify::NotifyFlags::parse(value.as_bytes())
                 .map(|f| f.to_config_string())
                 .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
             "client-output-buffer-limit" => parse_output_limits(value),
-            "lockdep-classes" => lockcore::lockdep::ClassRules::parse(value)
+            "lockdep-classes" => lockcore::locks::lockdep::ClassRules::parse(value)
                 .map(|r| r.to_config_string())
                 .ok_or_else(|| "argument must be made of the letters u, t and d".to_string()),
             "latency-tracking-info-percentiles" => crate::latency::normalize_percentiles(value),

@@ -221,18 +221,18 @@ pub async fn serve_node<S: Stream>(
 /// pipeline's commands otherwise wait on them one after another. Runs under the keyspace
 /// lock, between commands; returns how many commands it covered (or, in a db too small to
 /// gain from it or on a hot key, how many to run before asking again).
-fn prefetch_keys(engine: &lockcore::engine::Engine, db: usize, buf: &[u8]) -> usize {
+fn prefetch_keys(engine: &lockcore::storage::engine::Engine, db: usize, buf: &[u8]) -> usize {
     let Some(d) = engine.worth_prefetching(db) else {
-        return lockcore::db::PREFETCH_MAX;
+        return lockcore::storage::db::PREFETCH_MAX;
     };
-    let mut keys = [&[][..]; lockcore::db::PREFETCH_MAX];
+    let mut keys = [&[][..]; lockcore::storage::db::PREFETCH_MAX];
     // A batch whose next command names the key the db found last is on a hot key (a lock
     // script repeated on one lock): its lines are in cache, and reading every header of
     // the rest of the batch would be pure cost (about 3 % of such a script's
     // instructions). Look again a window later.
     if let (1, _) = protocol::peek_keys(buf, &mut keys[..1]) {
         if d.is_last_found(keys[0]) {
-            return lockcore::db::PREFETCH_MAX;
+            return lockcore::storage::db::PREFETCH_MAX;
         }
     }
     let (n, seen) = protocol::peek_keys(buf, &mut keys);

@@ -12,7 +12,7 @@
 //! same RDB serialization (DUMP and RESTORE's), which is what a reload does to the data,
 //! and rebuilds each with the encodings the current limits give. TTLs are kept.
 
-use lockcore::value::{Entry, Obj, Value};
+use lockcore::storage::value::{Entry, Obj, Value};
 use lockcore::Engine;
 use sha1::{Digest, Sha1};
 
@@ -119,9 +119,9 @@ pub fn reload(engine: &mut Engine) {
         let keys: Vec<Vec<u8>> = db.keys().map(<[u8]>::to_vec).collect();
         for k in keys {
             let Some(e) = db.get_mut(&k) else { continue };
-            let reloaded = lockcore::rdb::dump(&e.value, fill)
-                .and_then(|p| lockcore::rdb::load(&p))
-                .and_then(|l| lockcore::rdb::to_value(l, &cfg));
+            let reloaded = lockcore::storage::rdb::dump(&e.value, fill)
+                .and_then(|p| lockcore::storage::rdb::load(&p))
+                .and_then(|l| lockcore::storage::rdb::to_value(l, &cfg));
             if let Some(mut v) = reloaded {
                 if let (Value::Obj(Obj::Stream(old)), Value::Obj(Obj::Stream(new))) =
                     (&mut e.value, &mut v)

@@ -838,7 +838,7 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
                     format!(
                         "Value at:0x0 refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
                         e.encoding(),
-                        lockcore::rdb::dump(&e.value, -2).map_or(0, |p| p.len().saturating_sub(11)),
+                        lockcore::storage::rdb::dump(&e.value, -2).map_or(0, |p| p.len().saturating_sub(11)),
                         (e.lru_ms / 1000) & 0xff_ffff,
                         (now - e.lru_ms).max(0) / 1000
                     )
@@ -918,7 +918,7 @@ fn debug_populate(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             v[..n].copy_from_slice(&text.as_bytes()[..n]);
             Bytes::from(v)
         };
-        core.engine.dbs[db].insert(key.clone(), lockcore::value::Value::Str(value), None, now);
+        core.engine.dbs[db].insert(key.clone(), lockcore::storage::value::Value::Str(value), None, now);
         core.engine.touch_watched(db, &key);
     }
     Reply::ok()

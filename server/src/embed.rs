@@ -29,7 +29,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lockcore::clock::Clock;
+use lockcore::storage::clock::Clock;
 
 use crate::config::Config;
 use crate::shared::Shared;

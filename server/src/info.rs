@@ -134,7 +134,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 std::process::id(),
                 sh.run_id,
                 c.cluster.node.as_ref().map_or_else(|| sh.port.load(Ordering::Relaxed), |n| n.port() as u64),
-                lockcore::clock::Clock::now_us(&*sh.clock),
+                lockcore::storage::clock::Clock::now_us(&*sh.clock),
                 up,
                 up / 86400,
                 sh.config.read().get("hz"),

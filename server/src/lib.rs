@@ -267,7 +267,7 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
                 let ms = t.elapsed().as_millis() as u64;
                 shared.cmdstats.monitor.add_if_needed("expire-cycle", ms);
             }
-            let now = lockcore::clock::Clock::now_ms(&*shared.clock);
+            let now = lockcore::storage::clock::Clock::now_ms(&*shared.clock);
             let wait = core
                 .engine
                 .next_deadline()

@@ -147,7 +147,7 @@ pub fn command(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             Some(at) => (at - now).max(1),
             None => 0,
         };
-        let Some(payload) = lockcore::rdb::dump(&e.value, fill) else {
+        let Some(payload) = lockcore::storage::rdb::dump(&e.value, fill) else {
             return Reply::err("ERR MIGRATE of this type is not supported by tumbler");
         };
         keys.push((k.clone(), ttl, payload));
@@ -345,7 +345,7 @@ fn attempt(cs: &mut Cached, job: &Job<'_>, core: &mut Core, db: usize) -> Result
             None if !job.copy => {
                 core.engine.dbs[db].remove(k);
                 core.engine
-                    .modified(db, k, lockcore::notify::GENERIC, "del");
+                    .modified(db, k, lockcore::storage::notify::GENERIC, "del");
             }
             None => {}
         }

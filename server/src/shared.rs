@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
-use lockcore::clock::{Clock, ControlledClock};
+use lockcore::storage::clock::{Clock, ControlledClock};
 use lockcore::{ClientId, Engine, Reply};
 
 use crate::config::Config;
@@ -372,8 +372,8 @@ impl Shared {
         engine.broker = pubsub.clone();
         // Fencing tokens continue above the previous run's without persistence: the
         // counter starts from the real wall clock (not the controllable one).
-        engine.locks.seed_tokens(lockcore::clock::Clock::now_ms(
-            &lockcore::clock::SystemClock,
+        engine.locks.seed_tokens(lockcore::storage::clock::Clock::now_ms(
+            &lockcore::storage::clock::SystemClock,
         ));
         let shared = Arc::new(Shared {
             core: Mutex::new(Core {
@@ -446,7 +446,7 @@ impl Shared {
         core.scripts.set_profiler(cfg.get_bool("lua-profiler"));
         let ec = &mut core.engine.config;
         ec.notify =
-            lockcore::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
+            lockcore::storage::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
                 .unwrap_or_default();
         ec.proto_max_bulk_len = cfg.get_i64("proto-max-bulk-len") as usize;
         ec.hash_max_listpack_entries = cfg.get_i64("hash-max-listpack-entries") as usize;

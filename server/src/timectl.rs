@@ -10,11 +10,11 @@
 //! command does not exist: the reply is Redis' unknown-command error and COMMAND does not
 //! list it, so nothing about a production server changes.
 //!
-//! [`ControlledClock`]: lockcore::clock::ControlledClock
+//! [`ControlledClock`]: lockcore::storage::clock::ControlledClock
 
 use bytes::Bytes;
 
-use lockcore::clock::Clock;
+use lockcore::storage::clock::Clock;
 use lockcore::commands::CommandSpec;
 use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
@@ -33,14 +33,14 @@ pub fn enabled(shared: &Shared) -> bool {
 /// True if `name` is a time-control command and the feature is off, i.e. the command must
 /// look as if it did not exist. Cheap for every other name (a length check).
 pub fn hidden_name(shared: &Shared, name: &[u8]) -> bool {
-    name.len() == lockcore::tumbler_cmds::TIME.len()
-        && name.eq_ignore_ascii_case(lockcore::tumbler_cmds::TIME.as_bytes())
+    name.len() == lockcore::commands::tumbler_cmds::TIME.len()
+        && name.eq_ignore_ascii_case(lockcore::commands::tumbler_cmds::TIME.as_bytes())
         && !enabled(shared)
 }
 
 /// True if COMMAND and friends must leave `spec` out on this server.
 pub fn hidden_spec(shared: &Shared, spec: &CommandSpec) -> bool {
-    (spec.name == lockcore::tumbler_cmds::TIME || spec.parent == lockcore::tumbler_cmds::TIME)
+    (spec.name == lockcore::commands::tumbler_cmds::TIME || spec.parent == lockcore::commands::tumbler_cmds::TIME)
         && !enabled(shared)
 }
 

@@ -6,11 +6,11 @@ use bytes::{Bytes, BytesMut};
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
-use crate::notify;
+use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::strings::get_string;
-use crate::value::Value;
+use crate::commands::strings::get_string;
+use crate::storage::value::Value;
 
 const fn cmd(
     name: &'static str,
@@ -185,7 +185,7 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let db = ctx.dbi();
     if maxlen == 0 {
         if ctx.write(dst).is_some() {
-            crate::engine::delete_key(ctx.eng, db, dst);
+            crate::storage::engine::delete_key(ctx.eng, db, dst);
         }
         return Reply::Int(0);
     }
@@ -205,7 +205,7 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         })
         .collect();
     ctx.write(dst);
-    crate::engine::store(ctx.eng, db, dst.clone(), Value::Str(Bytes::from(res)), None);
+    crate::storage::engine::store(ctx.eng, db, dst.clone(), Value::Str(Bytes::from(res)), None);
     ctx.db().set_raw(dst);
     ctx.modified(dst, notify::STRING, "set");
     Reply::Int(maxlen as i64)

@@ -10,8 +10,8 @@ use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::num::parse_f64;
 use crate::reply::Reply;
-use crate::zset::ZSet;
-use crate::zsets::{get_zset, store_result, zadd};
+use crate::storage::zset::ZSet;
+use crate::commands::zsets::{get_zset, store_result, zadd};
 
 const fn cmd(
     name: &'static str,
@@ -736,7 +736,7 @@ fn radius_inner(
         return Ok(match store {
             Some(dst) => {
                 if ctx.write(&dst).is_some() {
-                    crate::engine::delete_key(ctx.eng, db, &dst);
+                    crate::storage::engine::delete_key(ctx.eng, db, &dst);
                 }
                 Reply::Int(0)
             }

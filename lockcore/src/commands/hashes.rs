@@ -4,12 +4,12 @@ use bytes::Bytes;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error::{self, *};
-use crate::notify;
+use crate::storage::notify;
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
 };
 use crate::reply::Reply;
-use crate::value::{HashValue, Obj, Value};
+use crate::storage::value::{HashValue, Obj, Value};
 use rustc_apfloat::Float;
 
 const fn cmd(
@@ -61,7 +61,7 @@ fn get_hash_for_write<'a>(
     hash_of(ctx.write(key))
 }
 
-fn hash_of(e: Option<&mut crate::value::Entry>) -> Result<Option<&mut HashValue>, Reply> {
+fn hash_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<&mut HashValue>, Reply> {
     match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
@@ -147,12 +147,12 @@ fn lockdep_hset(ctx: &mut Ctx, a: &[Bytes]) -> Result<(), Reply> {
             },
             Some(_) => false,
             None => {
-                crate::lockdep::hash_first_hold_absent(ctx, &a[1], &fv[0])?;
+                crate::locks::lockdep::hash_first_hold_absent(ctx, &a[1], &fv[0])?;
                 continue;
             }
         };
         if !had {
-            crate::lockdep::hash_first_hold(ctx, &a[1], &fv[0])?;
+            crate::locks::lockdep::hash_first_hold(ctx, &a[1], &fv[0])?;
         }
     }
     Ok(())
@@ -184,7 +184,7 @@ fn hexists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(h) => {
             let found = h.is_some_and(|h| h.contains(&a[2]));
             if !found && ctx.eng.lockdep.is_some() && ctx.cl.in_script {
-                crate::lockdep::hash_probe_missed(ctx, &a[1], &a[2]);
+                crate::locks::lockdep::hash_probe_missed(ctx, &a[1], &a[2]);
             }
             Reply::Int(found as i64)
         }
@@ -256,7 +256,7 @@ fn hincrby_checked(ctx: &mut Ctx, a: &[Bytes], by: i64) -> Reply {
         Err(e) => return e,
     };
     if cur <= 0 && n > 0 {
-        if let Err(e) = crate::lockdep::hash_first_hold(ctx, &a[1], &a[2]) {
+        if let Err(e) = crate::locks::lockdep::hash_first_hold(ctx, &a[1], &a[2]) {
             return e;
         }
     }
@@ -379,21 +379,21 @@ fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 /// HSCAN key cursor [MATCH p] [COUNT n]. A small (listpack) hash is returned whole with
 /// cursor 0, as Redis does.
 fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    if let Err(e) = crate::keys::parse_cursor(&a[2]) {
+    if let Err(e) = crate::commands::keys::parse_cursor(&a[2]) {
         return e;
     }
     let hasher = ctx.eng.scan_hasher.clone();
     let h = match get_hash(ctx, &a[1]) {
         Ok(Some(h)) => h,
-        Ok(None) => return crate::keys::scan_reply(0, vec![]),
+        Ok(None) => return crate::commands::keys::scan_reply(0, vec![]),
         Err(e) => return e,
     };
-    let args = match crate::keys::parse_scan(a, 2, false) {
+    let args = match crate::commands::keys::parse_scan(a, 2, false) {
         Ok(s) => s,
         Err(e) => return e,
     };
     let (fields, next) = match &*h {
-        HashValue::Table(m) => crate::db::scan_by_hash(m.keys(), &hasher, args.cursor, args.count),
+        HashValue::Table(m) => crate::storage::db::scan_by_hash(m.keys(), &hasher, args.cursor, args.count),
         HashValue::Pack(p) => (
             p.iter().map(|(k, _)| Bytes::copy_from_slice(k)).collect(),
             0,
@@ -410,7 +410,7 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         out.push(Reply::Bulk(f));
         out.push(Reply::Bulk(v));
     }
-    crate::keys::scan_reply(next, out)
+    crate::commands::keys::scan_reply(next, out)
 }
 
 /// The largest negative HRANDFIELD count Tumbler serves.

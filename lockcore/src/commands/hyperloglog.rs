@@ -19,9 +19,9 @@ use bytes::Bytes;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
-use crate::notify;
+use crate::storage::notify;
 use crate::reply::Reply;
-use crate::value::Value;
+use crate::storage::value::Value;
 
 const fn cmd(
     name: &'static str,

@@ -4,13 +4,13 @@
 use bytes::Bytes;
 
 use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
-use crate::engine::delete_key;
+use crate::storage::engine::delete_key;
 use crate::error;
 use crate::glob;
-use crate::notify;
+use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::value::{Obj, Value};
+use crate::storage::value::{Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -235,7 +235,7 @@ fn ttl(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 fn pttl(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if ctx.eng.lockdep.is_some() && ctx.cl.in_script {
-        crate::lockdep::pttl_read(ctx, &a[1]);
+        crate::locks::lockdep::pttl_read(ctx, &a[1]);
     }
     ttl_generic(ctx, &a[1], |t, now| (t - now).max(0))
 }
@@ -380,7 +380,7 @@ fn move_(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 /// True if the entry is logically expired at `now` (still stored until someone deletes it).
-fn is_expired(e: &crate::value::Entry, now: i64) -> bool {
+fn is_expired(e: &crate::storage::value::Entry, now: i64) -> bool {
     e.expire_at().is_some_and(|t| t <= now)
 }
 
@@ -520,7 +520,7 @@ fn touch(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 /// OBJECT subcommands look the key up without touching its access time.
-fn object_entry<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a mut crate::value::Entry> {
+fn object_entry<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a mut crate::storage::value::Entry> {
     ctx.peek(key)
 }
 
@@ -565,7 +565,7 @@ fn object_freq(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let now = ctx.now();
     let (lfu, decay) = (ctx.eng.config.lfu, ctx.eng.config.lfu_decay_time);
     match object_entry(ctx, &a[2]) {
-        Some(e) if lfu => Reply::Int(crate::lfu::decayed(e.lru_ms, now, decay) as i64),
+        Some(e) if lfu => Reply::Int(crate::storage::lfu::decayed(e.lru_ms, now, decay) as i64),
         Some(_) => Reply::err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."),
         None => Reply::Null,
     }
@@ -596,7 +596,7 @@ fn dump(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let fill = ctx.eng.config.list_max_listpack_size;
     match ctx.read(&a[1]) {
         None => Reply::Null,
-        Some(e) => match crate::rdb::dump(&e.value, fill) {
+        Some(e) => match crate::storage::rdb::dump(&e.value, fill) {
             Some(p) => Reply::Bulk(Bytes::from(p)),
             None => Reply::err("ERR DUMP of this type is not supported by tumbler"),
         },
@@ -648,11 +648,11 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if ttl < 0 {
         return Reply::err("ERR Invalid TTL value, must be >= 0");
     }
-    if !crate::rdb::verify(&a[3]) {
+    if !crate::storage::rdb::verify(&a[3]) {
         return Reply::err("ERR DUMP payload version or checksum are wrong");
     }
     let cfg = &ctx.eng.config;
-    let Some(value) = crate::rdb::load(&a[3]).and_then(|l| crate::rdb::to_value(l, cfg)) else {
+    let Some(value) = crate::storage::rdb::load(&a[3]).and_then(|l| crate::storage::rdb::to_value(l, cfg)) else {
         return Reply::err("ERR Bad data format");
     };
     let db = ctx.dbi();
@@ -676,7 +676,7 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if let Some(e) = ctx.eng.dbs[db].get_mut(key) {
         match (lfu, idle, freq) {
             (false, Some(i), _) => e.lru_ms = now - i.saturating_mul(1000),
-            (true, _, Some(f)) => e.lru_ms = crate::lfu::encode(now, f as u8),
+            (true, _, Some(f)) => e.lru_ms = crate::storage::lfu::encode(now, f as u8),
             _ => {}
         }
     }

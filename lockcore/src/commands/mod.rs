@@ -30,8 +30,8 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::db::Db;
-use crate::engine::{BlockRequest, ClientCtx, Engine};
+use crate::storage::db::Db;
+use crate::storage::engine::{BlockRequest, ClientCtx, Engine};
 use crate::error;
 use crate::reply::Reply;
 
@@ -470,7 +470,7 @@ impl Ctx<'_> {
         self.eng.notify(class, event, db, key);
     }
     /// Looks a key up for reading: lazy expiry, hit/miss stats, LRU touch.
-    pub fn read(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
+    pub fn read(&mut self, key: &[u8]) -> Option<&mut crate::storage::value::Entry> {
         let db = self.cl.db;
         let now = self.eng.now_ms();
         let no_touch = self.cl.no_touch;
@@ -478,14 +478,14 @@ impl Ctx<'_> {
     }
     /// [`Ctx::read`] without the LRU/LFU touch: Redis' LOOKUP_NOTOUCH, which TTL, PTTL,
     /// EXPIRETIME, PEXPIRETIME, TYPE and EXISTS use (they leave OBJECT IDLETIME alone).
-    pub fn read_notouch(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
+    pub fn read_notouch(&mut self, key: &[u8]) -> Option<&mut crate::storage::value::Entry> {
         let db = self.cl.db;
         let now = self.eng.now_ms();
         self.eng.lookup_read(db, key, now, false)
     }
     /// Looks a key up for writing: lazy expiry, no stats, and the access time set as
     /// Redis' lookupKeyWrite sets it (not for a CLIENT NO-TOUCH client).
-    pub fn write(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
+    pub fn write(&mut self, key: &[u8]) -> Option<&mut crate::storage::value::Entry> {
         let db = self.cl.db;
         let touch = !self.cl.no_touch;
         self.eng.lookup_write(db, key, touch)
@@ -495,15 +495,15 @@ impl Ctx<'_> {
     pub fn write_or_create(
         &mut self,
         key: &Bytes,
-        make: impl FnOnce() -> crate::value::Value,
-    ) -> &mut crate::value::Entry {
+        make: impl FnOnce() -> crate::storage::value::Value,
+    ) -> &mut crate::storage::value::Entry {
         let db = self.cl.db;
         let touch = !self.cl.no_touch;
         self.eng.lookup_or_insert(db, key, touch, make)
     }
     /// Looks a key up without counting or touching it: lazy expiry only. Redis' OBJECT and
     /// MEMORY USAGE look keys up this way (LOOKUP_NOTOUCH, no stats).
-    pub fn peek(&mut self, key: &[u8]) -> Option<&mut crate::value::Entry> {
+    pub fn peek(&mut self, key: &[u8]) -> Option<&mut crate::storage::value::Entry> {
         let db = self.cl.db;
         self.eng.lookup(db, key)
     }
@@ -554,26 +554,26 @@ pub fn parse_mpop<W>(
 
 fn families() -> impl Iterator<Item = &'static CommandSpec> {
     [
-        crate::strings::COMMANDS,
-        crate::keys::COMMANDS,
-        crate::hashes::COMMANDS,
-        crate::sets::COMMANDS,
-        crate::sort::COMMANDS,
-        crate::bitops::COMMANDS,
-        crate::hyperloglog::COMMANDS,
-        crate::geo::COMMANDS,
-        crate::streams::COMMANDS,
-        crate::stream_groups::COMMANDS,
-        crate::server_cmds::COMMANDS,
-        crate::pubsub::COMMANDS,
-        crate::lists::COMMANDS,
-        crate::zsets::COMMANDS,
+        crate::commands::strings::COMMANDS,
+        crate::commands::keys::COMMANDS,
+        crate::commands::hashes::COMMANDS,
+        crate::commands::sets::COMMANDS,
+        crate::commands::sort::COMMANDS,
+        crate::commands::bitops::COMMANDS,
+        crate::commands::hyperloglog::COMMANDS,
+        crate::commands::geo::COMMANDS,
+        crate::commands::streams::COMMANDS,
+        crate::commands::stream_groups::COMMANDS,
+        crate::commands::server_cmds::COMMANDS,
+        crate::commands::pubsub::COMMANDS,
+        crate::commands::lists::COMMANDS,
+        crate::commands::zsets::COMMANDS,
         crate::locks::COMMANDS,
-        crate::scripting_cmds::COMMANDS,
-        crate::tumbler_cmds::COMMANDS,
-        crate::lockdep::COMMANDS,
-        crate::cluster_cmds::COMMANDS,
-        crate::slowlog_cmds::COMMANDS,
+        crate::commands::scripting_cmds::COMMANDS,
+        crate::commands::tumbler_cmds::COMMANDS,
+        crate::locks::lockdep::COMMANDS,
+        crate::commands::cluster_cmds::COMMANDS,
+        crate::commands::slowlog_cmds::COMMANDS,
     ]
     .into_iter()
     .flatten()

@@ -565,7 +565,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             return error::syntax();
         }
     }
-    use crate::value::{Obj, Value};
+    use crate::storage::value::{Obj, Value};
     let key_len = a[2].len();
     let Some(e) = ctx.peek(&a[2]) else {
         return Reply::Null;
@@ -645,7 +645,7 @@ fn flush_mode_ok(a: &[Bytes]) -> bool {
 }
 
 /// Empties one db: WATCHers of its existing keys are touched, as in Redis.
-pub fn flush_db(eng: &mut crate::engine::Engine, db: usize) {
+pub fn flush_db(eng: &mut crate::storage::engine::Engine, db: usize) {
     eng.touch_all_watched(db, true);
     let n = eng.dbs[db].len() as u64;
     eng.dbs[db].clear();

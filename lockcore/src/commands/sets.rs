@@ -10,10 +10,10 @@ use rand::Rng;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
-use crate::notify;
+use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::value::{Obj, SetValue, Value};
+use crate::storage::value::{Obj, SetValue, Value};
 
 const fn cmd(
     name: &'static str,
@@ -73,7 +73,7 @@ fn get_set_for_write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut 
     set_of(ctx.write(key))
 }
 
-fn set_of(e: Option<&mut crate::value::Entry>) -> Result<Option<&mut SetValue>, Reply> {
+fn set_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<&mut SetValue>, Reply> {
     match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
@@ -274,23 +274,23 @@ fn spop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// SSCAN: an intset comes back whole with cursor 0, as in Redis.
 fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    if let Err(e) = crate::keys::parse_cursor(&a[2]) {
+    if let Err(e) = crate::commands::keys::parse_cursor(&a[2]) {
         return e;
     }
     let hasher = ctx.eng.scan_hasher.clone();
     let s = match get_set(ctx, &a[1]) {
         Ok(Some(s)) => s,
-        Ok(None) => return crate::keys::scan_reply(0, vec![]),
+        Ok(None) => return crate::commands::keys::scan_reply(0, vec![]),
         Err(e) => return e,
     };
-    let args = match crate::keys::parse_scan(a, 2, false) {
+    let args = match crate::commands::keys::parse_scan(a, 2, false) {
         Ok(s) => s,
         Err(e) => return e,
     };
     let (items, next) = if s.intset {
         (s.ordered(), 0)
     } else {
-        crate::db::scan_by_hash(s.members.iter(), &hasher, args.cursor, args.count)
+        crate::storage::db::scan_by_hash(s.members.iter(), &hasher, args.cursor, args.count)
     };
     let out = items
         .into_iter()
@@ -301,7 +301,7 @@ fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         })
         .map(Reply::Bulk)
         .collect();
-    crate::keys::scan_reply(next, out)
+    crate::commands::keys::scan_reply(next, out)
 }
 
 // ---------------------------------------------------------------- SMOVE and the algebra
@@ -332,7 +332,7 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     drop_if_empty(ctx, src);
     let db = ctx.dbi();
     if ctx.write(dst).is_none() {
-        crate::engine::store(
+        crate::storage::engine::store(
             ctx.eng,
             db,
             dst.clone(),
@@ -382,12 +382,12 @@ fn store_set(ctx: &mut Ctx, dst: &Bytes, result: SetValue, event: &str) -> Reply
     let n = result.members.len();
     if n == 0 {
         if ctx.write(dst).is_some() {
-            crate::engine::delete_key(ctx.eng, db, dst);
+            crate::storage::engine::delete_key(ctx.eng, db, dst);
         }
         return Reply::Int(0);
     }
     ctx.write(dst);
-    crate::engine::store(
+    crate::storage::engine::store(
         ctx.eng,
         db,
         dst.clone(),

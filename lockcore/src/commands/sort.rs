@@ -12,10 +12,10 @@ use std::cmp::Ordering;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
-use crate::notify;
+use crate::storage::notify;
 use crate::num::{parse_f64, parse_i64};
 use crate::reply::Reply;
-use crate::value::{Obj, Value};
+use crate::storage::value::{Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -280,13 +280,13 @@ fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> Reply {
     let db = ctx.dbi();
     if out.is_empty() {
         if ctx.write(&dst).is_some() {
-            crate::engine::delete_key(ctx.eng, db, &dst);
+            crate::storage::engine::delete_key(ctx.eng, db, &dst);
         }
     } else {
         let list: std::collections::VecDeque<Bytes> =
             out.into_iter().map(Option::unwrap_or_default).collect();
         ctx.write(&dst);
-        crate::engine::store(
+        crate::storage::engine::store(
             ctx.eng,
             db,
             dst.clone(),

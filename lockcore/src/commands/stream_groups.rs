@@ -13,18 +13,18 @@ use bytes::Bytes;
 use std::ops::Bound;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE};
-use crate::engine::BlockRequest;
+use crate::storage::engine::BlockRequest;
 use crate::error;
-use crate::lists::retrying;
-use crate::notify;
+use crate::commands::lists::retrying;
+use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::streams::{
+use crate::commands::streams::{
     entry_reply, fmt_id, get_stream, get_stream_w, id_reply, parse_bound, parse_id,
     strict_id_or_err, sub_syntax, Consumer, Group, Nack, StreamId, StreamValue, INVALID_ID,
     INVALID_READ, MAX_ID,
 };
-use crate::value::{Obj, Value};
+use crate::storage::value::{Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -298,7 +298,7 @@ fn xread_generic(ctx: &mut Ctx, a: &[Bytes], grouped: bool) -> Reply {
                 if s.is_empty() || s.last_valid_id() <= gt {
                     continue;
                 }
-                let Some(start) = crate::streams::incr_id(gt) else {
+                let Some(start) = crate::commands::streams::incr_id(gt) else {
                     continue;
                 };
                 read_range(s, start, count)
@@ -315,7 +315,7 @@ fn xread_generic(ctx: &mut Ctx, a: &[Bytes], grouped: bool) -> Reply {
                     deliver_new(s, &mut g, cname, count, noack, now)
                 } else {
                     consumer_for(&mut g, cname, now, &mut made);
-                    match crate::streams::incr_id(gt) {
+                    match crate::commands::streams::incr_id(gt) {
                         Some(start) => deliver_history(s, &mut g, cname, start, count, now),
                         None => Reply::Array(vec![]),
                     }
@@ -819,7 +819,7 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let mut j = 5;
     let mut ids = Vec::new();
     while j < a.len() {
-        match crate::streams::parse_strict_id(&a[j], 0) {
+        match crate::commands::streams::parse_strict_id(&a[j], 0) {
             Some(id) => ids.push(id),
             None => break,
         }

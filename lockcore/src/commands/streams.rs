@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::error;
-use crate::notify;
+use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::value::{Obj, Value};
+use crate::storage::value::{Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -1177,8 +1177,8 @@ fn xinfo_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
-    use crate::engine::{ClientCtx, Engine};
+    use crate::storage::clock::ManualClock;
+    use crate::storage::engine::{ClientCtx, Engine};
 
     fn run(e: &mut Engine, cl: &mut ClientCtx, line: &str) -> Reply {
         let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();

@@ -3,14 +3,14 @@
 use bytes::{Bytes, BytesMut};
 
 use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
-use crate::engine::store;
+use crate::storage::engine::store;
 use crate::error::{self, *};
-use crate::notify;
+use crate::storage::notify;
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
 };
 use crate::reply::Reply;
-use crate::value::Value;
+use crate::storage::value::Value;
 use rustc_apfloat::Float;
 
 const fn cmd(
@@ -101,7 +101,7 @@ fn get_string_for_write(ctx: &mut Ctx, key: &[u8]) -> Result<Option<Bytes>, Repl
     string_of(ctx.write(key))
 }
 
-fn string_of(e: Option<&mut crate::value::Entry>) -> Result<Option<Bytes>, Reply> {
+fn string_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<Bytes>, Reply> {
     match e {
         None => Ok(None),
         Some(e) => match &e.value {
@@ -218,7 +218,7 @@ fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply 
         Cond::Always => false,
     };
     if ctx.eng.lockdep.is_some() && args.cond == Cond::Nx && matches!(args.ttl, Ttl::At(_)) {
-        if let Err(e) = crate::lockdep::set_nx(ctx, key, val, !blocked) {
+        if let Err(e) = crate::locks::lockdep::set_nx(ctx, key, val, !blocked) {
             return e;
         }
     }
@@ -239,7 +239,7 @@ fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply 
         ctx.eng,
         db,
         key.clone(),
-        Value::Str(crate::value::kept(val)),
+        Value::Str(crate::storage::value::kept(val)),
         expire,
     );
     ctx.modified(key, notify::STRING, "set");
@@ -312,7 +312,7 @@ fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_string(ctx, &a[1]) {
         Ok(Some(v)) => {
             let db = ctx.dbi();
-            crate::engine::delete_key(ctx.eng, db, &a[1]);
+            crate::storage::engine::delete_key(ctx.eng, db, &a[1]);
             Reply::Bulk(v)
         }
         Ok(None) => Reply::Null,
@@ -361,7 +361,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let key = &a[1];
     if let Ttl::At(t) = ttl {
         if t <= ctx.now() {
-            crate::engine::delete_key(ctx.eng, db, key);
+            crate::storage::engine::delete_key(ctx.eng, db, key);
         } else {
             ctx.db().set_expire(key, Some(t));
             ctx.modified(key, notify::GENERIC, "expire");
@@ -396,7 +396,7 @@ fn mset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             ctx.eng,
             db,
             kv[0].clone(),
-            Value::Str(crate::value::kept(&kv[1])),
+            Value::Str(crate::storage::value::kept(&kv[1])),
             None,
         );
         ctx.modified(&kv[0], notify::STRING, "set");
@@ -631,7 +631,7 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         _ => return Reply::err("ERR bit is not an integer or out of range"),
     };
     let byte = offset >> 3;
-    let (mut b, grown) = match crate::bitops::take_string(ctx, &a[1], byte + 1) {
+    let (mut b, grown) = match crate::commands::bitops::take_string(ctx, &a[1], byte + 1) {
         Ok(s) => s,
         Err(e) => return e,
     };
@@ -642,7 +642,7 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         b[byte] &= !mask;
     }
-    crate::bitops::put_string(ctx, &a[1], b);
+    crate::commands::bitops::put_string(ctx, &a[1], b);
     // Only a created or grown string, or a flipped bit, is a change (event, dirty).
     if grown || old != on {
         ctx.modified(&a[1], notify::STRING, "setbit");

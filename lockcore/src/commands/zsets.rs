@@ -9,14 +9,14 @@ use bytes::Bytes;
 use std::collections::HashMap;
 
 use crate::commands::{self, flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
-use crate::engine::{self, BlockRequest};
+use crate::storage::engine::{self, BlockRequest};
 use crate::error::{self, *};
-use crate::lists::{parse_timeout, retrying};
-use crate::notify;
+use crate::commands::lists::{parse_timeout, retrying};
+use crate::storage::notify;
 use crate::num::{fmt_double_17g, parse_i64};
 use crate::reply::Reply;
-use crate::value::{Obj, Value};
-use crate::zset::ZSet;
+use crate::storage::value::{Obj, Value};
+use crate::storage::zset::ZSet;
 
 const fn cmd(
     name: &'static str,
@@ -1159,7 +1159,7 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let (members, next): (Vec<Bytes>, u64) = if !z.big {
         (z.range(0, z.len()).into_iter().map(|(m, _)| m).collect(), 0)
     } else {
-        crate::db::scan_by_hash(z.scores.keys(), &hasher, cursor, count)
+        crate::storage::db::scan_by_hash(z.scores.keys(), &hasher, cursor, count)
     };
     let mut out = Vec::new();
     for m in members {
@@ -1361,7 +1361,7 @@ fn setop(
             }
         },
     };
-    result.sort_by(|x, y| crate::zset::cmp_entry(x.1, &x.0, y.1, &y.0));
+    result.sort_by(|x, y| crate::storage::zset::cmp_entry(x.1, &x.0, y.1, &y.0));
     Ok((result, withscores))
 }
 

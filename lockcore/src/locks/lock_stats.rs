@@ -11,7 +11,7 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::engine::ClientId;
+use crate::storage::engine::ClientId;
 use crate::locks::{Kind, LockValue};
 
 /// Upper bounds of the latency histograms' buckets, in seconds (Prometheus `le`).

@@ -16,12 +16,12 @@ use bytes::Bytes;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
-use crate::engine::{BlockRequest, ClientId, Engine};
+use crate::storage::engine::{BlockRequest, ClientId, Engine};
 use crate::error;
-use crate::notify;
+use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::value::{Obj, Value};
+use crate::storage::value::{Obj, Value};
 
 /// The longest lease or wait accepted, in ms (100 years): keeps `now + ttl` far from
 /// overflow while allowing any realistic value.
@@ -131,7 +131,7 @@ pub struct LockTables {
     /// The lock keys each connection holds with SESSION (may name keys since released).
     sessions: HashMap<ClientId, HashSet<(usize, Bytes)>>,
     /// Grants, releases, expiries, hand-off and wait times (`/metrics`).
-    pub stats: crate::lock_stats::LockStats,
+    pub stats: crate::locks::lock_stats::LockStats,
 }
 
 impl LockTables {
@@ -210,7 +210,7 @@ pub fn held_counts(eng: &Engine) -> [u64; 3] {
         }
         if let Value::Obj(Obj::Lock(l)) = &e.value {
             if l.holders.iter().any(|h| h.live(now)) {
-                out[crate::lock_stats::kind_index(l.kind)] += 1;
+                out[crate::locks::lock_stats::kind_index(l.kind)] += 1;
             }
         }
     }
@@ -603,7 +603,7 @@ fn first_in_line(ctx: &Ctx, key: &Bytes, kind: Option<Kind>, retry: bool) -> boo
 /// Blocks (WAIT) or fails (no WAIT). On a retry the engine keeps the original deadline.
 fn wait_or_nil(ctx: &mut Ctx, req: &Acquire) -> Reply {
     if ctx.eng.lockdep.is_some() && !matches!(req.want, Want::Sem { .. }) {
-        crate::lockdep::native_wait(ctx, &req.owner, &req.key);
+        crate::locks::lockdep::native_wait(ctx, &req.owner, &req.key);
     }
     match req.wait {
         None => Reply::Null,
@@ -721,7 +721,7 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
         return wait_or_nil(ctx, req);
     }
     if ctx.eng.lockdep.is_some() && !matches!(req.want, Want::Sem { .. }) {
-        if let Err(e) = crate::lockdep::native_acquire(ctx, &req.owner, &req.key) {
+        if let Err(e) = crate::locks::lockdep::native_acquire(ctx, &req.owner, &req.key) {
             return e;
         }
     }
@@ -746,7 +746,7 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
                 kind: req.want.kind(),
                 holders: vec![holder],
             };
-            crate::engine::store(
+            crate::storage::engine::store(
                 ctx.eng,
                 db,
                 req.key.clone(),
@@ -1061,7 +1061,7 @@ fn fence_set(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     }
     let db = ctx.cl.db;
-    crate::engine::store(ctx.eng, db, key.clone(), Value::Str(value.clone()), None);
+    crate::storage::engine::store(ctx.eng, db, key.clone(), Value::Str(value.clone()), None);
     ctx.modified(key, notify::STRING, "set");
     Reply::ok()
 }
@@ -1161,8 +1161,8 @@ fn release_session_key(eng: &mut Engine, id: ClientId, db: usize, key: &Bytes) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
-    use crate::engine::ClientCtx;
+    use crate::storage::clock::ManualClock;
+    use crate::storage::engine::ClientCtx;
     use std::sync::Arc;
 
     fn setup() -> (Arc<ManualClock>, Engine) {

@@ -2,7 +2,7 @@
 //! times so active expiry finds due keys in O(log n) instead of sampling.
 //!
 //! `Db` knows nothing of the clock or of notifications: it is raw storage. Expiry rules
-//! (lazy on access, active in the background) live in [`crate::engine::Engine`], which owns
+//! (lazy on access, active in the background) live in [`crate::storage::engine::Engine`], which owns
 //! the clock and the write epilogue.
 //!
 //! Layout: the `(Key, Entry)` pairs sit densely in fixed-size chunks ([`Dense`]), and the
@@ -20,7 +20,7 @@ use std::hash::BuildHasher;
 use crate::storage::expiry::{self, ExpiryHeap};
 use crate::storage::key::Key;
 use crate::storage::table::{prefetch, Slot, SlotTable};
-use crate::value::{Entry, Value};
+use crate::storage::value::{Entry, Value};
 
 /// The keyspace hasher: aHash keyed with per-process random keys. Redis hashes keys with
 /// SipHash-1-2 under a random key so that clients cannot flood one bucket; aHash keeps that
@@ -732,7 +732,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::Obj;
+    use crate::storage::value::Obj;
     use std::collections::HashSet;
 
     /// Prefetching takes any keys, present or not, more than it looks at, in an empty db

@@ -11,12 +11,12 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use crate::clock::{Clock, SystemClock};
+use crate::storage::clock::{Clock, SystemClock};
 use crate::commands::{self, CommandSpec, Ctx, Exec};
-use crate::db::{Db, Probe};
-use crate::notify::{self, NotifyFlags};
+use crate::storage::db::{Db, Probe};
+use crate::storage::notify::{self, NotifyFlags};
 use crate::reply::Reply;
-use crate::value::{Entry, Obj, Value};
+use crate::storage::value::{Entry, Obj, Value};
 
 pub type ClientId = u64;
 
@@ -92,7 +92,7 @@ pub struct EngineConfig {
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
     pub hll_sparse_max_bytes: usize,
-    /// `maxmemory-policy` is an LFU one: accesses update the LFU counter (crate::lfu).
+    /// `maxmemory-policy` is an LFU one: accesses update the LFU counter (crate::storage::lfu).
     pub lfu: bool,
     /// `maxmemory` is set with an LRU or LFU policy: Redis then gives every integer its own
     /// object (each needs its own access data), so OBJECT REFCOUNT says 1, not shared.
@@ -158,9 +158,9 @@ pub struct Engine {
     pub started_ms: i64,
     /// Native locks' server-wide state: token counter, lease timers, session index.
     pub locks: crate::locks::LockTables,
-    /// The lock-order checker, when `lockdep` is on (crate::lockdep); `None` costs every
+    /// The lock-order checker, when `lockdep` is on (crate::locks::lockdep); `None` costs every
     /// lock hook one check.
-    pub lockdep: Option<Box<crate::lockdep::Lockdep>>,
+    pub lockdep: Option<Box<crate::locks::lockdep::Lockdep>>,
     /// maxmemory's eviction pool (storage/evict.rs), kept between evictions as Redis does.
     pub evict_pool: crate::storage::evict::Pool,
 
@@ -292,18 +292,18 @@ impl Engine {
     }
 
     /// Db `db` if it holds enough keys for a prefetch (`Db::prefetch`) to pay for finding
-    /// the keys to prefetch ([`crate::db::PREFETCH_MIN_KEYS`]).
+    /// the keys to prefetch ([`crate::storage::db::PREFETCH_MIN_KEYS`]).
     pub fn worth_prefetching(&self, db: usize) -> Option<&Db> {
         self.dbs
             .get(db)
-            .filter(|d| d.len() >= crate::db::PREFETCH_MIN_KEYS)
+            .filter(|d| d.len() >= crate::storage::db::PREFETCH_MIN_KEYS)
     }
 
     /// Sets a found entry's access time to `now` (its LFU counter with an LFU policy), as
     /// Redis' lookupKey does unless LOOKUP_NOTOUCH.
     fn touched(c: &EngineConfig, e: &mut Entry, now: i64) {
         e.lru_ms = if c.lfu {
-            crate::lfu::touched(e.lru_ms, now, c.lfu_log_factor, c.lfu_decay_time)
+            crate::storage::lfu::touched(e.lru_ms, now, c.lfu_log_factor, c.lfu_decay_time)
         } else {
             now
         };
@@ -768,7 +768,7 @@ pub fn store(eng: &mut Engine, db: usize, key: Bytes, value: Value, expire_at: O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
+    use crate::storage::clock::ManualClock;
 
     #[test]
     fn lazy_expiry_on_the_injected_clock() {

@@ -16,8 +16,8 @@
 
 use bytes::Bytes;
 
-use crate::engine::Engine;
-use crate::notify;
+use crate::storage::engine::Engine;
+use crate::storage::notify;
 
 /// Redis' EVPOOL_SIZE.
 pub const POOL_SIZE: usize = 16;
@@ -132,11 +132,11 @@ impl Pool {
     /// push memory over the limit.
     fn sample<'a>(
         &mut self,
-        dbs: &'a [crate::db::Db],
+        dbs: &'a [crate::storage::db::Db],
         db: usize,
         n: usize,
         volatile: bool,
-    ) -> Vec<(Bytes, &'a crate::value::Entry)> {
+    ) -> Vec<(Bytes, &'a crate::storage::value::Entry)> {
         let d = &dbs[db];
         d.sample_keys(n, volatile)
             .into_iter()
@@ -146,10 +146,10 @@ impl Pool {
 }
 
 /// The score of an entry under `policy`: higher is evicted sooner.
-fn score(eng: &Engine, policy: Policy, e: &crate::value::Entry, now: i64) -> u64 {
+fn score(eng: &Engine, policy: Policy, e: &crate::storage::value::Entry, now: i64) -> u64 {
     match policy {
         Policy::AllKeysLfu | Policy::VolatileLfu => {
-            255 - crate::lfu::decayed(e.lru_ms, now, eng.config.lfu_decay_time) as u64
+            255 - crate::storage::lfu::decayed(e.lru_ms, now, eng.config.lfu_decay_time) as u64
         }
         Policy::VolatileTtl => u64::MAX - e.expire_at().unwrap_or(i64::MAX).max(0) as u64,
         // An LFU-encoded `lru_ms` (negative) reads as idle since the epoch, as in lfu.rs.
@@ -231,8 +231,8 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
-    use crate::value::Value;
+    use crate::storage::clock::ManualClock;
+    use crate::storage::value::Value;
 
     fn put(e: &mut Engine, db: usize, k: &str, ttl: Option<i64>) {
         let now = e.now_ms();

@@ -6,7 +6,7 @@
 //! (docs/architecture.md, "Bytes per key"). The heap holds 16 bytes per entry and no key.
 //!
 //! The heap is never updated in place. Changing or removing a key's TTL leaves its old
-//! entry behind; [`crate::db::Db`] checks every entry it pops against the key's own
+//! entry behind; [`crate::storage::db::Db`] checks every entry it pops against the key's own
 //! `expire_at` (a key is due only if some key with that hash has exactly that deadline),
 //! so a stale entry is dropped when it comes up, never acted on. `Db` also drops stale
 //! entries from the top whenever the TTL that goes stale is the earliest one, so the top

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use crate::engine::Broker;
+use crate::storage::engine::Broker;
 
 pub const KEYSPACE: u32 = 1 << 0; // K
 pub const KEYEVENT: u32 = 1 << 1; // E

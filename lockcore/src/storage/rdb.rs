@@ -13,7 +13,7 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-use crate::value::{HashValue, Obj, SetValue, Value};
+use crate::storage::value::{HashValue, Obj, SetValue, Value};
 
 mod stream;
 
@@ -777,7 +777,7 @@ pub fn load(p: &[u8]) -> Option<Loaded> {
 }
 
 /// Builds the stored value, choosing encodings with the current limits as Redis does.
-pub fn to_value(l: Loaded, cfg: &crate::engine::EngineConfig) -> Option<Value> {
+pub fn to_value(l: Loaded, cfg: &crate::storage::engine::EngineConfig) -> Option<Value> {
     let (hash_max_entries, hash_max_value) =
         (cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value);
     Some(match l {
@@ -814,7 +814,7 @@ pub fn to_value(l: Loaded, cfg: &crate::engine::EngineConfig) -> Option<Value> {
             Value::Obj(Obj::Hash(h))
         }
         Loaded::ZSet(v) => {
-            let mut z = crate::zset::ZSet::default();
+            let mut z = crate::storage::zset::ZSet::default();
             z.big = v.len() > cfg.zset_max_listpack_entries
                 || v.iter().any(|(m, _)| m.len() > cfg.zset_max_listpack_value);
             for (m, d) in v {

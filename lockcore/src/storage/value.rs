@@ -4,9 +4,9 @@ use bytes::Bytes;
 use indexmap::IndexMap;
 use std::collections::VecDeque;
 
-use crate::listpack::PairPack;
+use crate::storage::listpack::PairPack;
 use crate::locks::LockValue;
-use crate::zset::ZSet;
+use crate::storage::zset::ZSet;
 
 /// An argument to keep as a string value or list element. One of 2 to [`KEPT_INLINE_MAX`]
 /// bytes gets one allocation that holds its reference count and its bytes together
@@ -43,7 +43,7 @@ pub const KEPT_INLINE_MAX: usize = 56;
 #[derive(Debug, Clone)]
 pub enum HashValue {
     Pack(PairPack),
-    Table(Box<IndexMap<Bytes, Bytes, crate::db::KeyHasher>>),
+    Table(Box<IndexMap<Bytes, Bytes, crate::storage::db::KeyHasher>>),
 }
 
 impl Default for HashValue {
@@ -54,7 +54,7 @@ impl Default for HashValue {
 
 /// The pairs of a hash, in its encoding's order.
 pub enum HashIter<'a> {
-    Pack(crate::listpack::PairIter<'a>),
+    Pack(crate::storage::listpack::PairIter<'a>),
     Table(indexmap::map::Iter<'a, Bytes, Bytes>),
 }
 
@@ -137,7 +137,7 @@ impl HashValue {
     /// Moves a packed hash to the table encoding, keeping the order of its fields.
     pub fn convert(&mut self) {
         if let HashValue::Pack(p) = self {
-            let m: IndexMap<Bytes, Bytes, crate::db::KeyHasher> = p
+            let m: IndexMap<Bytes, Bytes, crate::storage::db::KeyHasher> = p
                 .iter()
                 .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
                 .collect();
@@ -225,7 +225,7 @@ pub enum Value {
 #[derive(Debug, Clone)]
 pub enum Obj {
     /// A stream (streams.rs: XADD/XRANGE subset).
-    Stream(Box<crate::streams::StreamValue>),
+    Stream(Box<crate::commands::streams::StreamValue>),
     Hash(HashValue),
     List(Box<VecDeque<Bytes>>),
     ZSet(Box<ZSet>),

@@ -142,7 +142,7 @@ pub fn node_command(
             }
             _ => Reply::err("ERR fraction must be a number between 0 and 1"),
         },
-        _ => error::unknown_subcommand(lockcore::cluster_cmds::NODE, spec.name.as_bytes()),
+        _ => error::unknown_subcommand(lockcore::commands::cluster_cmds::NODE, spec.name.as_bytes()),
     }
 }
 
@@ -151,7 +151,7 @@ pub fn node_command(
 fn flush_shard(s: &Shared) {
     let mut core = s.lock_core_blocking();
     for db in 0..core.engine.dbs.len() {
-        lockcore::server_cmds::flush_db(&mut core.engine, db);
+        lockcore::commands::server_cmds::flush_db(&mut core.engine, db);
     }
     core.scripts = Default::default();
 }
@@ -228,7 +228,7 @@ pub fn cluster_command(
             *guard = None;
             Reply::Int(move_keys(&topo, slot, mg.from, mg.to, count as usize) as i64)
         }
-        _ => error::unknown_subcommand(lockcore::cluster_cmds::CLUSTER, spec.name.as_bytes()),
+        _ => error::unknown_subcommand(lockcore::commands::cluster_cmds::CLUSTER, spec.name.as_bytes()),
     }
 }
 
@@ -259,10 +259,10 @@ fn move_keys(topo: &Topology, slot: u16, from: usize, to: usize, max: usize) -> 
         .collect();
     for k in &keys {
         if let Some(e) = a.engine.dbs[0].remove(k) {
-            a.engine.modified(0, k, lockcore::notify::GENERIC, "del");
+            a.engine.modified(0, k, lockcore::storage::notify::GENERIC, "del");
             b.engine.dbs[0].insert_entry(k.clone(), e);
             b.engine
-                .modified(0, k, lockcore::notify::GENERIC, "restore");
+                .modified(0, k, lockcore::storage::notify::GENERIC, "restore");
         }
     }
     b.engine.deadline_changed = true;

@@ -558,7 +558,7 @@ pub struct ClusterBroker {
     pub shard: usize,
 }
 
-impl lockcore::engine::Broker for ClusterBroker {
+impl lockcore::storage::engine::Broker for ClusterBroker {
     fn log_warning(&self, message: &str) {
         tracing::warn!("{message}");
     }
@@ -838,7 +838,7 @@ fn nodes_text(topo: &Topology, me: &Node) -> String {
 /// True if `name` is a test-control command and the feature is off: it must look as if it
 /// did not exist. Cheap for every other name (a length check).
 pub fn hidden_name(shared: &Shared, name: &[u8]) -> bool {
-    use lockcore::cluster_cmds::{CLUSTER, NODE};
+    use lockcore::commands::cluster_cmds::{CLUSTER, NODE};
     ((name.len() == NODE.len() && eq(name, NODE))
         || (name.len() == CLUSTER.len() && eq(name, CLUSTER)))
         && !test_control(shared)
@@ -846,7 +846,7 @@ pub fn hidden_name(shared: &Shared, name: &[u8]) -> bool {
 
 /// True if COMMAND and friends must leave `spec` out on this server.
 pub fn hidden_spec(shared: &Shared, spec: &CommandSpec) -> bool {
-    use lockcore::cluster_cmds::{CLUSTER, NODE};
+    use lockcore::commands::cluster_cmds::{CLUSTER, NODE};
     let top = if spec.parent.is_empty() {
         spec.name
     } else {

@@ -549,10 +549,10 @@ fn dump(vm: &Vm) -> Reply {
     let mut out = Vec::new();
     for lib in vm.funcs.libraries.values() {
         out.push(OPCODE_FUNCTION2);
-        lockcore::rdb::put_raw_string(&mut out, &lib.code);
+        lockcore::storage::rdb::put_raw_string(&mut out, &lib.code);
     }
-    out.extend_from_slice(&lockcore::rdb::RDB_VERSION.to_le_bytes());
-    let crc = lockcore::rdb::crc64(0, &out);
+    out.extend_from_slice(&lockcore::storage::rdb::RDB_VERSION.to_le_bytes());
+    let crc = lockcore::storage::rdb::crc64(0, &out);
     out.extend_from_slice(&crc.to_le_bytes());
     Reply::Bulk(Bytes::from(out))
 }
@@ -578,7 +578,7 @@ fn restore(vm: &mut Vm, a: &[Bytes]) -> Reply {
         }
     }
     let p = &a[2];
-    if !lockcore::rdb::verify(p) {
+    if !lockcore::storage::rdb::verify(p) {
         return Reply::err("ERR DUMP payload version or checksum are wrong");
     }
     let mut body = &p[..p.len() - 10];
@@ -588,7 +588,7 @@ fn restore(vm: &mut Vm, a: &[Bytes]) -> Reply {
             return Reply::err("ERR given type is not a function");
         }
         body = &body[1..];
-        match lockcore::rdb::take_string(&mut body) {
+        match lockcore::storage::rdb::take_string(&mut body) {
             Some(c) => codes.push(c),
             None => return Reply::err("ERR payload is not a valid function payload"),
         }
