@@ -25,7 +25,7 @@ use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
 use crate::conn::{Conn, Flow};
-use crate::shared::{Msg, Shared};
+use crate::state::{Msg, Shared};
 
 // ---------------------------------------------------------------- command ids
 
@@ -1066,7 +1066,7 @@ pub fn check_command(
     } else {
         Context::Toplevel
     };
-    let info = crate::info::client_line(c, &c.handle, argv);
+    let info = crate::observe::info::client_line(c, &c.handle, argv);
     log_denied(
         &c.shared,
         denied,
@@ -1099,7 +1099,7 @@ pub fn check_exec(c: &mut Conn, spec: &'static CommandSpec, argv: &[Bytes]) -> R
     let Err((denied, pos)) = c.user.check(spec, argv) else {
         return Ok(());
     };
-    let info = crate::info::client_line(c, &c.handle, argv);
+    let info = crate::observe::info::client_line(c, &c.handle, argv);
     log_denied(
         &c.shared,
         denied,
@@ -1222,7 +1222,7 @@ fn client_user(shared: &Shared, client: lockcore::ClientId) -> Option<Arc<User>>
 }
 
 /// A CLIENT LIST-style line for a client other than the current connection.
-fn handle_info(h: &crate::shared::ClientHandle) -> String {
+fn handle_info(h: &crate::state::ClientHandle) -> String {
     let info = h.info.lock();
     format!(
         "id={} addr={} laddr={} fd=8 name={} age={} idle=0 flags=N db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={} redir=-1 resp={}",
@@ -1256,7 +1256,7 @@ pub fn login(c: &mut Conn, user: &[u8], pass: &[u8]) -> Result<(), Reply> {
         }
         None => {
             let name = String::from_utf8_lossy(user).into_owned();
-            let info = crate::info::client_line(c, &c.handle, &[]);
+            let info = crate::observe::info::client_line(c, &c.handle, &[]);
             c.shared.acl.log(
                 acllog_max_len(&c.shared),
                 LogEntry {
@@ -1416,7 +1416,7 @@ fn read_acl_file(path: &str) -> Result<Vec<(String, Vec<Bytes>)>, String> {
             continue;
         }
         let where_ = format!("{path}:{}", i + 1);
-        let Some(args) = crate::protocol::split_args(line.as_bytes()) else {
+        let Some(args) = crate::resp::split_args(line.as_bytes()) else {
             errors.push(format!("{where_}: unbalanced quotes in acl line"));
             continue;
         };
@@ -1582,7 +1582,7 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
                 Some(bit) => {
                     let mut names = Vec::new();
                     for spec in commands::all() {
-                        if crate::timectl::hidden_spec(&shared, spec) {
+                        if crate::commands::timectl::hidden_spec(&shared, spec) {
                             continue;
                         }
                         if spec.acl_mask() & bit != 0 {

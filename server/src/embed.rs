@@ -32,7 +32,7 @@ use std::time::Duration;
 use lockcore::storage::clock::Clock;
 
 use crate::config::Config;
-use crate::shared::Shared;
+use crate::state::Shared;
 use crate::Server;
 
 /// Configures a [`TestServer`]. Defaults: `bind 127.0.0.1`, `port 0` (a free port), time
@@ -228,7 +228,7 @@ enum Run {
 pub struct TestServer {
     addr: SocketAddr,
     addrs: Vec<SocketAddr>,
-    listen: crate::net::Addrs,
+    listen: crate::io::net::Addrs,
     shared: Arc<Shared>,
     run: Run,
 }
@@ -366,7 +366,7 @@ impl TimeHandle {
     pub fn advance(&self, by: Duration) {
         let ms = i64::try_from(by.as_millis())
             .unwrap_or(i64::MAX)
-            .min(crate::timectl::MAX_ADVANCE_MS);
+            .min(crate::commands::timectl::MAX_ADVANCE_MS);
         let mut core = self.shared.lock_core_blocking();
         self.shared.clock.advance_ms(ms);
         core.engine.tick();

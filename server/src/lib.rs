@@ -4,40 +4,31 @@
 //! [`Server::start`], which binds (port 0 for a free port), serves on the current tokio
 //! runtime and returns a handle with the address and a shutdown.
 
-pub mod acl;
-pub mod arrival;
-pub mod benchcmd;
-pub mod climits;
-pub mod clock;
-pub mod cluster;
-pub mod cmdlist;
-pub mod cmdstats;
+// Layers, lowest first; a module imports only from its own layer and those below
+// (scripts/ci/layers.py checks it in CI):
+// base <- resp <- config, stats <- state <- io <- conn <- commands, acl, cluster, scripting,
+// observe <- tools <- embed, lib, main.
+pub mod base;
+pub mod resp;
+
 pub mod config;
-pub mod config_rewrite;
+pub mod stats;
+
+pub mod state;
+
+pub mod io;
+
 pub mod conn;
-pub mod digest;
-pub mod dispatch;
-pub mod embed;
-pub mod evloop;
-pub mod info;
-pub mod latency;
-pub mod lockdep;
-pub mod log;
-pub mod memory;
-pub mod metrics;
-pub mod migrate;
-pub mod monitor;
-pub mod multi;
-pub mod net;
-pub mod process;
-pub mod protocol;
-pub mod pubsub;
+
+pub mod acl;
+pub mod cluster;
+pub mod commands;
+pub mod observe;
 pub mod scripting;
-pub mod shared;
-pub mod slowlog;
-pub mod timectl;
-pub mod top;
-pub mod tracking;
+
+pub mod tools;
+
+pub mod embed;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -45,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use config::Config;
-pub use shared::Shared;
+pub use state::Shared;
 
 /// Stack size of the runtime threads that run commands and scripts. Every nested
 /// conversion (cjson, cmsgpack, script replies, reply encoding) is bounded by Lua's stack
@@ -76,7 +67,7 @@ pub struct Server {
     /// (with several nodes: the first node's).
     pub addr: SocketAddr,
     /// Every listener's address (TCP, TLS, Unix socket) of a one-node server.
-    pub listen: net::Addrs,
+    pub listen: io::net::Addrs,
     /// The first node's dataset (the only one of a one-node server).
     pub shared: Arc<Shared>,
     accept: Vec<tokio::task::JoinHandle<()>>,
@@ -99,7 +90,7 @@ impl Server {
             let (topo, shards, addrs, tasks) = cluster::nodes::start(config).await?;
             return Ok(Server {
                 addr: addrs[0],
-                listen: net::Addrs {
+                listen: io::net::Addrs {
                     tcp: addrs.clone(),
                     ..Default::default()
                 },
@@ -112,16 +103,16 @@ impl Server {
                 metrics_addr: None,
             });
         }
-        let bound = net::bind(&config)?;
+        let bound = io::net::bind(&config)?;
         for w in &bound.warnings {
             tracing::warn!("{w}");
         }
         Server::serve(bound, config)
     }
 
-    /// Serves listeners bound earlier with [`net::bind`] (the binary binds before it forks
+    /// Serves listeners bound earlier with [`io::net::bind`] (the binary binds before it forks
     /// for `daemonize`). One node only.
-    pub fn serve(bound: net::Bound, config: Config) -> std::io::Result<Server> {
+    pub fn serve(bound: io::net::Bound, config: Config) -> std::io::Result<Server> {
         let users = acl::users_from_config(&config)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let listen = bound.addrs();
@@ -130,13 +121,13 @@ impl Server {
             .first()
             .or(listen.tls.first())
             .copied()
-            .unwrap_or(net::UNIX_PEER);
+            .unwrap_or(io::net::UNIX_PEER);
         let metrics_listener = bind_metrics(&config)?;
         let metrics_addr = match &metrics_listener {
             Some(l) => Some(l.local_addr()?),
             None => None,
         };
-        crate::info::note_startup_memory();
+        crate::observe::info::note_startup_memory();
         let shared = Shared::new(config);
         crate::acl::install_startup_users(&shared, users);
         shared.port.store(
@@ -151,7 +142,7 @@ impl Server {
         let accept = bound.serve(&shared)?;
         tokio::spawn(timer(shared.clone()));
         let tasks = metrics_listener
-            .map(|l| tokio::spawn(metrics::serve(shared.clone(), l)))
+            .map(|l| tokio::spawn(observe::metrics::serve(shared.clone(), l)))
             .into_iter()
             .collect();
         Ok(Server {
@@ -221,7 +212,7 @@ impl Server {
             s.shutdown.notify_waiters();
             s.timer.notify_one();
             for c in s.clients.iter() {
-                c.send(shared::Msg::Kill);
+                c.send(state::Msg::Kill);
             }
         }
         if let Some(p) = &self.listen.unix {

@@ -12,7 +12,7 @@ use tumbler::config::{self, Config};
 
 /// Counts allocated bytes for INFO's `used_memory` and maxmemory (server/src/memory.rs).
 #[global_allocator]
-static ALLOC: tumbler::memory::CountingAlloc = tumbler::memory::CountingAlloc;
+static ALLOC: tumbler::observe::memory::CountingAlloc = tumbler::observe::memory::CountingAlloc;
 
 fn cli() -> Command {
     Command::new("tumbler")
@@ -141,7 +141,7 @@ fn split_args(args: &[String]) -> (Vec<String>, Vec<Directive>) {
         }
         match a.strip_prefix("--") {
             Some(rest) if complete => {
-                let words: Vec<String> = tumbler::protocol::split_args(rest.as_bytes())
+                let words: Vec<String> = tumbler::resp::split_args(rest.as_bytes())
                     .unwrap_or_default()
                     .into_iter()
                     .map(|w| String::from_utf8_lossy(&w).into_owned())
@@ -170,7 +170,7 @@ fn split_args(args: &[String]) -> (Vec<String>, Vec<Directive>) {
                 Some(d) => {
                     d.args.push(a.clone());
                     d.text.push(' ');
-                    d.text.push_str(&tumbler::config_rewrite::repr(a));
+                    d.text.push_str(&tumbler::config::rewrite::repr(a));
                     complete = true;
                 }
                 None => {
@@ -211,7 +211,7 @@ fn apply_env(cfg: &mut Config) {
 /// A listener could not be set up: Redis' two lines in the log (where launchers and Redis'
 /// test suite look for `Address already in use` to retry on another port), then exit 1.
 fn listen_failed(e: &std::io::Error, port: i64) -> ! {
-    if tumbler::log::discarded() {
+    if tumbler::base::log::discarded() {
         // A daemon without a log file: its parent, still waiting, says why.
         eprintln!("tumbler: cannot listen: {e}");
     }
@@ -257,11 +257,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     // `tumbler top ...`: the live lock view (server/src/top), not a server.
     if args.get(1).map(String::as_str) == Some("top") {
-        std::process::exit(tumbler::top::run(&args[2..]));
+        std::process::exit(tumbler::tools::top::run(&args[2..]));
     }
     // `tumbler bench ...`: the benchmark client (server/src/benchcmd), not a server.
     if args.get(1).map(String::as_str) == Some("bench") {
-        std::process::exit(tumbler::benchcmd::run(&args[2..]));
+        std::process::exit(tumbler::tools::bench::run(&args[2..]));
     }
     let (for_clap, directives) = split_args(&args);
     // SIGTERM or SIGINT before tokio's handlers are in (the port is bound before the
@@ -274,7 +274,7 @@ fn main() {
         .iter()
         .any(|a| matches!(a.as_str(), "-v" | "-V" | "--version"))
     {
-        println!("{}", tumbler::log::version_line());
+        println!("{}", tumbler::base::log::version_line());
         return;
     }
     let m = cli().get_matches_from(for_clap);
@@ -308,7 +308,7 @@ fn main() {
             // redis-server's words: the directives after the config file are its last lines.
             eprintln!(
                 "\n*** FATAL CONFIG FILE ERROR (Redis {}) ***\nReading the configuration file, at line {}\n>>> '{}'\n{e}",
-                tumbler::dispatch::REDIS_VERSION,
+                tumbler::commands::REDIS_VERSION,
                 first_option_line + n,
                 d.text.trim()
             );
@@ -320,7 +320,7 @@ fn main() {
         healthcheck(&cfg);
     }
 
-    let logfile = match tumbler::process::open_logfile(cfg.get("logfile")) {
+    let logfile = match tumbler::base::process::open_logfile(cfg.get("logfile")) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("Can't open the log file: {e}");
@@ -328,12 +328,12 @@ fn main() {
         }
     };
     let discard = cfg.get_bool("daemonize") && logfile.is_none();
-    tumbler::log::init(cfg.get("loglevel"), logfile, discard);
+    tumbler::base::log::init(cfg.get("loglevel"), logfile, discard);
     // Redis' first lines, in its words and levels (server.c `main`).
     tracing::info!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
     tracing::info!(
         "Redis version={}, bits={}, commit=00000000, modified=0, pid={}, just started",
-        tumbler::dispatch::REDIS_VERSION,
+        tumbler::commands::REDIS_VERSION,
         usize::BITS,
         std::process::id()
     );
@@ -351,7 +351,7 @@ fn main() {
     let bound = if tumbler::cluster::multi_node(&cfg) {
         None
     } else {
-        match tumbler::net::bind(&cfg) {
+        match tumbler::io::net::bind(&cfg) {
             Ok(b) => Some(b),
             Err(e) => listen_failed(&e, cfg.get_i64("port")),
         }
@@ -360,7 +360,7 @@ fn main() {
         tracing::warn!("{w}");
     }
     let daemon = if cfg.get_bool("daemonize") {
-        match tumbler::process::daemonize() {
+        match tumbler::base::process::daemonize() {
             Ok(d) => Some(d),
             Err(e) => {
                 eprintln!("tumbler: cannot daemonize: {e}");
@@ -380,7 +380,7 @@ fn main() {
         .build()
         .expect("tokio runtime");
     let port = cfg.get_i64("port");
-    let tls_on = tumbler::net::tls_enabled(&cfg);
+    let tls_on = tumbler::io::net::tls_enabled(&cfg);
     // Tumbler's own listener lines, only where redis-server has nothing to match them: a
     // port 0 that Tumbler picked (redis-server does not listen then), several nodes, or the
     // metrics endpoint. A command line redis-server would take prints what it prints.
@@ -406,7 +406,7 @@ fn main() {
             Ok(s) => s,
             Err(e) => listen_failed(&e, port),
         };
-        tumbler::log::set_initialised();
+        tumbler::base::log::set_initialised();
         tracing::info!("monotonic clock: POSIX clock_gettime");
         let shown_port = server
             .listen
@@ -414,7 +414,7 @@ fn main() {
             .first()
             .or(server.listen.tls.first())
             .map_or(0, |a| a.port());
-        tumbler::log::banner(show_logo, mode, shown_port);
+        tumbler::base::log::banner(show_logo, mode, shown_port);
         tracing::info!("Server initialized");
         // Signal handlers go in before anyone can learn the port: a supervisor that reads
         // the port line and sends SIGTERM at once must get a clean shutdown, not a kill.
@@ -465,7 +465,7 @@ fn main() {
         let _ = out.flush();
         drop(out);
         if !pidfile.is_empty() {
-            if let Err(e) = tumbler::process::write_pidfile(&pidfile) {
+            if let Err(e) = tumbler::base::process::write_pidfile(&pidfile) {
                 tracing::warn!("Failed to write PID file: {e}");
             }
         }
@@ -509,15 +509,15 @@ fn main() {
         let early = early_signals::received();
         #[cfg(unix)]
         tokio::select! {
-            _ = async {}, if early.is_some() => tumbler::log::from_signal_handler(early.unwrap_or_default()),
-            _ = sigint.recv() => tumbler::log::from_signal_handler("Received SIGINT scheduling shutdown..."),
-            _ = sigterm.recv() => tumbler::log::from_signal_handler("Received SIGTERM scheduling shutdown..."),
+            _ = async {}, if early.is_some() => tumbler::base::log::from_signal_handler(early.unwrap_or_default()),
+            _ = sigint.recv() => tumbler::base::log::from_signal_handler("Received SIGINT scheduling shutdown..."),
+            _ = sigterm.recv() => tumbler::base::log::from_signal_handler("Received SIGTERM scheduling shutdown..."),
             _ = stdin_closed => tracing::warn!("stdin closed (watch-stdin yes): shutting down"),
             _ = server.wait_shutdown_request() => {}
         }
         #[cfg(not(unix))]
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => tumbler::log::from_signal_handler("Received SIGINT scheduling shutdown..."),
+            _ = tokio::signal::ctrl_c() => tumbler::base::log::from_signal_handler("Received SIGINT scheduling shutdown..."),
             _ = stdin_closed => tracing::warn!("stdin closed (watch-stdin yes): shutting down"),
             _ = server.wait_shutdown_request() => {}
         }

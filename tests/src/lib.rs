@@ -316,7 +316,7 @@ impl Raw {
 
 /// Splits a whitespace-separated command line, honouring double quotes (for test scripts).
 pub fn split_line(line: &str) -> Vec<Vec<u8>> {
-    tumbler::protocol::split_args(line.as_bytes()).expect("balanced quotes")
+    tumbler::resp::split_args(line.as_bytes()).expect("balanced quotes")
 }
 
 /// Runs `script` (one command per line; `#` comments) against both servers on fresh

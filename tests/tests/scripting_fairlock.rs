@@ -6,7 +6,7 @@
 //! keys are compared byte for byte; values derived from the lock's PTTL (which ticks between
 //! the two servers' calls) are compared numerically within a tolerance.
 
-use tumbler::benchcmd::workloads;
+use tumbler::tools::bench::workloads;
 use tumbler_tests::{Raw, RedisServer, Tumbler};
 
 /// RedissonFairLock.tryLockInnerAsync (RedisCommands.EVAL_LONG).

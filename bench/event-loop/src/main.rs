@@ -23,8 +23,8 @@ use std::os::fd::{AsRawFd, IntoRawFd};
 use bytes::{Bytes, BytesMut};
 use lockcore::commands::{check_spec, Exec};
 use lockcore::{ClientCtx, Engine, Reply};
-use tumbler::clock::Mono;
-use tumbler::protocol::{parse_into, Limits, NameCache};
+use tumbler::base::clock::Mono;
+use tumbler::resp::{parse_into, Limits, NameCache};
 
 const LISTENER: u64 = u64::MAX;
 const READ_CHUNK: usize = 16 * 1024;

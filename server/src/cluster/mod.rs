@@ -39,7 +39,7 @@ use lockcore::slots::{self, CommandSlot, SLOTS};
 use lockcore::{error, Reply};
 
 use crate::conn::Conn;
-use crate::shared::{CoreGuard, Shared};
+use crate::state::{CoreGuard, Shared};
 
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 pub const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
@@ -553,7 +553,7 @@ pub fn on_replica(shared: &Shared, id: lockcore::ClientId) -> bool {
 /// the cluster bus); the count it returns is this node's, as in Redis. Sharded messages
 /// and keyspace notifications stay on the node.
 pub struct ClusterBroker {
-    pub local: Arc<crate::pubsub::PubSub>,
+    pub local: Arc<crate::state::pubsub::PubSub>,
     pub topo: Weak<Topology>,
     pub shard: usize,
 }
@@ -634,7 +634,7 @@ pub fn cluster_command(
             } else {
                 usize::MAX
             };
-            let core = crate::dispatch::core(guard);
+            let core = crate::commands::core(guard);
             let now = core.engine.now_ms();
             let keys = core.engine.dbs[0]
                 .iter()

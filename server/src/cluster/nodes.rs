@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 
 use super::{ClusterBroker, Node, Topology};
 use crate::config::Config;
-use crate::shared::{Msg, Shared};
+use crate::state::{Msg, Shared};
 
 /// Binds every node's listener, creates one dataset per shard and starts serving.
 /// Returns the topology, each shard's state and each node's address; the accept loops
@@ -30,7 +30,7 @@ pub async fn start(
     // With TLS, every node's one port speaks TLS, as a Redis Cluster started with `port 0
     // tls-port P tls-cluster yes` does: `tls-port` is then the base port (0: free ports), and
     // the ports CLUSTER SLOTS and -MOVED name are the TLS ones.
-    let (tls, warnings) = crate::net::tls_config(&config)?;
+    let (tls, warnings) = crate::io::net::tls_config(&config)?;
     for w in warnings {
         tracing::warn!("{w}");
     }
@@ -51,7 +51,7 @@ pub async fn start(
     let mut addrs = Vec::with_capacity(n);
     for i in 0..n {
         let port = if base == 0 { 0 } else { base as u16 + i as u16 };
-        let l = crate::net::bind_one(&bind, port)?;
+        let l = crate::io::net::bind_one(&bind, port)?;
         let addr = l.local_addr()?;
         topo.nodes[i].port.store(addr.port(), Ordering::Relaxed);
         addrs.push(addr);
@@ -104,7 +104,7 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
             let again = {
                 let mut slot = node.listener.lock();
                 if slot.is_none() {
-                    *slot = crate::net::bind_one(&bind, node.port()).ok();
+                    *slot = crate::io::net::bind_one(&bind, node.port()).ok();
                 }
                 slot.as_ref()
                     .map(|l| l.try_clone().and_then(TcpListener::from_std))
@@ -153,7 +153,7 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
                                                 s,
                                                 addr,
                                                 laddr,
-                                                crate::net::Transport::Tls,
+                                                crate::io::net::Transport::Tls,
                                                 Some(node),
                                             )
                                             .await
@@ -170,7 +170,7 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
                                     stream,
                                     addr,
                                     laddr,
-                                    crate::net::Transport::Tcp,
+                                    crate::io::net::Transport::Tcp,
                                     Some(node.clone()),
                                 ));
                             }
@@ -216,7 +216,7 @@ pub fn stop_listening(node: &Node) {
 pub fn listen_again(node: &Node, bind: &str) -> std::io::Result<()> {
     let mut slot = node.listener.lock();
     if slot.is_none() {
-        *slot = Some(crate::net::bind_one(bind, node.port())?);
+        *slot = Some(crate::io::net::bind_one(bind, node.port())?);
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! between typed [`Reply`] values and Lua values (RESP2 and RESP3 rules from Redis' docs),
 //! without a round trip through RESP.
 
-use crate::clock::Mono;
+use crate::base::clock::Mono;
 use bytes::Bytes;
 use mlua::debug::{Debug, DebugEvent};
 use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
@@ -14,7 +14,7 @@ use lockcore::{ClientCtx, Engine, Reply};
 
 use super::stats::{Profile, ScriptStats};
 use super::Vm;
-use crate::shared::Shared;
+use crate::state::Shared;
 
 /// The instruction hook runs every this many VM instructions.
 pub const HOOK_EVERY: u32 = 100_000;
@@ -283,7 +283,7 @@ pub fn run_plan(
             // A failed command counted its error already; redis.call's own argument
             // checks did not.
             if super::plan::counted_error(&msg) {
-                crate::cmdstats::mark_error_counted();
+                crate::stats::cmdstats::mark_error_counted();
             }
             Reply::err(format!("{msg} script: {sha}, on @user_script:{line}."))
         }
@@ -377,7 +377,7 @@ pub fn run(
                 && t.raw_get::<bool>("ignore_error_stats_update")
                     .unwrap_or(false)
             {
-                crate::cmdstats::mark_error_counted();
+                crate::stats::cmdstats::mark_error_counted();
             }
             let source: Option<String> = t.raw_get("source").ok().flatten();
             let line: Option<i64> = t.raw_get("line").ok().flatten();
@@ -437,7 +437,7 @@ pub fn hook(_lua: &Lua, dbg: &Debug) -> mlua::Result<VmState> {
 /// Returns whether the probe ran; if not, the hook tries again on a later call.
 fn detach_from_worker() -> bool {
     // On our own event loop's thread (`event-loop yes`): a new thread takes the loop.
-    if let Some(r) = crate::evloop::hand_off() {
+    if let Some(r) = crate::io::evloop::hand_off() {
         return r;
     }
     let Ok(h) = tokio::runtime::Handle::try_current() else {
@@ -664,7 +664,7 @@ fn call_spec(
             // Redis' scriptCall runs the command with CMD_CALL_SLOWLOG: a command a script
             // runs is logged (client "?:0") when it alone passes the threshold.
             if ctx.shared.slowlog.over(took) {
-                crate::slowlog::record_script(ctx.shared, argv, took);
+                crate::stats::slowlog::record_script(ctx.shared, argv, took);
             }
         }
         (Err(e), _) => {
@@ -860,7 +860,7 @@ unsafe fn table_to_reply(l: *mut ffi::lua_State) -> Reply {
         if push_field(l, c"ignore_error_stats_update") == ffi::LUA_TBOOLEAN
             && ffi::lua_toboolean(l, -1) != 0
         {
-            crate::cmdstats::mark_error_counted();
+            crate::stats::cmdstats::mark_error_counted();
         }
         ffi::lua_pop(l, 1);
         return Reply::Error(String::from_utf8_lossy(&e).into_owned().into());

@@ -18,7 +18,7 @@ use lockcore::reply::Reply;
 use mlua::{Function, Lua, MultiValue, Value};
 
 use super::{bridge, Oom, Vm};
-use crate::shared::{Core, Shared};
+use crate::state::{Core, Shared};
 
 /// How long a library's load-time code may run (Redis' `LOAD_TIMEOUT_MS`).
 const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
@@ -666,7 +666,7 @@ pub fn busy_err(shared: &Shared) -> &'static str {
     if shared.script.running_fn.lock().unwrap().is_some() {
         BUSY_FN_ERR
     } else {
-        crate::shared::BUSY_ERR
+        crate::state::BUSY_ERR
     }
 }
 
@@ -679,7 +679,7 @@ pub fn kill(shared: &Shared) -> Reply {
         != 0
         && shared.script.running_fn.lock().unwrap().is_none()
     {
-        return Reply::err(crate::shared::BUSY_ERR);
+        return Reply::err(crate::state::BUSY_ERR);
     }
     super::script_kill(shared, false)
 }
@@ -791,7 +791,7 @@ pub fn fcall(
         false,
         // Functions have no SHA and are not in the script cache: not in INFO scriptstats.
         bridge::Observe::NONE,
-        crate::clock::Mono::now(),
+        crate::base::clock::Mono::now(),
     );
     *shared.script.running_fn.lock().unwrap() = None;
     r

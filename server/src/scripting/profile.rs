@@ -16,7 +16,7 @@ use lockcore::{error, Reply};
 
 use super::bridge;
 use super::stats::Profile;
-use crate::shared::Core;
+use crate::state::Core;
 
 /// Sets the VM's hook: the instruction count always, line events while profiling.
 pub fn install_hook(lua: &Lua, profiling: bool) {

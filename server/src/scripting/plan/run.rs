@@ -126,7 +126,7 @@ fn to_reply(v: &Val, depth: usize) -> Reply {
             }
             if let Some(Val::Str(e)) = &t.err {
                 if t.counted && depth == 0 {
-                    crate::cmdstats::mark_error_counted();
+                    crate::stats::cmdstats::mark_error_counted();
                 }
                 return Reply::Error(String::from_utf8_lossy(e).into_owned().into());
             }

@@ -19,6 +19,11 @@
 //! the lock (from a script or a keyspace event) reads those tables; it never takes `core`
 //! again, so there is no lock-order cycle.
 
+pub mod arrival;
+pub mod climits;
+pub mod pubsub;
+pub mod tracking;
+
 use bytes::Bytes;
 use dashmap::DashMap;
 use parking_lot::{Mutex, MutexGuard, RwLock};
@@ -32,7 +37,7 @@ use lockcore::storage::clock::{Clock, ControlledClock};
 use lockcore::{ClientId, Engine, Reply};
 
 use crate::config::Config;
-use crate::pubsub::PubSub;
+use crate::state::pubsub::PubSub;
 
 /// Everything guarded by the keyspace lock.
 pub struct Core {
@@ -137,7 +142,7 @@ pub struct ClientInfo {
     pub db: usize,
     pub resp: u8,
     pub last_cmd: Option<&'static lockcore::CommandSpec>,
-    pub last_interaction: Option<crate::clock::Mono>,
+    pub last_interaction: Option<crate::base::clock::Mono>,
     pub flags: String,
     pub subs: usize,
     pub psubs: usize,
@@ -164,7 +169,7 @@ pub struct ClientHandle {
     /// It sent QUIT: gone for CLIENT TRACKING redirects, as Redis frees it after the reply.
     pub quitting: AtomicBool,
     /// Its buffer sizes, for CLIENT LIST and INFO.
-    pub mem: crate::climits::ClientMem,
+    pub mem: crate::state::climits::ClientMem,
 }
 
 impl ClientHandle {
@@ -198,7 +203,7 @@ pub struct Counters {
     pub rejected_connections: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
-    pub limits: crate::climits::LimitCounters,
+    pub limits: crate::state::climits::LimitCounters,
 }
 
 pub struct Shared {
@@ -208,7 +213,7 @@ pub struct Shared {
     pub pubsub: Arc<PubSub>,
     pub monitors: Monitors,
     /// Arrival order of input across connections (docs in `arrival.rs`).
-    pub arrivals: Arc<crate::arrival::Arrivals>,
+    pub arrivals: Arc<crate::state::arrival::Arrivals>,
     pub clock: Arc<ControlledClock>,
     pub next_id: AtomicU64,
     /// Wakes the timer task early (an earlier deadline, time control).
@@ -222,8 +227,8 @@ pub struct Shared {
     pub script: ScriptStatus,
     pub counters: Counters,
     /// Per-command calls and time (`/metrics`, INFO commandstats).
-    pub cmdstats: crate::cmdstats::CommandStats,
-    pub slowlog: crate::slowlog::SlowLog,
+    pub cmdstats: crate::stats::cmdstats::CommandStats,
+    pub slowlog: crate::stats::slowlog::SlowLog,
     pub started: Instant,
     /// INFO's run_id: random, fixed for the life of the process, as in Redis.
     pub run_id: String,
@@ -232,13 +237,13 @@ pub struct Shared {
     /// per-command OOM check reads two atomics instead of the config table.
     pub maxmemory: AtomicI64,
     pub evicting: AtomicBool,
-    /// The last eviction could not get under `maxmemory` (crate::memory).
+    /// The last eviction could not get under `maxmemory` (crate::observe::memory).
     pub evict_failed: AtomicBool,
     /// Hot-path copies of `proto-max-bulk-len` and `client-query-buffer-limit`.
     pub proto_max_bulk: AtomicI64,
     pub query_buffer_limit: AtomicI64,
     /// `client-output-buffer-limit normal ...` (the pubsub class is in `pubsub`).
-    pub normal_output_limit: crate::climits::ClassLimit,
+    pub normal_output_limit: crate::state::climits::ClassLimit,
     pub port: AtomicU64,
     /// The TLS configuration new TLS connections get (None: no TLS listener). CONFIG SET
     /// of a `tls-*` parameter swaps it (server/src/net/tls.rs).
@@ -252,7 +257,7 @@ pub struct Shared {
     /// The `/metrics` port, 0 when metrics are off.
     pub metrics_port: AtomicU64,
     /// MIGRATE's cached connections to targets.
-    pub migrate_sockets: crate::migrate::SocketCache,
+    pub migrate_sockets: crate::commands::migrate::SocketCache,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -315,7 +320,7 @@ impl Drop for CoreGuard<'_> {
             }
         }
         // After the wake-ups: an unblocked client's own invalidation follows its reply.
-        crate::tracking::deliver(self.shared, eng);
+        crate::state::tracking::deliver(self.shared, eng);
         // Only a deadline before the timer's own next run needs it early. A watchdog's or
         // a lock script's PEXPIRE renews a TTL tens of seconds out on every call; waking
         // the timer for each made it take the keyspace lock and walk every db's expiry
@@ -372,9 +377,11 @@ impl Shared {
         engine.broker = pubsub.clone();
         // Fencing tokens continue above the previous run's without persistence: the
         // counter starts from the real wall clock (not the controllable one).
-        engine.locks.seed_tokens(lockcore::storage::clock::Clock::now_ms(
-            &lockcore::storage::clock::SystemClock,
-        ));
+        engine
+            .locks
+            .seed_tokens(lockcore::storage::clock::Clock::now_ms(
+                &lockcore::storage::clock::SystemClock,
+            ));
         let shared = Arc::new(Shared {
             core: Mutex::new(Core {
                 engine,
@@ -441,13 +448,14 @@ impl Shared {
             Ordering::Relaxed,
         );
         core.scripts.plans_off = !cfg.get_bool("lua-native-plans");
-        crate::lockdep::apply(&cfg, &mut core.engine);
+        crate::observe::lockdep::apply(&cfg, &mut core.engine);
         self.cmdstats.apply_config(&cfg);
         core.scripts.set_profiler(cfg.get_bool("lua-profiler"));
         let ec = &mut core.engine.config;
-        ec.notify =
-            lockcore::storage::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
-                .unwrap_or_default();
+        ec.notify = lockcore::storage::notify::NotifyFlags::parse(
+            cfg.get("notify-keyspace-events").as_bytes(),
+        )
+        .unwrap_or_default();
         ec.proto_max_bulk_len = cfg.get_i64("proto-max-bulk-len") as usize;
         ec.hash_max_listpack_entries = cfg.get_i64("hash-max-listpack-entries") as usize;
         ec.hash_max_listpack_value = cfg.get_i64("hash-max-listpack-value") as usize;
@@ -467,21 +475,21 @@ impl Shared {
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.
-        crate::memory::perform_evictions(self, &mut core.engine);
+        crate::observe::memory::perform_evictions(self, &mut core.engine);
     }
 
     /// Redis' OOM state: `maxmemory` is set, used memory is over it, and eviction (if the
-    /// policy evicts) could not get under it (crate::memory::perform_evictions).
+    /// policy evicts) could not get under it (crate::observe::memory::perform_evictions).
     #[inline]
     pub fn over_maxmemory(&self) -> bool {
-        crate::memory::over_limit(self)
+        crate::observe::memory::over_limit(self)
             && (!self.evicting.load(Ordering::Relaxed) || self.evict_failed.load(Ordering::Relaxed))
     }
 
     /// How long the running script has run, in ms, if one runs.
     pub fn script_running_for(&self) -> Option<i64> {
         let s = self.script.started_ms.load(Ordering::Acquire);
-        (s != 0).then(|| crate::clock::Mono::now().ms() - s)
+        (s != 0).then(|| crate::base::clock::Mono::now().ms() - s)
     }
 
     /// True if a script has run past the busy threshold.
@@ -548,16 +556,16 @@ impl Shared {
         );
         for a in argv {
             line.push(' ');
-            line.push_str(&crate::monitor::quote_arg(a));
+            line.push_str(&crate::observe::monitor::quote_arg(a));
         }
         let reply = Reply::Simple(line.into());
         for m in self.monitors.iter() {
-            crate::climits::deliver_monitor(self, &m, reply.clone());
+            crate::state::climits::deliver_monitor(self, &m, reply.clone());
         }
     }
 }
 
-/// INFO's `used_memory`, which maxmemory is compared with (crate::memory).
+/// INFO's `used_memory`, which maxmemory is compared with (crate::observe::memory).
 pub fn used_memory() -> u64 {
-    crate::memory::used_memory()
+    crate::observe::memory::used_memory()
 }

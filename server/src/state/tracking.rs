@@ -7,7 +7,7 @@ use bytes::Bytes;
 use lockcore::storage::tracking::TrackState;
 use lockcore::{ClientId, Engine, Reply};
 
-use crate::shared::{Msg, Shared};
+use crate::state::{Msg, Shared};
 
 fn eq(a: &[u8], s: &str) -> bool {
     a.eq_ignore_ascii_case(s.as_bytes())

@@ -26,7 +26,7 @@
 //! before it, pop), with no allocation, and no clock reading and no timer unless there is
 //! someone to wait for.
 
-use crate::clock::Mono;
+use crate::base::clock::Mono;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -268,7 +268,7 @@ pub struct OrderedRead<R> {
 }
 
 impl<R> OrderedRead<R> {
-    /// `arm` registers the socket waker without reading ([`crate::net::Stream::arm_read`]).
+    /// `arm` registers the socket waker without reading ([`crate::io::net::Stream::arm_read`]).
     pub fn new(inner: R, turn: Arc<Turn>, arm: fn(&mut R, &mut Context<'_>) -> bool) -> Self {
         Self::with_arm(inner, turn, Some(arm))
     }
@@ -303,7 +303,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for OrderedRead<R> {
         let Some(arm) = self.arm else {
             return Pin::new(&mut self.inner).poll_read(cx, buf);
         };
-        crate::shared::keep_waker(&self.turn.task, cx.waker());
+        crate::state::keep_waker(&self.turn.task, cx.waker());
         let this = &mut *self;
         // Armed and not woken since: the socket had no data then and has had none since,
         // so a read would only find nothing and store the same waker again (about 250

@@ -6,7 +6,9 @@
 //! messages from other tasks: pub/sub deliveries, MONITOR lines, the wake-up of a blocked
 //! command, or a kill.
 
-use crate::pubsub::SubSet;
+pub mod multi;
+
+use crate::state::pubsub::SubSet;
 use bytes::{Buf, Bytes, BytesMut};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -17,9 +19,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use lockcore::commands::{self, flag, CommandSpec, Exec};
 use lockcore::{error, ClientCtx, Reply};
 
-use crate::net::{Stream, Transport};
-use crate::protocol::{self, Limits};
-use crate::shared::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared};
+use crate::io::net::{Stream, Transport};
+use crate::resp::{self, Limits};
+use crate::state::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared};
 
 /// CLIENT REPLY mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,14 +61,14 @@ pub struct Conn {
     /// The command this client ran last (CLIENT LIST `cmd=`).
     pub last_spec: Option<&'static CommandSpec>,
     /// When the current batch of commands started (CLIENT LIST idle), read once per batch.
-    pub batch_started: crate::clock::Mono,
+    pub batch_started: crate::base::clock::Mono,
     /// When the command running now started (`execute`); a script's run takes it as its
     /// own start instead of reading the clock again.
-    pub cmd_started: crate::clock::Mono,
+    pub cmd_started: crate::base::clock::Mono,
     /// A reading the next command of this batch takes as its start: the batch's start, then
     /// the end of each command. Cleared at every await, so a command's time never counts a
     /// wait for the keyspace lock (or anything else) that happened before it.
-    chain: Option<crate::clock::Mono>,
+    chain: Option<crate::base::clock::Mono>,
     pub shared: Arc<Shared>,
     pub handle: Arc<ClientHandle>,
     pub cl: ClientCtx,
@@ -91,8 +93,8 @@ pub struct Conn {
     pub slow_blocked_argv: Option<Vec<Bytes>>,
     /// The parsed command's arguments; kept between commands for its allocation.
     argv_scratch: Vec<Bytes>,
-    /// The last command's name as static bytes (protocol::NameCache).
-    names: protocol::NameCache,
+    /// The last command's name as static bytes (resp::NameCache).
+    names: resp::NameCache,
     /// EXEC is running the queued commands.
     pub in_exec: bool,
     /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
@@ -133,7 +135,7 @@ pub async fn serve_node<S: Stream>(
             multi: -1,
             tracking_redir: -1,
             user: "default".into(),
-            last_interaction: Some(crate::clock::Mono::now()),
+            last_interaction: Some(crate::base::clock::Mono::now()),
             ..Default::default()
         }),
         pending_out: Default::default(),
@@ -149,8 +151,8 @@ pub async fn serve_node<S: Stream>(
         .fetch_add(1, Ordering::Relaxed);
     let mut conn = Conn {
         last_spec: None,
-        batch_started: crate::clock::Mono::now(),
-        cmd_started: crate::clock::Mono::now(),
+        batch_started: crate::base::clock::Mono::now(),
+        cmd_started: crate::base::clock::Mono::now(),
         chain: None,
         shared: shared.clone(),
         handle,
@@ -174,7 +176,7 @@ pub async fn serve_node<S: Stream>(
         blocked_took: std::time::Duration::ZERO,
         slow_blocked_argv: None,
         argv_scratch: Vec::new(),
-        names: protocol::NameCache::default(),
+        names: resp::NameCache::default(),
         in_exec: false,
         out_push_cost: 0,
         cluster: crate::cluster::ConnState {
@@ -186,7 +188,7 @@ pub async fn serve_node<S: Stream>(
         let cfg = shared.config.read();
         (
             cfg.get_i64("maxclients") as usize,
-            crate::net::protected_mode_denies(
+            crate::io::net::protected_mode_denies(
                 cfg.get_bool("protected-mode"),
                 shared.acl.default_user().nopass,
                 addr,
@@ -201,7 +203,7 @@ pub async fn serve_node<S: Stream>(
             .fetch_add(1, Ordering::Relaxed);
         Some("-ERR max number of clients reached\r\n")
     } else if denied {
-        Some(crate::net::DENIED)
+        Some(crate::io::net::DENIED)
     } else {
         None
     };
@@ -230,12 +232,12 @@ fn prefetch_keys(engine: &lockcore::storage::engine::Engine, db: usize, buf: &[u
     // script repeated on one lock): its lines are in cache, and reading every header of
     // the rest of the batch would be pure cost (about 3 % of such a script's
     // instructions). Look again a window later.
-    if let (1, _) = protocol::peek_keys(buf, &mut keys[..1]) {
+    if let (1, _) = resp::peek_keys(buf, &mut keys[..1]) {
         if d.is_last_found(keys[0]) {
             return lockcore::storage::db::PREFETCH_MAX;
         }
     }
-    let (n, seen) = protocol::peek_keys(buf, &mut keys);
+    let (n, seen) = resp::peek_keys(buf, &mut keys);
     if n > 0 {
         d.prefetch(&keys[..n]);
     }
@@ -248,11 +250,11 @@ impl Conn {
         let (rd, mut wr) = stream.split();
         // Runs input in the order it arrived across connections, as Redis does: our event
         // loop does by itself (evloop.rs), tokio's workers with tickets (arrival.rs).
-        let turn = crate::arrival::Turn::new(self.shared.arrivals.clone());
+        let turn = crate::state::arrival::Turn::new(self.shared.arrivals.clone());
         let mut rd = if S::LOOP_ORDERED {
-            crate::arrival::OrderedRead::direct(rd, turn.clone())
+            crate::state::arrival::OrderedRead::direct(rd, turn.clone())
         } else {
-            crate::arrival::OrderedRead::new(rd, turn.clone(), S::arm_read)
+            crate::state::arrival::OrderedRead::new(rd, turn.clone(), S::arm_read)
         };
         let mut buf = BytesMut::with_capacity(16 * 1024);
         loop {
@@ -468,7 +470,7 @@ impl Conn {
     /// Encodes an out-of-band message (pub/sub delivery, MONITOR line); its output-limit
     /// cost is released when `out` has been written.
     fn push_out(&mut self, r: Reply) {
-        self.out_push_cost += crate::pubsub::push_cost(&r);
+        self.out_push_cost += crate::state::pubsub::push_cost(&r);
         r.encode(&mut self.out, self.cl.resp3);
     }
 
@@ -488,7 +490,7 @@ impl Conn {
                     .record_unblocked(spec, self.blocked_took, &r);
                 if let Some(argv) = self.slow_blocked_argv.take() {
                     if self.shared.slowlog.over(std::time::Duration::ZERO) {
-                        crate::slowlog::record(self, spec, &argv, std::time::Duration::ZERO);
+                        crate::stats::slowlog::record(self, spec, &argv, std::time::Duration::ZERO);
                     }
                 }
             }
@@ -514,7 +516,7 @@ impl Conn {
 
     /// Runs the complete commands in `buf`; returns how many ran.
     async fn process_buffer(&mut self, buf: &mut BytesMut) -> usize {
-        self.batch_started = crate::clock::Mono::now();
+        self.batch_started = crate::base::clock::Mono::now();
         self.chain = Some(self.batch_started);
         let mut ran = 0;
         let shared = self.shared.clone();
@@ -528,7 +530,7 @@ impl Conn {
             };
             // The argument vector keeps its allocation from one command to the next.
             let mut argv = std::mem::take(&mut self.argv_scratch);
-            match protocol::parse_into(buf, lim, &mut argv, &mut self.names) {
+            match resp::parse_into(buf, lim, &mut argv, &mut self.names) {
                 Ok(true) => {}
                 Ok(false) => {
                     self.argv_scratch = argv;
@@ -599,7 +601,7 @@ impl Conn {
             m.dirty = true;
         }
         // rejected_calls, unless the name is one time control or cluster control hide.
-        if crate::timectl::hidden_name(shared, &argv[0])
+        if crate::commands::timectl::hidden_name(shared, &argv[0])
             || crate::cluster::hidden_name(shared, &argv[0])
         {
             shared.cmdstats.count_error_reply(&err);
@@ -686,7 +688,7 @@ impl Conn {
         guard: &mut Option<CoreGuard<'a>>,
         argv: &mut Vec<Bytes>,
     ) {
-        let looked_up = if crate::timectl::hidden_name(shared, &argv[0])
+        let looked_up = if crate::commands::timectl::hidden_name(shared, &argv[0])
             || crate::cluster::hidden_name(shared, &argv[0])
         {
             Err(error::unknown_command(argv))
@@ -739,7 +741,7 @@ impl Conn {
                 return;
             }
         }
-        if evicting(shared) && crate::memory::over_limit(shared) {
+        if evicting(shared) && crate::observe::memory::over_limit(shared) {
             if guard.is_none() {
                 let locked = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await;
                 self.chain = None;
@@ -748,7 +750,7 @@ impl Conn {
                 }
             }
             if let Some(core) = guard.as_mut() {
-                crate::memory::perform_evictions(shared, &mut core.engine);
+                crate::observe::memory::perform_evictions(shared, &mut core.engine);
                 // Redis evicts before the command runs, so this client's invalidations of
                 // evicted keys go out before its reply.
                 self.push_own_invalidations(&mut core.engine);
@@ -815,7 +817,7 @@ impl Conn {
             }
         }
         self.last_spec = Some(spec);
-        if crate::dispatch::needs_core(spec) && guard.is_none() {
+        if crate::commands::needs_core(spec) && guard.is_none() {
             let locked = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await;
             self.chain = None;
             match locked {
@@ -861,7 +863,7 @@ impl Conn {
         if !engine.tracking.has_pending() {
             return;
         }
-        for r in crate::tracking::own_pushes(engine, self.cl.id) {
+        for r in crate::state::tracking::own_pushes(engine, self.cl.id) {
             if self.cl.resp3 {
                 self.push(r);
             }
@@ -875,7 +877,7 @@ impl Conn {
         {
             return;
         }
-        let argv = crate::monitor::redact(argv);
+        let argv = crate::observe::monitor::redact(argv);
         self.shared
             .feed_monitors(self.cl.db, &self.handle.addr.to_string(), &argv);
     }
@@ -896,7 +898,10 @@ impl Conn {
     ) -> Reply {
         // Back to back in a batch, the previous command's end is this one's start (one
         // clock read less per command; the gap is the parse of this command).
-        let started = self.chain.take().unwrap_or_else(crate::clock::Mono::now);
+        let started = self
+            .chain
+            .take()
+            .unwrap_or_else(crate::base::clock::Mono::now);
         self.cmd_started = started;
         let reply = match spec.exec {
             Exec::Engine(_) => {
@@ -919,10 +924,10 @@ impl Conn {
                 r
             }
             Exec::Server | Exec::Container => {
-                crate::dispatch::server_command(self, guard, spec, argv)
+                crate::commands::server_command(self, guard, spec, argv)
             }
         };
-        let ended = crate::clock::Mono::ended_since(started);
+        let ended = crate::base::clock::Mono::ended_since(started);
         self.chain = Some(ended);
         let took = ended.since(started);
         // A command that blocked counts its call now and its outcome when it is answered
@@ -935,7 +940,7 @@ impl Conn {
         }
         // A blocked command is logged when it is served (`wake`), as in Redis.
         if self.shared.slowlog.over(took) && !self.cl.blocked {
-            crate::slowlog::record(self, spec, argv, took);
+            crate::stats::slowlog::record(self, spec, argv, took);
         }
         reply
     }
@@ -953,12 +958,12 @@ impl Conn {
     async fn cleanup(&mut self) {
         self.handle.mailbox.close();
         let id = self.cl.id;
-        crate::pubsub::unsubscribe_all(self);
+        crate::state::pubsub::unsubscribe_all(self);
         self.shared.monitors.remove(&id);
         if let Ok(mut core) = self.shared.lock_core(true).await {
             let watched = std::mem::take(&mut self.watched);
             core.engine.client_gone(id, &watched);
-            crate::dispatch::on_disconnect(&mut core, id);
+            crate::commands::on_disconnect(&mut core, id);
         }
         self.shared.clients.remove(&id);
     }

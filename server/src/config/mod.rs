@@ -7,6 +7,8 @@
 //! Redis (save, appendonly, dir, ...) are accepted and stored so that scripts and clients
 //! written for redis-server work, and documented as having no effect.
 
+pub mod rewrite;
+
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -412,14 +414,20 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
             }
         }
         Kind::Special => match param.name {
-            "notify-keyspace-events" => lockcore::storage::notify::NotifyFlags::parse(value.as_bytes())
-                .map(|f| f.to_config_string())
-                .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
+            "notify-keyspace-events" => {
+                lockcore::storage::notify::NotifyFlags::parse(value.as_bytes())
+                    .map(|f| f.to_config_string())
+                    .ok_or_else(|| {
+                        "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()
+                    })
+            }
             "client-output-buffer-limit" => parse_output_limits(value),
             "lockdep-classes" => lockcore::locks::lockdep::ClassRules::parse(value)
                 .map(|r| r.to_config_string())
                 .ok_or_else(|| "argument must be made of the letters u, t and d".to_string()),
-            "latency-tracking-info-percentiles" => crate::latency::normalize_percentiles(value),
+            "latency-tracking-info-percentiles" => {
+                crate::stats::latency::normalize_percentiles(value)
+            }
             "shutdown-on-sigint" | "shutdown-on-sigterm" => normalize_shutdown_flags(value),
             // Pairs of seconds (>= 1) and changes (>= 0), or nothing; kept, never acted on.
             "save" => {
@@ -711,7 +719,7 @@ pub fn load_file(cfg: &mut Config, text: &str) -> Result<Vec<String>, String> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let Some(args) = crate::protocol::split_args(line.as_bytes()) else {
+        let Some(args) = crate::resp::split_args(line.as_bytes()) else {
             return Err(format!("line {}: unbalanced quotes", i + 1));
         };
         let args: Vec<String> = args
@@ -798,7 +806,7 @@ mod tests {
 
     #[test]
     fn ignored_directives_are_known_and_listed_in_the_docs() {
-        let doc = include_str!("../../docs/config.md");
+        let doc = include_str!("../../../docs/config.md");
         let section = doc
             .split("## Accepted but ignored")
             .nth(1)

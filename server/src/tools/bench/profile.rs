@@ -7,7 +7,7 @@
 //! error, which is printed; the run goes on.
 
 use super::target::Admin;
-use crate::top::client::{self, Frame};
+use crate::tools::top::client::{self, Frame};
 
 pub const PARAM: &str = "lua-profiler";
 pub const GET: &[&str] = &["TUMBLER.PROFILE", "GET"];

@@ -155,7 +155,7 @@ pub fn record(c: &Conn, spec: &CommandSpec, argv: &[Bytes], took: Duration) {
 /// alone passed the threshold (the bridge already times every `redis.call` for
 /// commandstats).
 #[cold]
-pub fn record_script(shared: &crate::shared::Shared, argv: &[Bytes], took: Duration) {
+pub fn record_script(shared: &crate::state::Shared, argv: &[Bytes], took: Duration) {
     shared.slowlog.push(
         entry_argv(argv),
         took.as_micros() as u64,
@@ -193,7 +193,7 @@ fn entry_argv(argv: &[Bytes]) -> Vec<Bytes> {
 /// sensitive parameters.
 fn redact(argv: &[Bytes]) -> Vec<Bytes> {
     const REDACTED: Bytes = Bytes::from_static(b"(redacted)");
-    let mut v = crate::monitor::redact(argv);
+    let mut v = crate::observe::monitor::redact(argv);
     let sub = |s: &[u8]| v.len() > 1 && v[1].eq_ignore_ascii_case(s);
     if v[0].eq_ignore_ascii_case(b"acl") && sub(b"setuser") {
         for a in v.iter_mut().skip(2) {

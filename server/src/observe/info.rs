@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use lockcore::Reply;
 
 use crate::conn::Conn;
-use crate::shared::{ClientHandle, Core};
+use crate::state::{ClientHandle, Core};
 
 /// Resident set size of this process in bytes (Linux), else 0.
 pub fn rss_bytes() -> u64 {
@@ -127,7 +127,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let _ = write!(
                 out,
                 "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:{}\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
-                crate::dispatch::REDIS_VERSION,
+                crate::commands::REDIS_VERSION,
                 if sh.cluster.as_ref().is_some_and(|t| t.enabled) { "cluster" } else { "standalone" },
                 std::env::consts::OS,
                 std::env::consts::ARCH,
@@ -163,8 +163,8 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
         }
         "memory" => {
             let rss = rss_bytes();
-            let used = crate::memory::used_memory();
-            let peak = crate::memory::peak(used);
+            let used = crate::observe::memory::used_memory();
+            let peak = crate::observe::memory::peak(used);
             let maxmem: u64 = sh.config.read().get_i64("maxmemory") as u64;
             let lua_mem = core.scripts.memory();
             let nscripts = core.scripts.len();
@@ -178,7 +178,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 human(maxmem),
                 sh.config.read().get("maxmemory-policy"),
                 rss as f64 / used.max(1) as f64,
-                crate::memory::not_counted_for_evict(),
+                crate::observe::memory::not_counted_for_evict(),
             );
         }
         "persistence" => {
@@ -229,10 +229,10 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let _ = write!(out, "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n");
         }
         "modules" => out.push_str("# Modules\r\n"),
-        "lockdep" => crate::lockdep::info(eng, out),
+        "lockdep" => crate::observe::lockdep::info(eng, out),
         "commandstats" => sh.cmdstats.info_commandstats(out),
         "errorstats" => sh.cmdstats.info_errorstats(out),
-        "latencystats" => crate::latency::info_latencystats(&sh.cmdstats, out),
+        "latencystats" => crate::stats::latency::info_latencystats(&sh.cmdstats, out),
         "cluster" => out.push_str(if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
             "# Cluster\r\ncluster_enabled:1\r\n"
         } else {
@@ -268,7 +268,7 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
             h.mem.out.load(Ordering::Relaxed) + h.pending_out.load(Ordering::Relaxed),
         )
     };
-    let (obl, oll, omem) = crate::climits::output_fields(pending);
+    let (obl, oll, omem) = crate::state::climits::output_fields(pending);
     let info = h.info.lock();
     let age = h.created.elapsed().as_secs();
     let idle = info.last_interaction.map_or(0, |t| t.elapsed().as_secs());
@@ -327,7 +327,7 @@ static STARTUP_RSS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 
 /// Notes used_memory at startup (the first server of the process to start).
 pub fn note_startup_memory() {
-    let used = crate::memory::used_memory();
+    let used = crate::observe::memory::used_memory();
     let _ = STARTUP_RSS.compare_exchange(0, used, Ordering::Relaxed, Ordering::Relaxed);
 }
 
@@ -335,9 +335,9 @@ pub fn note_startup_memory() {
 /// used_memory (the counting allocator's bytes in use, docs/memory.md); the per-part overheads follow Redis' formulas for its own structures
 /// (a 24-byte dict entry and an 8-byte bucket per key, a 16-byte object header) so that
 /// the shares are comparable, and the allocator ratios are 1.
-pub fn memory_stats(sh: &crate::shared::Shared, core: &crate::shared::Core) -> Reply {
-    let total = crate::memory::used_memory();
-    let peak = crate::memory::peak(total);
+pub fn memory_stats(sh: &crate::state::Shared, core: &crate::state::Core) -> Reply {
+    let total = crate::observe::memory::used_memory();
+    let peak = crate::observe::memory::peak(total);
     let startup = STARTUP_RSS.load(Ordering::Relaxed).min(total);
     let lua = core.scripts.memory() as u64;
     let clients: u64 = sh

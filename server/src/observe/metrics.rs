@@ -27,10 +27,10 @@ use prometheus_client::registry::Registry;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use lockcore::storage::engine::Stats;
 use lockcore::locks::lock_stats::{Histogram, LockStatsSnapshot, KINDS};
+use lockcore::storage::engine::Stats;
 
-use crate::shared::Shared;
+use crate::state::Shared;
 
 /// Everything one scrape reports, copied out of the server.
 #[derive(Debug, Default)]
@@ -75,7 +75,7 @@ async fn snapshot(shared: &Shared) -> Snapshot {
         keys,
         clients: shared.clients.len() as u64,
         connections_received: shared.counters.connections_received.load(Ordering::Relaxed),
-        used_memory: crate::info::rss_bytes(),
+        used_memory: crate::observe::info::rss_bytes(),
         maxmemory: shared.maxmemory.load(Ordering::Relaxed).max(0) as u64,
         busy_scripts: u64::from(shared.script_busy()),
         script_running: u64::from(running),

@@ -438,7 +438,7 @@ impl IoState {
         } else {
             &self.writer
         };
-        crate::shared::keep_waker(slot, cx.waker());
+        crate::state::keep_waker(slot, cx.waker());
         let r = self.ready.load(Ordering::Acquire);
         if r & mask != 0 {
             Poll::Ready(r)
@@ -586,7 +586,7 @@ impl AsyncWrite for LoopWrite {
     }
 }
 
-impl crate::net::Stream for LoopStream {
+impl crate::io::net::Stream for LoopStream {
     type Read = LoopRead;
     type Write = LoopWrite;
 

@@ -29,7 +29,7 @@ use parking_lot::Mutex;
 use lockcore::commands::{self, CommandSpec, Exec};
 use lockcore::{error, Reply};
 
-use crate::cmdstats::CommandStats;
+use crate::stats::cmdstats::CommandStats;
 
 // ------------------------------------------------------------------ histogram
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use lockcore::{ClientId, Reply};
 
 use crate::conn::Conn;
-use crate::shared::{ClientHandle, Msg};
+use crate::state::{ClientHandle, Msg};
 use lockcore::commands::CommandSpec;
 
 #[derive(Default)]
@@ -22,7 +22,7 @@ pub struct PubSub {
     pub shard_channels: DashMap<Bytes, Vec<Arc<ClientHandle>>>,
     /// `client-output-buffer-limit pubsub <hard> <soft> <soft-seconds>`, copied here by
     /// [`PubSub::set_limits`] so that delivery never reads the config table.
-    pub limit: crate::climits::ClassLimit,
+    pub limit: crate::state::climits::ClassLimit,
     /// Subscribers disconnected by that limit at delivery.
     pub limit_kills: AtomicU64,
 }

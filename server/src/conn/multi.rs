@@ -7,9 +7,9 @@ use bytes::Bytes;
 
 use lockcore::{error, Reply};
 
+use crate::commands::core;
 use crate::conn::{Conn, Flow, Multi, ReplyMode};
-use crate::dispatch::core;
-use crate::shared::{Core, CoreGuard};
+use crate::state::{Core, CoreGuard};
 
 pub fn command(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>, name: &str, a: &[Bytes]) -> Reply {
     match name {

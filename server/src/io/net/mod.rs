@@ -25,7 +25,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
-use crate::shared::Shared;
+use crate::state::Shared;
 
 /// How a client reached the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,7 +320,7 @@ impl Bound {
         *shared.tls.write() = self.tls_config.clone();
         let mut tasks = Vec::new();
         let lp = if shared.config.read().get_bool("event-loop") && !self.tcp.is_empty() {
-            Some(crate::evloop::Loop::start(
+            Some(crate::io::evloop::Loop::start(
                 tokio::runtime::Handle::current(),
             )?)
         } else {
@@ -354,7 +354,7 @@ async fn accept_tcp(
     shared: Arc<Shared>,
     listener: tokio::net::TcpListener,
     t: Transport,
-    lp: Option<crate::evloop::Loop>,
+    lp: Option<crate::io::evloop::Loop>,
 ) {
     loop {
         match listener.accept().await {

@@ -14,13 +14,13 @@
 
 use bytes::Bytes;
 
-use lockcore::storage::clock::Clock;
 use lockcore::commands::CommandSpec;
 use lockcore::num::parse_i64;
+use lockcore::storage::clock::Clock;
 use lockcore::{error, Reply};
 
 use crate::conn::Conn;
-use crate::shared::{CoreGuard, Shared};
+use crate::state::{CoreGuard, Shared};
 
 /// The largest single ADVANCE, in ms (about 31 years): keeps `now + ttl` far from overflow.
 pub const MAX_ADVANCE_MS: i64 = 1_000_000_000_000;
@@ -40,7 +40,8 @@ pub fn hidden_name(shared: &Shared, name: &[u8]) -> bool {
 
 /// True if COMMAND and friends must leave `spec` out on this server.
 pub fn hidden_spec(shared: &Shared, spec: &CommandSpec) -> bool {
-    (spec.name == lockcore::commands::tumbler_cmds::TIME || spec.parent == lockcore::commands::tumbler_cmds::TIME)
+    (spec.name == lockcore::commands::tumbler_cmds::TIME
+        || spec.parent == lockcore::commands::tumbler_cmds::TIME)
         && !enabled(shared)
 }
 

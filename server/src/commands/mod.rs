@@ -1,6 +1,10 @@
 //! Commands the server runs itself: connection state, introspection, config, transactions,
 //! pub/sub subscriptions. Keyspace commands run in `lockcore`.
 
+pub mod cmdlist;
+pub mod migrate;
+pub mod timectl;
+
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
@@ -9,8 +13,8 @@ use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
 use crate::conn::{Conn, Flow, ReplyMode};
-use crate::pubsub;
-use crate::shared::{Core, CoreGuard, Msg};
+use crate::state::pubsub;
+use crate::state::{Core, CoreGuard, Msg};
 
 /// Version reported to clients (HELLO, INFO). Clients parse it to pick features; we speak
 /// Redis 7's protocol and commands.
@@ -41,7 +45,7 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                     | "tumbler.profile"
             ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
                 || (top == "client" && matches!(spec.name, "unblock" | "kill" | "setname"))
-                || (top == "client" && crate::tracking::is_tracking_subcommand(spec.name))
+                || (top == "client" && crate::state::tracking::is_tracking_subcommand(spec.name))
                 || (top == "config" && matches!(spec.name, "set" | "resetstat"))
                 || crate::scripting::needs_core(spec)
                 || (top == "cluster" && matches!(spec.name, "countkeysinslot" | "getkeysinslot"))
@@ -92,7 +96,7 @@ pub fn server_command(
         "client" => client(c, guard, spec, a),
         "config" => config(c, guard, spec, a),
         "command" => command(c, a),
-        "info" => crate::info::info(c, core(guard), a),
+        "info" => crate::observe::info::info(c, core(guard), a),
         "wait" => match (parse_i64(&a[1]), parse_i64(&a[2])) {
             (Some(_), Some(t)) if t >= 0 => Reply::Int(0),
             (Some(_), Some(_)) => Reply::err(error::TIMEOUT_NEGATIVE),
@@ -104,16 +108,16 @@ pub fn server_command(
         "bgsave" => Reply::simple("Background saving started"),
         "debug" => debug(c, core(guard), a),
         "multi" | "exec" | "discard" | "watch" | "unwatch" => {
-            crate::multi::command(c, guard, top, a)
+            crate::conn::multi::command(c, guard, top, a)
         }
-        "monitor" => crate::monitor::command(c),
+        "monitor" => crate::observe::monitor::command(c),
         "subscribe" | "ssubscribe" | "psubscribe" => pubsub::subscribe(c, top, a),
         "unsubscribe" | "sunsubscribe" | "punsubscribe" => pubsub::unsubscribe(c, top, &a[1..]),
         "pubsub" => pubsub::pubsub_command(c, spec, a),
         "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script" | "fcall" | "fcall_ro" => {
             crate::scripting::command(c, guard, spec, a)
         }
-        "tumbler.time" => crate::timectl::command(c, guard, spec, a),
+        "tumbler.time" => crate::commands::timectl::command(c, guard, spec, a),
         "tumbler.profile" => crate::scripting::profile::command(core(guard), spec, a),
         "cluster" => crate::cluster::cluster_command(c, guard, spec, a),
         "asking" | "readonly" | "readwrite" => crate::cluster::conn_command(c, top),
@@ -122,11 +126,11 @@ pub fn server_command(
         "function" => function(c, guard, spec, a),
         "latency" => {
             let slowlog = c.shared.config.read().get_i64("slowlog-log-slower-than");
-            crate::latency::command(&c.shared.cmdstats, slowlog, spec, a)
+            crate::stats::latency::command(&c.shared.cmdstats, slowlog, spec, a)
         }
-        "slowlog" => crate::slowlog::command(c, spec, a),
-        "migrate" => crate::migrate::command(c, core(guard), a),
-        "memory" => crate::info::memory_stats(&c.shared, core(guard)),
+        "slowlog" => crate::stats::slowlog::command(c, spec, a),
+        "migrate" => crate::commands::migrate::command(c, core(guard), a),
+        "memory" => crate::observe::info::memory_stats(&c.shared, core(guard)),
         _ => Reply::err(format!(
             "ERR command '{}' is not implemented yet",
             spec.full_name()
@@ -150,7 +154,7 @@ fn ping(c: &mut Conn, a: &[Bytes]) -> Reply {
 
 fn reset(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     c.multi = None;
-    crate::multi::unwatch_all(c, core(guard));
+    crate::conn::multi::unwatch_all(c, core(guard));
     core(guard).engine.tracking.disable(c.cl.id);
     c.cl.tracking_caching = false;
     {
@@ -311,7 +315,7 @@ fn client(
         }
         "info" => Reply::Verbatim(
             "txt",
-            Bytes::from(crate::info::client_line(c, &c.handle, a) + "\n"),
+            Bytes::from(crate::observe::info::client_line(c, &c.handle, a) + "\n"),
         ),
         "list" => client_list(c, a),
         "kill" => client_kill(c, a),
@@ -354,7 +358,7 @@ fn client(
             Reply::Int(core(guard).engine.unblock_with(id as u64, reply) as i64)
         }
         "pause" | "unpause" => Reply::ok(),
-        "getredir" => crate::tracking::getredir(&core(guard).engine, c.cl.id),
+        "getredir" => crate::state::tracking::getredir(&core(guard).engine, c.cl.id),
         "tracking" => {
             let shared = c.shared.clone();
             if !core(guard).engine.tracking.is_tracking(c.cl.id)
@@ -362,16 +366,18 @@ fn client(
             {
                 c.cl.tracking_caching = false;
             }
-            crate::tracking::client_tracking(&shared, &mut core(guard).engine, c.cl.id, a)
+            crate::state::tracking::client_tracking(&shared, &mut core(guard).engine, c.cl.id, a)
         }
         "caching" => {
-            let r = crate::tracking::client_caching(&core(guard).engine, c.cl.id, a);
+            let r = crate::state::tracking::client_caching(&core(guard).engine, c.cl.id, a);
             c.cl.tracking_caching |= !r.is_error();
             r
         }
-        "trackinginfo" => {
-            crate::tracking::trackinginfo(&core(guard).engine, c.cl.id, c.cl.tracking_caching)
-        }
+        "trackinginfo" => crate::state::tracking::trackinginfo(
+            &core(guard).engine,
+            c.cl.id,
+            c.cl.tracking_caching,
+        ),
         "help" => Reply::Array(
             [
                 "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -444,7 +450,7 @@ fn client_list(c: &mut Conn, a: &[Bytes]) -> Reply {
         {
             continue;
         }
-        s.push_str(&crate::info::client_line(c, &h, a));
+        s.push_str(&crate::observe::info::client_line(c, &h, a));
         s.push('\n');
     }
     Reply::Verbatim("txt", Bytes::from(s))
@@ -540,7 +546,7 @@ fn client_kill(c: &mut Conn, a: &[Bytes]) -> Reply {
     Reply::Int(targets.len() as i64)
 }
 
-fn kill_client(c: &mut Conn, h: &crate::shared::ClientHandle) {
+fn kill_client(c: &mut Conn, h: &crate::state::ClientHandle) {
     if h.id == c.cl.id {
         c.reply(Reply::ok());
         c.flow = Flow::Close;
@@ -626,11 +632,11 @@ fn config(
             let tls_names: Vec<String> = a[2..]
                 .chunks(2)
                 .map(|kv| arg_str(&kv[0]).to_ascii_lowercase())
-                .filter(|n| crate::net::tls::is_tls_param(n))
+                .filter(|n| crate::io::net::tls::is_tls_param(n))
                 .collect();
             if let Some(tls_name) = tls_names.first() {
                 let check_ca = tls_names.iter().any(|n| n != "tls-auth-clients");
-                if crate::net::tls::reload(&c.shared, &next, check_ca).is_err() {
+                if crate::io::net::tls::reload(&c.shared, &next, check_ca).is_err() {
                     return Reply::err(format!("ERR CONFIG SET failed (possibly related to argument '{tls_name}') - Unable to update TLS configuration. Check server logs."));
                 }
             }
@@ -656,7 +662,7 @@ fn config(
             let Some(path) = cfg.file.clone() else {
                 return Reply::err("ERR The server is running without a config file");
             };
-            match crate::config_rewrite::rewrite(&path, &cfg, &c.shared.acl.user_lines()) {
+            match crate::config::rewrite::rewrite(&path, &cfg, &c.shared.acl.user_lines()) {
                 Ok(()) => {
                     tracing::info!("CONFIG REWRITE executed with success.");
                     Reply::ok()
@@ -691,7 +697,8 @@ fn config(
 fn command(c: &Conn, a: &[Bytes]) -> Reply {
     // Time control is invisible unless enabled (timectl.rs).
     let hidden = |s: &CommandSpec| {
-        crate::timectl::hidden_spec(&c.shared, s) || crate::cluster::hidden_spec(&c.shared, s)
+        crate::commands::timectl::hidden_spec(&c.shared, s)
+            || crate::cluster::hidden_spec(&c.shared, s)
     };
     let mut all: Vec<&CommandSpec> = commands::all().filter(|s| !hidden(s)).collect();
     all.sort_by_key(|c| c.name);
@@ -733,7 +740,7 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
                     .collect(),
             )
         }
-        "list" => crate::cmdlist::command_list(&all, a),
+        "list" => crate::commands::cmdlist::command_list(&all, a),
         "getkeys" | "getkeysandflags" if a.len() >= 3 => {
             let argv = &a[2..];
             let spec = match commands::lookup_checked(argv) {
@@ -848,18 +855,20 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             }
         }
         "change-repl-id" | "replybuffer" => Reply::ok(),
-        "digest" if a.len() == 2 => Reply::Simple(crate::digest::dataset(&core.engine).into()),
+        "digest" if a.len() == 2 => {
+            Reply::Simple(crate::observe::digest::dataset(&core.engine).into())
+        }
         "digest-value" => {
             let db = &core.engine.dbs[c.cl.db];
             Reply::Array(
                 a[2..]
                     .iter()
-                    .map(|k| Reply::Simple(crate::digest::value(db.get(k)).into()))
+                    .map(|k| Reply::Simple(crate::observe::digest::value(db.get(k)).into()))
                     .collect(),
             )
         }
         "reload" => {
-            crate::digest::reload(&mut core.engine);
+            crate::observe::digest::reload(&mut core.engine);
             Reply::ok()
         }
         "populate" if (3..=5).contains(&a.len()) => debug_populate(c, core, a),
@@ -918,7 +927,12 @@ fn debug_populate(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             v[..n].copy_from_slice(&text.as_bytes()[..n]);
             Bytes::from(v)
         };
-        core.engine.dbs[db].insert(key.clone(), lockcore::storage::value::Value::Str(value), None, now);
+        core.engine.dbs[db].insert(
+            key.clone(),
+            lockcore::storage::value::Value::Str(value),
+            None,
+            now,
+        );
         core.engine.touch_watched(db, &key);
     }
     Reply::ok()

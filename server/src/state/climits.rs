@@ -15,7 +15,7 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
-use crate::shared::ClientHandle;
+use crate::state::ClientHandle;
 
 /// One class's limits: bytes (0 = none) and seconds.
 #[derive(Debug, Default)]
@@ -108,7 +108,7 @@ pub fn deliver_monitor(sh: &crate::Shared, c: &ClientHandle, line: lockcore::Rep
     if c.killed.load(Ordering::Relaxed) {
         return;
     }
-    let cost = crate::pubsub::push_cost(&line);
+    let cost = crate::state::pubsub::push_cost(&line);
     let pending = c.pending_out.fetch_add(cost, Ordering::Relaxed) + cost;
     if sh.normal_output_limit.over(c, pending) {
         c.killed.store(true, Ordering::Relaxed);
@@ -121,10 +121,10 @@ pub fn deliver_monitor(sh: &crate::Shared, c: &ClientHandle, line: lockcore::Rep
             addr = %c.addr,
             "Client scheduled to be closed ASAP for overcoming of output buffer limits."
         );
-        c.send(crate::shared::Msg::Kill);
+        c.send(crate::state::Msg::Kill);
         return;
     }
-    c.send(crate::shared::Msg::Push(line));
+    c.send(crate::state::Msg::Push(line));
 }
 
 impl crate::conn::Conn {

@@ -31,7 +31,7 @@ use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache};
 use rustls::{ServerConfig, SupportedCipherSuite};
 
 use crate::config::Config;
-use crate::shared::Shared;
+use crate::state::Shared;
 
 /// OpenSSL's names for the TLS 1.2 suites rustls implements, and rustls' names for them.
 const TLS12_NAMES: &[(&str, &str)] = &[

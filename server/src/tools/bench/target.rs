@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 use super::tls::TlsTarget;
-use crate::top::client::{self, Client, Frame};
+use crate::tools::top::client::{self, Client, Frame};
 
 /// One `--url`.
 #[derive(Debug, Clone, PartialEq, Eq)]

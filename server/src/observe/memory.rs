@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use lockcore::storage::evict::Policy;
 
-use crate::shared::Shared;
+use crate::state::Shared;
 
 static ALLOCATED: AtomicIsize = AtomicIsize::new(0);
 
@@ -81,7 +81,7 @@ pub fn used_memory() -> u64 {
     let at = READ_AT_MS.load(Ordering::Relaxed);
     if at == 0 || now - at >= 10 {
         READ_AT_MS.store(now, Ordering::Relaxed);
-        RSS.store(crate::info::rss_bytes(), Ordering::Relaxed);
+        RSS.store(crate::observe::info::rss_bytes(), Ordering::Relaxed);
     }
     RSS.load(Ordering::Relaxed)
 }

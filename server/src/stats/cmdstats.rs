@@ -32,7 +32,7 @@ use parking_lot::Mutex;
 use lockcore::commands::{self, flag, CommandSpec, Exec};
 use lockcore::Reply;
 
-use crate::latency::{safe_info_name, HistSlot, Monitor};
+use crate::stats::latency::{safe_info_name, HistSlot, Monitor};
 
 /// Counters of one command, as INFO commandstats reports them.
 #[derive(Default)]
@@ -345,7 +345,7 @@ impl CommandStats {
         self.tracking
             .store(cfg.get_bool("latency-tracking"), Ordering::Relaxed);
         if let Ok(p) =
-            crate::latency::parse_percentiles(cfg.get("latency-tracking-info-percentiles"))
+            crate::stats::latency::parse_percentiles(cfg.get("latency-tracking-info-percentiles"))
         {
             *self.percentiles.lock() = p;
         }

@@ -26,7 +26,7 @@ use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
 use crate::conn::Conn;
-use crate::shared::Core;
+use crate::state::Core;
 
 fn bulk(out: &mut Vec<u8>, a: &[u8]) {
     out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());

@@ -1,0 +1,5 @@
+//! The bottom layer: the monotonic clock, the log, the process surface (daemonize, pid file).
+
+pub mod clock;
+pub mod log;
+pub mod process;

@@ -1,0 +1,5 @@
+//! Statistics every layer above records into: per-command stats, latency monitor, slow log.
+
+pub mod cmdstats;
+pub mod latency;
+pub mod slowlog;
