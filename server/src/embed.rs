@@ -131,7 +131,7 @@ impl Builder {
     /// Starts serving on the current tokio runtime (`#[tokio::test]`, either flavour).
     /// Scripts then run on that runtime's threads: deeply nested script values (thousands
     /// of levels) need more than the default 2 MiB stack, so a test that builds them
-    /// should use [`Builder::spawn`], whose threads get [`crate::THREAD_STACK`].
+    /// should use [`Builder::spawn`], whose threads get [`crate::base::consts::THREAD_STACK`].
     pub async fn start(self) -> std::io::Result<TestServer> {
         let server = Server::start(self.checked()?).await?;
         Ok(TestServer {
@@ -158,7 +158,7 @@ impl Builder {
                 let rt = match tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(workers)
                     .thread_name("tumbler-embedded-worker")
-                    .thread_stack_size(crate::THREAD_STACK)
+                    .thread_stack_size(crate::base::consts::THREAD_STACK)
                     .enable_all()
                     .build()
                 {

@@ -33,16 +33,9 @@ pub mod embed;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use config::Config;
 pub use state::Shared;
-
-/// Stack size of the runtime threads that run commands and scripts. Every nested
-/// conversion (cjson, cmsgpack, script replies, reply encoding) is bounded by Lua's stack
-/// limit at under 8000 levels (docs/scripting.md, "Nesting limits"); this leaves room for
-/// them many times over, also in debug builds. Untouched stack pages cost no memory.
-pub const THREAD_STACK: usize = 16 << 20;
 
 /// The runtime's worker threads for the `worker-threads` setting; anything but 0 is taken
 /// as is. 0, the default, is one worker on a machine of up to two cores and one per core
@@ -140,7 +133,7 @@ impl Server {
                 .store(m.port() as u64, Ordering::Relaxed);
         }
         let accept = bound.serve(&shared)?;
-        tokio::spawn(timer(shared.clone()));
+        tokio::spawn(state::cron::run(shared.clone()));
         let tasks = metrics_listener
             .map(|l| tokio::spawn(observe::metrics::serve(shared.clone(), l)))
             .into_iter()
@@ -237,42 +230,4 @@ fn bind_metrics(config: &Config) -> std::io::Result<Option<tokio::net::TcpListen
     let l = std::net::TcpListener::bind((host, port as u16))?;
     l.set_nonblocking(true)?;
     tokio::net::TcpListener::from_std(l).map(Some)
-}
-
-/// The background timer: active expiry, blocked-client timeouts, lock leases. It sleeps
-/// until the engine's next deadline (at most 100 ms) or until a command or time control
-/// announces an earlier one.
-pub(crate) async fn timer(shared: Arc<Shared>) {
-    loop {
-        if shared.shutting_down.load(Ordering::SeqCst) {
-            return;
-        }
-        let wait = {
-            let Ok(mut core) = shared.lock_core(true).await else {
-                continue;
-            };
-            // The latency monitor's `expire-cycle`: a tick that deleted expired keys.
-            let (t, expired) = (std::time::Instant::now(), core.engine.stats.expired_keys);
-            core.engine.tick();
-            if core.engine.stats.expired_keys != expired {
-                let ms = t.elapsed().as_millis() as u64;
-                shared.cmdstats.monitor.add_if_needed("expire-cycle", ms);
-            }
-            let now = lockcore::storage::clock::Clock::now_ms(&*shared.clock);
-            let wait = core
-                .engine
-                .next_deadline()
-                .map_or(100, |t| (t - now).clamp(1, 100));
-            // Under the lock, so a command that sets an earlier deadline after this sees
-            // it and wakes the timer (a notification before the select below is kept).
-            shared.timer_wake_at.store(now + wait, Ordering::Relaxed);
-            wait as u64
-        };
-        // serverCron's migrateCloseTimedoutSockets.
-        shared.migrate_sockets.close_idle();
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
-            _ = shared.timer.notified() => {}
-        }
-    }
 }

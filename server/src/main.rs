@@ -308,7 +308,7 @@ fn main() {
             // redis-server's words: the directives after the config file are its last lines.
             eprintln!(
                 "\n*** FATAL CONFIG FILE ERROR (Redis {}) ***\nReading the configuration file, at line {}\n>>> '{}'\n{e}",
-                tumbler::commands::REDIS_VERSION,
+                tumbler::base::consts::REDIS_VERSION,
                 first_option_line + n,
                 d.text.trim()
             );
@@ -333,7 +333,7 @@ fn main() {
     tracing::info!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
     tracing::info!(
         "Redis version={}, bits={}, commit=00000000, modified=0, pid={}, just started",
-        tumbler::commands::REDIS_VERSION,
+        tumbler::base::consts::REDIS_VERSION,
         usize::BITS,
         std::process::id()
     );
@@ -375,7 +375,7 @@ fn main() {
     let workers = tumbler::worker_threads(cfg.get_i64("worker-threads"));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
-        .thread_stack_size(tumbler::THREAD_STACK)
+        .thread_stack_size(tumbler::base::consts::THREAD_STACK)
         .enable_all()
         .build()
         .expect("tokio runtime");

@@ -170,7 +170,7 @@ fn version_and_help() {
         let line = String::from_utf8_lossy(&o.stdout).trim().to_string();
         let want = format!(
             "Redis server v={} sha=00000000:0 malloc=libc bits=64 build=",
-            tumbler::commands::REDIS_VERSION
+            tumbler::base::consts::REDIS_VERSION
         );
         assert!(line.starts_with(&want), "{line}");
         assert!(

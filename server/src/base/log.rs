@@ -188,7 +188,7 @@ pub fn banner(show_logo: bool, mode: &str, port: u16) {
         tracing::info!("Running mode={mode}, port={port}.");
         return;
     }
-    let v = crate::commands::REDIS_VERSION;
+    let v = crate::base::consts::REDIS_VERSION;
     let t = env!("CARGO_PKG_VERSION");
     let pid = std::process::id();
     raw(&format!(
@@ -208,7 +208,7 @@ pub fn banner(show_logo: bool, mode: &str, port: u16) {
 pub fn version_line() -> String {
     format!(
         "Redis server v={} sha=00000000:0 malloc=libc bits={} build={} tumbler={}",
-        crate::commands::REDIS_VERSION,
+        crate::base::consts::REDIS_VERSION,
         usize::BITS,
         build_id(),
         env!("CARGO_PKG_VERSION")

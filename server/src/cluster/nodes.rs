@@ -79,7 +79,7 @@ pub async fn start(
     topo.set_shards(&shards);
     let mut tasks = Vec::new();
     for s in &shards {
-        tasks.push(tokio::spawn(crate::timer(s.clone())));
+        tasks.push(tokio::spawn(crate::state::cron::run(s.clone())));
     }
     for (i, l) in listeners.into_iter().enumerate() {
         let node = topo.nodes[i].clone();

@@ -15,10 +15,9 @@
 //! reply. INFO's `migrate_cached_sockets` counts them. The one difference: Tumbler sends
 //! RESTORE, not RESTORE-ASKING, in cluster mode (the emulated cluster does not reshard).
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -26,6 +25,7 @@ use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
 use crate::conn::Conn;
+use crate::state::migrate::{Cached, CACHE_ITEMS};
 use crate::state::Core;
 
 fn bulk(out: &mut Vec<u8>, a: &[u8]) {
@@ -38,48 +38,6 @@ fn array(out: &mut Vec<u8>, args: &[&[u8]]) {
     out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
     for a in args {
         bulk(out, a);
-    }
-}
-
-/// MIGRATE_SOCKET_CACHE_ITEMS and MIGRATE_SOCKET_CACHE_TTL in Redis.
-const CACHE_ITEMS: usize = 64;
-const CACHE_TTL: Duration = Duration::from_secs(10);
-
-/// MIGRATE's cached connections, by `host:port` as the command spelled them.
-#[derive(Default)]
-pub struct SocketCache {
-    map: parking_lot::Mutex<HashMap<String, Cached>>,
-    /// The map's size, so INFO and the timer's sweep need no lock when it is empty.
-    len: AtomicUsize,
-}
-
-struct Cached {
-    conn: BufReader<TcpStream>,
-    /// The db the target has selected on this connection, -1 if unknown.
-    last_dbid: i64,
-    last_use: Instant,
-    /// A socket error after the target had already replied with an error: close it.
-    dead: bool,
-}
-
-impl SocketCache {
-    pub fn len(&self) -> usize {
-        self.len.load(Ordering::Relaxed)
-    }
-
-    /// Closes the connections unused for more than 10 s (Redis' migrateCloseTimedoutSockets,
-    /// run by the timer task).
-    pub fn close_idle(&self) {
-        if self.len() == 0 {
-            return;
-        }
-        // A MIGRATE in progress holds the map while it talks to its target: sweep later
-        // rather than block the timer on it.
-        let Some(mut map) = self.map.try_lock() else {
-            return;
-        };
-        map.retain(|_, c| c.last_use.elapsed() <= CACHE_TTL);
-        self.len.store(map.len(), Ordering::Relaxed);
     }
 }
 

@@ -12,13 +12,10 @@ use lockcore::commands::{self, CommandSpec};
 use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
+use crate::base::consts::REDIS_VERSION;
 use crate::conn::{Conn, Flow, ReplyMode};
 use crate::state::pubsub;
 use crate::state::{Core, CoreGuard, Msg};
-
-/// Version reported to clients (HELLO, INFO). Clients parse it to pick features; we speak
-/// Redis 7's protocol and commands.
-pub const REDIS_VERSION: &str = "7.2.4";
 
 /// True if a command needs the keyspace lock.
 pub fn needs_core(spec: &CommandSpec) -> bool {

@@ -19,6 +19,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use lockcore::commands::{self, flag, CommandSpec, Exec};
 use lockcore::{error, ClientCtx, Reply};
 
+use crate::base::consts::OOM_ERR;
 use crate::io::net::{Stream, Transport};
 use crate::resp::{self, Limits};
 use crate::state::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared};
@@ -39,9 +40,6 @@ pub struct Multi {
     /// The union of the queued commands' flags (EXEC is refused on OOM if one is DENYOOM).
     pub flags: u32,
 }
-
-/// Redis' `shared.oomerr`.
-pub const OOM_ERR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
 /// Unwritten replies past which a connection stops reading requests until the client reads
 /// (Redis reads on without bound unless an output buffer limit is set; this keeps a client

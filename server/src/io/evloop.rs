@@ -240,7 +240,7 @@ fn spawn_thread(inner: Arc<Inner>, gen: u64) -> io::Result<()> {
     std::thread::Builder::new()
         .name("tumbler-loop".into())
         // As tokio's workers: deep Lua and deep replies run here.
-        .stack_size(crate::THREAD_STACK)
+        .stack_size(crate::base::consts::THREAD_STACK)
         .spawn(move || run(inner, gen))
         .map(|_| ())
 }

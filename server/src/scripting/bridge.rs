@@ -730,7 +730,7 @@ fn call_spec_inner(
         return Err("ERR Write commands are not allowed from read-only scripts.".into());
     }
     if ctx.oom && !ctx.wrote && spec.has(flag::DENYOOM) {
-        return Err(crate::conn::OOM_ERR.into());
+        return Err(crate::base::consts::OOM_ERR.into());
     }
     if ctx.shared.cluster.is_some() {
         if ctx.on_replica && spec.has(flag::WRITE) {

@@ -666,7 +666,7 @@ pub fn busy_err(shared: &Shared) -> &'static str {
     if shared.script.running_fn.lock().unwrap().is_some() {
         BUSY_FN_ERR
     } else {
-        crate::state::BUSY_ERR
+        crate::base::consts::BUSY_ERR
     }
 }
 
@@ -679,7 +679,7 @@ pub fn kill(shared: &Shared) -> Reply {
         != 0
         && shared.script.running_fn.lock().unwrap().is_none()
     {
-        return Reply::err(crate::state::BUSY_ERR);
+        return Reply::err(crate::base::consts::BUSY_ERR);
     }
     super::script_kill(shared, false)
 }
@@ -690,7 +690,7 @@ pub fn command(shared: &Shared, core: &mut Core, sub: &str, a: &[Bytes]) -> Repl
     let r = match sub {
         "load" => {
             if shared.over_maxmemory() {
-                return Reply::err(crate::conn::OOM_ERR);
+                return Reply::err(crate::base::consts::OOM_ERR);
             }
             load(vm, a)
         }
@@ -720,7 +720,7 @@ pub fn command(shared: &Shared, core: &mut Core, sub: &str, a: &[Bytes]) -> Repl
         "dump" => dump(vm),
         "restore" => {
             if shared.over_maxmemory() {
-                return Reply::err(crate::conn::OOM_ERR);
+                return Reply::err(crate::base::consts::OOM_ERR);
             }
             restore(vm, a)
         }
@@ -774,7 +774,7 @@ pub fn fcall(
         Oom::Deny
     };
     if oom == Oom::Deny && shared.over_maxmemory() {
-        return Reply::err(crate::conn::OOM_ERR);
+        return Reply::err(crate::base::consts::OOM_ERR);
     }
     *shared.script.running_fn.lock().unwrap() = Some((name.clone(), a.to_vec()));
     let r = bridge::run(

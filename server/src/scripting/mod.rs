@@ -451,7 +451,7 @@ fn eval(
     };
     let over = shared.over_maxmemory();
     if over && oom == Oom::Deny {
-        return Reply::err(crate::conn::OOM_ERR);
+        return Reply::err(crate::base::consts::OOM_ERR);
     }
     // The key matched a cached script's SHA1, hex digits only: ASCII.
     let sha = std::str::from_utf8(&sha).unwrap_or("");

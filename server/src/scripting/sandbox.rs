@@ -256,8 +256,8 @@ pub fn new_state() -> mlua::Result<Lua> {
         super::functions::register_function(&lua)?,
         // SAFETY: raw_fill only touches the stack slots it is given.
         unsafe { lua.create_c_function(bridge::raw_fill)? },
-        crate::commands::REDIS_VERSION,
-        version_num(crate::commands::REDIS_VERSION),
+        crate::base::consts::REDIS_VERSION,
+        version_num(crate::base::consts::REDIS_VERSION),
     ))?;
     lua.set_globals(proxy)?;
     lua.set_named_registry_value("tumbler.runner", runner)?;

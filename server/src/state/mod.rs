@@ -1,5 +1,5 @@
 //! State shared by every connection: the one keyspace lock, the client registry, pub/sub,
-//! config and the timer.
+//! config and the cron.
 //!
 //! # Why one `parking_lot::Mutex` around the engine
 //!
@@ -21,6 +21,8 @@
 
 pub mod arrival;
 pub mod climits;
+pub mod cron;
+pub mod migrate;
 pub mod pubsub;
 pub mod tracking;
 
@@ -257,7 +259,7 @@ pub struct Shared {
     /// The `/metrics` port, 0 when metrics are off.
     pub metrics_port: AtomicU64,
     /// MIGRATE's cached connections to targets.
-    pub migrate_sockets: crate::commands::migrate::SocketCache,
+    pub migrate_sockets: migrate::SocketCache,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -341,9 +343,6 @@ pub enum LockError {
     /// A script has run past busy-reply-threshold.
     Busy,
 }
-
-pub const BUSY_ERR: &str =
-    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
 /// 40 random hex digits, from the process' random hash keys.
 fn random_run_id() -> String {
