@@ -3,6 +3,7 @@
 
 pub mod cmdlist;
 pub mod migrate;
+pub mod pubsub;
 pub mod timectl;
 
 use bytes::Bytes;
@@ -14,7 +15,6 @@ use lockcore::{error, Reply};
 
 use crate::base::consts::REDIS_VERSION;
 use crate::conn::{Conn, Flow, ReplyMode};
-use crate::state::pubsub;
 use crate::state::{Core, CoreGuard, Msg};
 
 /// True if a command needs the keyspace lock.
@@ -125,7 +125,7 @@ pub fn server_command(
             let slowlog = c.shared.config.read().get_i64("slowlog-log-slower-than");
             crate::stats::latency::command(&c.shared.cmdstats, slowlog, spec, a)
         }
-        "slowlog" => crate::stats::slowlog::command(c, spec, a),
+        "slowlog" => crate::stats::slowlog::command(&c.shared.slowlog, spec, a),
         "migrate" => crate::commands::migrate::command(c, core(guard), a),
         "memory" => crate::observe::info::memory_stats(&c.shared, core(guard)),
         _ => Reply::err(format!(
@@ -159,7 +159,7 @@ fn reset(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
         info.tracking_flags = "";
         info.tracking_redir = -1;
     }
-    pubsub::unsubscribe_all(c);
+    c.unsubscribe_all();
     if c.monitor {
         c.shared.monitors.remove(&c.cl.id);
         c.monitor = false;

@@ -6,7 +6,9 @@
 //! messages from other tasks: pub/sub deliveries, MONITOR lines, the wake-up of a blocked
 //! command, or a kill.
 
+pub mod limits;
 pub mod multi;
+pub mod subs;
 
 use crate::state::pubsub::SubSet;
 use bytes::{Buf, Bytes, BytesMut};
@@ -243,6 +245,14 @@ fn prefetch_keys(engine: &lockcore::storage::engine::Engine, db: usize, buf: &[u
 }
 
 impl Conn {
+    /// Logs this client's command in the slow log (the caller checked `SlowLog::over`).
+    #[cold]
+    fn slowlog_record(&self, spec: &CommandSpec, argv: &[Bytes], took: std::time::Duration) {
+        let name = self.handle.info.lock().name.clone();
+        let addr = self.handle.addr.to_string();
+        crate::stats::slowlog::record(&self.shared.slowlog, spec, argv, took, addr, name);
+    }
+
     async fn run<S: Stream>(&mut self, stream: S) {
         let handle = self.handle.clone();
         let (rd, mut wr) = stream.split();
@@ -488,7 +498,7 @@ impl Conn {
                     .record_unblocked(spec, self.blocked_took, &r);
                 if let Some(argv) = self.slow_blocked_argv.take() {
                     if self.shared.slowlog.over(std::time::Duration::ZERO) {
-                        crate::stats::slowlog::record(self, spec, &argv, std::time::Duration::ZERO);
+                        self.slowlog_record(spec, &argv, std::time::Duration::ZERO);
                     }
                 }
             }
@@ -875,7 +885,7 @@ impl Conn {
         {
             return;
         }
-        let argv = crate::observe::monitor::redact(argv);
+        let argv = crate::base::argv::redact(argv);
         self.shared
             .feed_monitors(self.cl.db, &self.handle.addr.to_string(), &argv);
     }
@@ -938,7 +948,7 @@ impl Conn {
         }
         // A blocked command is logged when it is served (`wake`), as in Redis.
         if self.shared.slowlog.over(took) && !self.cl.blocked {
-            crate::stats::slowlog::record(self, spec, argv, took);
+            self.slowlog_record(spec, argv, took);
         }
         reply
     }
@@ -956,7 +966,7 @@ impl Conn {
     async fn cleanup(&mut self) {
         self.handle.mailbox.close();
         let id = self.cl.id;
-        crate::state::pubsub::unsubscribe_all(self);
+        self.unsubscribe_all();
         self.shared.monitors.remove(&id);
         if let Ok(mut core) = self.shared.lock_core(true).await {
             let watched = std::mem::take(&mut self.watched);

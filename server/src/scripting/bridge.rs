@@ -664,7 +664,7 @@ fn call_spec(
             // Redis' scriptCall runs the command with CMD_CALL_SLOWLOG: a command a script
             // runs is logged (client "?:0") when it alone passes the threshold.
             if ctx.shared.slowlog.over(took) {
-                crate::stats::slowlog::record_script(ctx.shared, argv, took);
+                crate::stats::slowlog::record_script(&ctx.shared.slowlog, argv, took);
             }
         }
         (Err(e), _) => {

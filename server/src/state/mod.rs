@@ -555,7 +555,7 @@ impl Shared {
         );
         for a in argv {
             line.push(' ');
-            line.push_str(&crate::observe::monitor::quote_arg(a));
+            line.push_str(&crate::base::argv::quote_arg(a));
         }
         let reply = Reply::Simple(line.into());
         for m in self.monitors.iter() {

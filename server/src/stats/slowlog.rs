@@ -24,7 +24,6 @@ use lockcore::Reply;
 use parking_lot::Mutex;
 
 use crate::config::Config;
-use crate::conn::Conn;
 
 /// Redis' SLOWLOG_ENTRY_MAX_ARGC and SLOWLOG_ENTRY_MAX_STRING.
 const MAX_ARGC: usize = 32;
@@ -138,25 +137,26 @@ impl SlowLog {
 
 /// Logs a command `c` ran that took `took` (the caller checked [`SlowLog::over`]).
 #[cold]
-pub fn record(c: &Conn, spec: &CommandSpec, argv: &[Bytes], took: Duration) {
+pub fn record(
+    log: &SlowLog,
+    spec: &CommandSpec,
+    argv: &[Bytes],
+    took: Duration,
+    addr: String,
+    name: Bytes,
+) {
     if spec.has(flag::SKIP_SLOWLOG) {
         return;
     }
-    let name = c.handle.info.lock().name.clone();
-    c.shared.slowlog.push(
-        entry_argv(argv),
-        took.as_micros() as u64,
-        c.handle.addr.to_string(),
-        name,
-    );
+    log.push(entry_argv(argv), took.as_micros() as u64, addr, name);
 }
 
 /// Logs a command a script ran, as Redis does for its Lua client (`?:0`, no name), when it
 /// alone passed the threshold (the bridge already times every `redis.call` for
 /// commandstats).
 #[cold]
-pub fn record_script(shared: &crate::state::Shared, argv: &[Bytes], took: Duration) {
-    shared.slowlog.push(
+pub fn record_script(log: &SlowLog, argv: &[Bytes], took: Duration) {
+    log.push(
         entry_argv(argv),
         took.as_micros() as u64,
         "?:0".to_string(),
@@ -193,7 +193,7 @@ fn entry_argv(argv: &[Bytes]) -> Vec<Bytes> {
 /// sensitive parameters.
 fn redact(argv: &[Bytes]) -> Vec<Bytes> {
     const REDACTED: Bytes = Bytes::from_static(b"(redacted)");
-    let mut v = crate::observe::monitor::redact(argv);
+    let mut v = crate::base::argv::redact(argv);
     let sub = |s: &[u8]| v.len() > 1 && v[1].eq_ignore_ascii_case(s);
     if v[0].eq_ignore_ascii_case(b"acl") && sub(b"setuser") {
         for a in v.iter_mut().skip(2) {
@@ -230,8 +230,7 @@ fn redact(argv: &[Bytes]) -> Vec<Bytes> {
 }
 
 /// SLOWLOG GET [count] | LEN | RESET | HELP.
-pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
-    let log = &c.shared.slowlog;
+pub fn command(log: &SlowLog, spec: &CommandSpec, a: &[Bytes]) -> Reply {
     match spec.name {
         "get" if a.len() > 3 => Reply::err(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try SLOWLOG HELP.",
