@@ -31,13 +31,14 @@ LAYERS = {
     "server": [
         ["base"],
         ["resp"],
-        ["config", "stats"],
+        ["config"],
+        ["stats"],
         ["state"],
         ["io"],
         ["conn"],
         ["commands", "acl", "cluster", "scripting", "observe"],
         ["tools"],
-        ["lib", "main"],
+        ["embed", "lib", "main"],
     ],
 }
 

@@ -6,7 +6,7 @@
 
 // Layers, lowest first; a module imports only from its own layer and those below
 // (scripts/ci/layers.py checks it in CI):
-// base <- resp <- config, stats <- state <- io <- conn <- commands, acl, cluster, scripting,
+// base <- resp <- config <- stats <- state <- io <- conn <- commands, acl, cluster, scripting,
 // observe <- tools <- embed, lib, main.
 pub mod base;
 pub mod resp;

@@ -7,6 +7,7 @@
 //! Redis (save, appendonly, dir, ...) are accepted and stored so that scripts and clients
 //! written for redis-server work, and documented as having no effect.
 
+pub mod percentiles;
 pub mod rewrite;
 
 use std::collections::BTreeMap;
@@ -425,9 +426,7 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
             "lockdep-classes" => lockcore::locks::lockdep::ClassRules::parse(value)
                 .map(|r| r.to_config_string())
                 .ok_or_else(|| "argument must be made of the letters u, t and d".to_string()),
-            "latency-tracking-info-percentiles" => {
-                crate::stats::latency::normalize_percentiles(value)
-            }
+            "latency-tracking-info-percentiles" => percentiles::normalize_percentiles(value),
             "shutdown-on-sigint" | "shutdown-on-sigterm" => normalize_shutdown_flags(value),
             // Pairs of seconds (>= 1) and changes (>= 0), or nothing; kept, never acted on.
             "save" => {

@@ -344,9 +344,9 @@ impl CommandStats {
     pub fn apply_config(&self, cfg: &crate::config::Config) {
         self.tracking
             .store(cfg.get_bool("latency-tracking"), Ordering::Relaxed);
-        if let Ok(p) =
-            crate::stats::latency::parse_percentiles(cfg.get("latency-tracking-info-percentiles"))
-        {
+        if let Ok(p) = crate::config::percentiles::parse_percentiles(
+            cfg.get("latency-tracking-info-percentiles"),
+        ) {
             *self.percentiles.lock() = p;
         }
         self.monitor.threshold_ms.store(

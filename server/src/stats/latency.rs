@@ -178,42 +178,6 @@ fn cdf(counts: &[u64], total: u64) -> Vec<(i64, u64)> {
     out
 }
 
-/// Formats a percentile as Redis does (`%f`, then trailing zeros and dot cut): 50, 99.9.
-pub fn fmt_percentile(p: f64) -> String {
-    let s = format!("{p:.6}");
-    let s = s.trim_end_matches('0');
-    s.trim_end_matches('.').to_string()
-}
-
-/// `latency-tracking-info-percentiles`: space-separated numbers in [0, 100]; "" is none.
-pub fn parse_percentiles(v: &str) -> Result<Vec<f64>, String> {
-    v.split_whitespace()
-        .map(|w| {
-            let p: f64 = w
-                .parse()
-                .ok()
-                .filter(|p: &f64| !p.is_nan())
-                .ok_or("Invalid latency-tracking-info-percentiles parameters")?;
-            if !(0.0..=100.0).contains(&p) {
-                return Err(
-                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
-                );
-            }
-            Ok(p)
-        })
-        .collect::<Result<Vec<f64>, &str>>()
-        .map_err(|e| e.to_string())
-}
-
-/// The config value as CONFIG GET prints it.
-pub fn normalize_percentiles(v: &str) -> Result<String, String> {
-    Ok(parse_percentiles(v)?
-        .iter()
-        .map(|p| fmt_percentile(*p))
-        .collect::<Vec<_>>()
-        .join(" "))
-}
-
 /// A lazily allocated histogram slot of one command.
 #[derive(Default)]
 pub struct HistSlot(OnceLock<Histogram>);
@@ -274,7 +238,12 @@ pub fn info_latencystats(stats: &CommandStats, out: &mut String) {
                 out.push(',');
             }
             let v = value_at_percentile(&counts, total, *p);
-            let _ = write!(out, "p{}={:.3}", fmt_percentile(*p), v as f64 / 1000.0);
+            let _ = write!(
+                out,
+                "p{}={:.3}",
+                crate::config::percentiles::fmt_percentile(*p),
+                v as f64 / 1000.0
+            );
         }
         out.push_str("\r\n");
     }
@@ -720,6 +689,7 @@ fn graph(event: &str, ts: &Series) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::percentiles::{fmt_percentile, normalize_percentiles, parse_percentiles};
 
     #[test]
     fn hdr_layout_matches_redis_figures() {
