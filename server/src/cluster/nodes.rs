@@ -153,7 +153,7 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
                                                 s,
                                                 addr,
                                                 laddr,
-                                                crate::io::net::Transport::Tls,
+                                                crate::io::stream::Transport::Tls,
                                                 Some(node),
                                             )
                                             .await
@@ -170,7 +170,7 @@ async fn node_loop(shared: Arc<Shared>, node: Arc<Node>, listener: TcpListener, 
                                     stream,
                                     addr,
                                     laddr,
-                                    crate::io::net::Transport::Tcp,
+                                    crate::io::stream::Transport::Tcp,
                                     Some(node.clone()),
                                 ));
                             }

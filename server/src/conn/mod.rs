@@ -22,7 +22,7 @@ use lockcore::commands::{self, flag, CommandSpec, Exec};
 use lockcore::{error, ClientCtx, Reply};
 
 use crate::base::consts::OOM_ERR;
-use crate::io::net::{Stream, Transport};
+use crate::io::stream::{Stream, Transport};
 use crate::resp::{self, Limits};
 use crate::state::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared};
 
@@ -478,7 +478,7 @@ impl Conn {
     /// Encodes an out-of-band message (pub/sub delivery, MONITOR line); its output-limit
     /// cost is released when `out` has been written.
     fn push_out(&mut self, r: Reply) {
-        self.out_push_cost += crate::state::pubsub::push_cost(&r);
+        self.out_push_cost += crate::state::climits::push_cost(&r);
         r.encode(&mut self.out, self.cl.resp3);
     }
 

@@ -586,7 +586,7 @@ impl AsyncWrite for LoopWrite {
     }
 }
 
-impl crate::io::net::Stream for LoopStream {
+impl crate::io::stream::Stream for LoopStream {
     type Read = LoopRead;
     type Write = LoopWrite;
 

@@ -2,3 +2,4 @@
 
 pub mod evloop;
 pub mod net;
+pub mod stream;

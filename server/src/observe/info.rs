@@ -9,19 +9,6 @@ use lockcore::Reply;
 use crate::conn::Conn;
 use crate::state::{ClientHandle, Core};
 
-/// Resident set size of this process in bytes (Linux), else 0.
-pub fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse::<u64>().ok())
-        })
-        .map(|pages| pages * 4096)
-        .unwrap_or(0)
-}
-
 fn human(bytes: u64) -> String {
     let b = bytes as f64;
     if b >= (1u64 << 30) as f64 {
@@ -162,7 +149,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             );
         }
         "memory" => {
-            let rss = rss_bytes();
+            let rss = crate::observe::memory::rss_bytes();
             let used = crate::observe::memory::used_memory();
             let peak = crate::observe::memory::peak(used);
             let maxmem: u64 = sh.config.read().get_i64("maxmemory") as u64;

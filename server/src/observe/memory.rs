@@ -81,7 +81,7 @@ pub fn used_memory() -> u64 {
     let at = READ_AT_MS.load(Ordering::Relaxed);
     if at == 0 || now - at >= 10 {
         READ_AT_MS.store(now, Ordering::Relaxed);
-        RSS.store(crate::observe::info::rss_bytes(), Ordering::Relaxed);
+        RSS.store(rss_bytes(), Ordering::Relaxed);
     }
     RSS.load(Ordering::Relaxed)
 }
@@ -154,4 +154,17 @@ fn evict_to_limit(shared: &Shared, engine: &mut lockcore::Engine) -> bool {
         tracing::debug!(evicted = n, "maxmemory eviction");
     }
     ok
+}
+
+/// Resident set size of this process in bytes (Linux), else 0.
+pub fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u64>().ok())
+        })
+        .map(|pages| pages * 4096)
+        .unwrap_or(0)
 }

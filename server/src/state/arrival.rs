@@ -268,7 +268,7 @@ pub struct OrderedRead<R> {
 }
 
 impl<R> OrderedRead<R> {
-    /// `arm` registers the socket waker without reading ([`crate::io::net::Stream::arm_read`]).
+    /// `arm` registers the socket waker without reading ([`crate::io::stream::Stream::arm_read`]).
     pub fn new(inner: R, turn: Arc<Turn>, arm: fn(&mut R, &mut Context<'_>) -> bool) -> Self {
         Self::with_arm(inner, turn, Some(arm))
     }

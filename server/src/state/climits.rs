@@ -15,6 +15,8 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
+use lockcore::Reply;
+
 use crate::state::ClientHandle;
 
 /// One class's limits: bytes (0 = none) and seconds.
@@ -108,7 +110,7 @@ pub fn deliver_monitor(sh: &crate::Shared, c: &ClientHandle, line: lockcore::Rep
     if c.killed.load(Ordering::Relaxed) {
         return;
     }
-    let cost = crate::state::pubsub::push_cost(&line);
+    let cost = push_cost(&line);
     let pending = c.pending_out.fetch_add(cost, Ordering::Relaxed) + cost;
     if sh.normal_output_limit.over(c, pending) {
         c.killed.store(true, Ordering::Relaxed);
@@ -125,4 +127,26 @@ pub fn deliver_monitor(sh: &crate::Shared, c: &ClientHandle, line: lockcore::Rep
         return;
     }
     c.send(crate::state::Msg::Push(line));
+}
+
+/// What a queued push counts against the output buffer limit: its payload plus a fixed
+/// overhead per element. [`deliver`] adds it and the connection subtracts the same amount
+/// once the bytes are written to the socket (`Conn::push_out`), so the counter is the
+/// subscriber's unwritten backlog, as Redis' output buffer size is.
+pub fn push_cost(r: &Reply) -> usize {
+    match r {
+        Reply::Push(items) => {
+            items
+                .iter()
+                .map(|i| match i {
+                    Reply::Bulk(b) => b.len() + 16,
+                    _ => 16,
+                })
+                .sum::<usize>()
+                + 16
+        }
+        // A MONITOR line.
+        Reply::Simple(s) => s.len() + 16,
+        _ => 0,
+    }
 }

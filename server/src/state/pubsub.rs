@@ -57,28 +57,6 @@ pub fn remove(table: &DashMap<Bytes, Vec<Arc<ClientHandle>>>, name: &Bytes, id: 
     removed
 }
 
-/// What a queued push counts against the output buffer limit: its payload plus a fixed
-/// overhead per element. [`deliver`] adds it and the connection subtracts the same amount
-/// once the bytes are written to the socket (`Conn::push_out`), so the counter is the
-/// subscriber's unwritten backlog, as Redis' output buffer size is.
-pub fn push_cost(r: &Reply) -> usize {
-    match r {
-        Reply::Push(items) => {
-            items
-                .iter()
-                .map(|i| match i {
-                    Reply::Bulk(b) => b.len() + 16,
-                    _ => 16,
-                })
-                .sum::<usize>()
-                + 16
-        }
-        // A MONITOR line.
-        Reply::Simple(s) => s.len() + 16,
-        _ => 0,
-    }
-}
-
 /// Queues `msg` for subscriber `c`, enforcing the pubsub output buffer limits like
 /// Redis' `checkClientOutputBufferLimits`: past the hard limit, or past the soft limit for
 /// longer than the soft seconds, the subscriber is disconnected instead of letting its
@@ -88,7 +66,7 @@ pub fn deliver(ps: &PubSub, c: &ClientHandle, msg: Reply) {
     if c.killed.load(Ordering::Relaxed) {
         return;
     }
-    let cost = push_cost(&msg);
+    let cost = crate::state::climits::push_cost(&msg);
     let pending = c.pending_out.fetch_add(cost, Ordering::Relaxed) + cost;
     if ps.limit.over(c, pending) {
         c.killed.store(true, Ordering::Relaxed);

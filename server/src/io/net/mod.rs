@@ -21,41 +21,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
+use crate::io::stream::{Stream, Transport};
 use crate::state::Shared;
-
-/// How a client reached the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    Tcp,
-    Tls,
-    Unix,
-}
-
-/// A connected byte stream the connection task can split into a reader and a writer.
-pub trait Stream: Send + 'static {
-    type Read: AsyncRead + Unpin + Send;
-    type Write: AsyncWrite + Unpin + Send;
-    fn split(self) -> (Self::Read, Self::Write);
-    /// Registers `cx`'s waker for the next data on `r` without reading it, so that data
-    /// arriving while the task is busy still wakes it (`arrival.rs`). Returns true when the
-    /// waker is stored and no data is there yet: until it is woken, a read would only
-    /// find nothing. The default does nothing and returns false (the next read registers
-    /// the waker).
-    fn arm_read(_r: &mut Self::Read, _cx: &mut std::task::Context<'_>) -> bool {
-        false
-    }
-    /// Whether the stream's reactor runs connections in the order their data arrived
-    /// already (our own event loop, `evloop.rs`), so `arrival.rs`' tickets are not needed.
-    const LOOP_ORDERED: bool = false;
-    /// For a [`Self::LOOP_ORDERED`] stream: whether other connections are queued to run.
-    fn others_waiting() -> Option<bool> {
-        None
-    }
-}
 
 impl Stream for tokio::net::TcpStream {
     type Read = tokio::net::tcp::OwnedReadHalf;
