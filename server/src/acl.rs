@@ -1066,7 +1066,7 @@ pub fn check_command(
     } else {
         Context::Toplevel
     };
-    let info = crate::observe::info::client_line(c, &c.handle, argv);
+    let info = crate::conn::client_line::client_line(c, &c.handle, argv);
     log_denied(
         &c.shared,
         denied,
@@ -1099,7 +1099,7 @@ pub fn check_exec(c: &mut Conn, spec: &'static CommandSpec, argv: &[Bytes]) -> R
     let Err((denied, pos)) = c.user.check(spec, argv) else {
         return Ok(());
     };
-    let info = crate::observe::info::client_line(c, &c.handle, argv);
+    let info = crate::conn::client_line::client_line(c, &c.handle, argv);
     log_denied(
         &c.shared,
         denied,
@@ -1256,7 +1256,7 @@ pub fn login(c: &mut Conn, user: &[u8], pass: &[u8]) -> Result<(), Reply> {
         }
         None => {
             let name = String::from_utf8_lossy(user).into_owned();
-            let info = crate::observe::info::client_line(c, &c.handle, &[]);
+            let info = crate::conn::client_line::client_line(c, &c.handle, &[]);
             c.shared.acl.log(
                 acllog_max_len(&c.shared),
                 LogEntry {
@@ -1582,7 +1582,7 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
                 Some(bit) => {
                     let mut names = Vec::new();
                     for spec in commands::all() {
-                        if crate::commands::timectl::hidden_spec(&shared, spec) {
+                        if crate::state::timectl::hidden_spec(&shared, spec) {
                             continue;
                         }
                         if spec.acl_mask() & bit != 0 {

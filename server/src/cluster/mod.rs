@@ -634,7 +634,7 @@ pub fn cluster_command(
             } else {
                 usize::MAX
             };
-            let core = crate::commands::core(guard);
+            let core = crate::state::core(guard);
             let now = core.engine.now_ms();
             let keys = core.engine.dbs[0]
                 .iter()

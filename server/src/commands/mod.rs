@@ -15,6 +15,7 @@ use lockcore::{error, Reply};
 
 use crate::base::consts::REDIS_VERSION;
 use crate::conn::{Conn, Flow, ReplyMode};
+use crate::state::core;
 use crate::state::{Core, CoreGuard, Msg};
 
 /// True if a command needs the keyspace lock.
@@ -48,12 +49,6 @@ pub fn needs_core(spec: &CommandSpec) -> bool {
                 || (top == "cluster" && matches!(spec.name, "countkeysinslot" | "getkeysinslot"))
         }
     }
-}
-
-pub fn core<'g, 'a>(guard: &'g mut Option<CoreGuard<'a>>) -> &'g mut Core {
-    guard
-        .as_mut()
-        .expect("server command needs the keyspace lock; see needs_core")
 }
 
 fn arg_str(a: &[u8]) -> String {
@@ -312,7 +307,7 @@ fn client(
         }
         "info" => Reply::Verbatim(
             "txt",
-            Bytes::from(crate::observe::info::client_line(c, &c.handle, a) + "\n"),
+            Bytes::from(crate::conn::client_line::client_line(c, &c.handle, a) + "\n"),
         ),
         "list" => client_list(c, a),
         "kill" => client_kill(c, a),
@@ -447,7 +442,7 @@ fn client_list(c: &mut Conn, a: &[Bytes]) -> Reply {
         {
             continue;
         }
-        s.push_str(&crate::observe::info::client_line(c, &h, a));
+        s.push_str(&crate::conn::client_line::client_line(c, &h, a));
         s.push('\n');
     }
     Reply::Verbatim("txt", Bytes::from(s))
@@ -694,7 +689,7 @@ fn config(
 fn command(c: &Conn, a: &[Bytes]) -> Reply {
     // Time control is invisible unless enabled (timectl.rs).
     let hidden = |s: &CommandSpec| {
-        crate::commands::timectl::hidden_spec(&c.shared, s)
+        crate::state::timectl::hidden_spec(&c.shared, s)
             || crate::cluster::hidden_spec(&c.shared, s)
     };
     let mut all: Vec<&CommandSpec> = commands::all().filter(|s| !hidden(s)).collect();

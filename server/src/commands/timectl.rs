@@ -20,30 +20,11 @@ use lockcore::storage::clock::Clock;
 use lockcore::{error, Reply};
 
 use crate::conn::Conn;
-use crate::state::{CoreGuard, Shared};
+use crate::state::timectl::enabled;
+use crate::state::CoreGuard;
 
 /// The largest single ADVANCE, in ms (about 31 years): keeps `now + ttl` far from overflow.
 pub const MAX_ADVANCE_MS: i64 = 1_000_000_000_000;
-
-/// True if this server was started with `enable-time-control yes`.
-pub fn enabled(shared: &Shared) -> bool {
-    shared.config.read().get_bool("enable-time-control")
-}
-
-/// True if `name` is a time-control command and the feature is off, i.e. the command must
-/// look as if it did not exist. Cheap for every other name (a length check).
-pub fn hidden_name(shared: &Shared, name: &[u8]) -> bool {
-    name.len() == lockcore::commands::tumbler_cmds::TIME.len()
-        && name.eq_ignore_ascii_case(lockcore::commands::tumbler_cmds::TIME.as_bytes())
-        && !enabled(shared)
-}
-
-/// True if COMMAND and friends must leave `spec` out on this server.
-pub fn hidden_spec(shared: &Shared, spec: &CommandSpec) -> bool {
-    (spec.name == lockcore::commands::tumbler_cmds::TIME
-        || spec.parent == lockcore::commands::tumbler_cmds::TIME)
-        && !enabled(shared)
-}
 
 /// Runs a TUMBLER.TIME subcommand. The caller holds the keyspace lock (see
 /// `dispatch::needs_core`), so the clock moves between two commands, never inside one.

@@ -6,6 +6,7 @@
 //! messages from other tasks: pub/sub deliveries, MONITOR lines, the wake-up of a blocked
 //! command, or a kill.
 
+pub mod client_line;
 pub mod limits;
 pub mod multi;
 pub mod subs;
@@ -609,7 +610,7 @@ impl Conn {
             m.dirty = true;
         }
         // rejected_calls, unless the name is one time control or cluster control hide.
-        if crate::commands::timectl::hidden_name(shared, &argv[0])
+        if crate::state::timectl::hidden_name(shared, &argv[0])
             || crate::cluster::hidden_name(shared, &argv[0])
         {
             shared.cmdstats.count_error_reply(&err);
@@ -696,7 +697,7 @@ impl Conn {
         guard: &mut Option<CoreGuard<'a>>,
         argv: &mut Vec<Bytes>,
     ) {
-        let looked_up = if crate::commands::timectl::hidden_name(shared, &argv[0])
+        let looked_up = if crate::state::timectl::hidden_name(shared, &argv[0])
             || crate::cluster::hidden_name(shared, &argv[0])
         {
             Err(error::unknown_command(argv))

@@ -7,8 +7,8 @@ use bytes::Bytes;
 
 use lockcore::{error, Reply};
 
-use crate::commands::core;
 use crate::conn::{Conn, Flow, Multi, ReplyMode};
+use crate::state::core;
 use crate::state::{Core, CoreGuard};
 
 pub fn command(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>, name: &str, a: &[Bytes]) -> Reply {

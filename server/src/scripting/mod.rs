@@ -354,11 +354,11 @@ pub fn command(
         ("script", "kill") => script_kill(&c.shared, true),
         ("script", "help") => script_help(),
         ("script", "plans") => {
-            let core = crate::commands::core(guard);
+            let core = crate::state::core(guard);
             plans_switch(&c.shared, core, a)
         }
         ("script", sub) => {
-            let core = crate::commands::core(guard);
+            let core = crate::state::core(guard);
             script_sub(core, sub, a)
         }
         ("fcall" | "fcall_ro", name) => {
@@ -367,7 +367,7 @@ pub fn command(
                     .feed_monitors(c.cl.db, &c.handle.addr.to_string(), a);
             }
             let shared = c.shared.clone();
-            let core = crate::commands::core(guard);
+            let core = crate::state::core(guard);
             let r = functions::fcall(core, &shared, &c.cl, a, name == "fcall_ro");
             core.engine.after_command();
             r
@@ -380,7 +380,7 @@ pub fn command(
                 c.shared
                     .feed_monitors(c.cl.db, &c.handle.addr.to_string(), a);
             }
-            let core = crate::commands::core(guard);
+            let core = crate::state::core(guard);
             let r = eval(core, &c.shared, &c.cl, a, by_sha, ro, c.cmd_started);
             core.engine.after_command();
             r

@@ -24,6 +24,7 @@ pub mod climits;
 pub mod cron;
 pub mod migrate;
 pub mod pubsub;
+pub mod timectl;
 pub mod tracking;
 
 use bytes::Bytes;
@@ -567,4 +568,12 @@ impl Shared {
 /// INFO's `used_memory`, which maxmemory is compared with (crate::observe::memory).
 pub fn used_memory() -> u64 {
     crate::observe::memory::used_memory()
+}
+
+/// The keyspace a server command runs against; the connection took the lock for it
+/// because the command's row says it needs it.
+pub fn core<'g, 'a>(guard: &'g mut Option<CoreGuard<'a>>) -> &'g mut Core {
+    guard
+        .as_mut()
+        .expect("server command needs the keyspace lock; see needs_core")
 }
