@@ -994,11 +994,19 @@ impl Acl {
 // ---------------------------------------------------------------- checks
 
 fn acllog_max_len(shared: &Shared) -> usize {
-    shared.config.read().get_i64("acllog-max-len").max(0) as usize
+    shared
+        .config
+        .read()
+        .get_i64(crate::config::key::ACLLOG_MAX_LEN)
+        .max(0) as usize
 }
 
 fn pubsub_default_all(shared: &Shared) -> bool {
-    shared.config.read().get("acl-pubsub-default") == "allchannels"
+    shared
+        .config
+        .read()
+        .get(crate::config::key::ACL_PUBSUB_DEFAULT)
+        == "allchannels"
 }
 
 /// Adds an ACL LOG entry for a refusal.
@@ -1438,11 +1446,11 @@ fn read_acl_file(path: &str) -> Result<Vec<(String, Vec<Bytes>)>, String> {
 
 /// The configured `aclfile`, relative to `dir` as redis-server (which chdirs there) reads it.
 fn acl_file_path_of(cfg: &crate::config::Config) -> Option<String> {
-    let f = cfg.get("aclfile");
+    let f = cfg.get(crate::config::key::ACLFILE);
     if f.is_empty() {
         return None;
     }
-    let dir = cfg.get("dir");
+    let dir = cfg.get(crate::config::key::DIR);
     if f.starts_with('/') || dir.is_empty() {
         Some(f.to_string())
     } else {
@@ -1460,7 +1468,7 @@ pub type StartupUsers = Option<BTreeMap<String, Arc<User>>>;
 
 pub fn users_from_config(cfg: &crate::config::Config) -> Result<StartupUsers, String> {
     let file = acl_file_path_of(cfg);
-    let pubsub_all = cfg.get("acl-pubsub-default") == "allchannels";
+    let pubsub_all = cfg.get(crate::config::key::ACL_PUBSUB_DEFAULT) == "allchannels";
     if !cfg.acl_users.is_empty() && file.is_some() {
         return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
     }
@@ -1504,7 +1512,11 @@ pub fn install_startup_users(shared: &Shared, users: StartupUsers) {
 fn install_users(shared: &Shared, mut users: BTreeMap<String, Arc<User>>) {
     if !users.contains_key("default") {
         let mut d = User::default_user();
-        let pass = shared.config.read().get("requirepass").to_string();
+        let pass = shared
+            .config
+            .read()
+            .get(crate::config::key::REQUIREPASS)
+            .to_string();
         if !pass.is_empty() {
             d.nopass = false;
             d.passwords = vec![sha256_hex(pass.as_bytes())];

@@ -149,7 +149,7 @@ impl Builder {
     /// joins the thread).
     pub fn spawn(self) -> std::io::Result<TestServer> {
         let config = self.checked()?;
-        let workers = crate::worker_threads(config.get_i64("worker-threads"));
+        let workers = crate::worker_threads(config.get_i64(crate::config::key::WORKER_THREADS));
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()

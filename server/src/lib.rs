@@ -217,11 +217,11 @@ impl Server {
 /// The `/metrics` listener, if `metrics-port` is set (-1, the default, is off): on the
 /// first `bind` address, so a loopback server does not expose its metrics either.
 fn bind_metrics(config: &Config) -> std::io::Result<Option<tokio::net::TcpListener>> {
-    let port = config.get_i64("metrics-port");
+    let port = config.get_i64(crate::config::key::METRICS_PORT);
     if port < 0 {
         return Ok(None);
     }
-    let bind = config.get("bind");
+    let bind = config.get(crate::config::key::BIND);
     let host = bind
         .split_whitespace()
         .next()

@@ -73,12 +73,12 @@ fn healthcheck(cfg: &Config) -> ! {
     use std::io::Read;
     use std::net::ToSocketAddrs;
     use std::time::Duration;
-    let host = match cfg.get("bind") {
+    let host = match cfg.get(tumbler::config::key::BIND) {
         "0.0.0.0" | "*" | "" => "127.0.0.1",
         "::" | "::*" => "::1",
         h => h,
     };
-    let port = cfg.get_i64("port");
+    let port = cfg.get_i64(tumbler::config::key::PORT);
     let probe = || -> std::io::Result<bool> {
         let addr = (host, port as u16)
             .to_socket_addrs()?
@@ -320,15 +320,16 @@ fn main() {
         healthcheck(&cfg);
     }
 
-    let logfile = match tumbler::base::process::open_logfile(cfg.get("logfile")) {
+    let logfile = match tumbler::base::process::open_logfile(cfg.get(tumbler::config::key::LOGFILE))
+    {
         Ok(f) => f,
         Err(e) => {
             eprintln!("Can't open the log file: {e}");
             std::process::exit(1);
         }
     };
-    let discard = cfg.get_bool("daemonize") && logfile.is_none();
-    tumbler::base::log::init(cfg.get("loglevel"), logfile, discard);
+    let discard = cfg.get_bool(tumbler::config::key::DAEMONIZE) && logfile.is_none();
+    tumbler::base::log::init(cfg.get(tumbler::config::key::LOGLEVEL), logfile, discard);
     // Redis' first lines, in its words and levels (server.c `main`).
     tracing::info!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
     tracing::info!(
@@ -353,13 +354,13 @@ fn main() {
     } else {
         match tumbler::io::net::bind(&cfg) {
             Ok(b) => Some(b),
-            Err(e) => listen_failed(&e, cfg.get_i64("port")),
+            Err(e) => listen_failed(&e, cfg.get_i64(tumbler::config::key::PORT)),
         }
     };
     for w in bound.iter().flat_map(|b| &b.warnings) {
         tracing::warn!("{w}");
     }
-    let daemon = if cfg.get_bool("daemonize") {
+    let daemon = if cfg.get_bool(tumbler::config::key::DAEMONIZE) {
         match tumbler::base::process::daemonize() {
             Ok(d) => Some(d),
             Err(e) => {
@@ -370,33 +371,35 @@ fn main() {
     } else {
         None
     };
-    let pidfile = cfg.get("pidfile").to_string();
+    let pidfile = cfg.get(tumbler::config::key::PIDFILE).to_string();
 
-    let workers = tumbler::worker_threads(cfg.get_i64("worker-threads"));
+    let workers = tumbler::worker_threads(cfg.get_i64(tumbler::config::key::WORKER_THREADS));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .thread_stack_size(tumbler::base::consts::THREAD_STACK)
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let port = cfg.get_i64("port");
+    let port = cfg.get_i64(tumbler::config::key::PORT);
     let tls_on = tumbler::io::net::tls_enabled(&cfg);
     // Tumbler's own listener lines, only where redis-server has nothing to match them: a
     // port 0 that Tumbler picked (redis-server does not listen then), several nodes, or the
     // metrics endpoint. A command line redis-server would take prints what it prints.
-    let print_ports = cfg.get_i64("port") == 0
-        || (tls_on && cfg.get_i64("tls-port") == 0)
+    let print_ports = cfg.get_i64(tumbler::config::key::PORT) == 0
+        || (tls_on && cfg.get_i64(tumbler::config::key::TLS_PORT) == 0)
         || cfg.is_set("metrics-port")
         || tumbler::cluster::multi_node(&cfg);
     // Redis shows its logo on a terminal without a log file, or when asked to.
-    let show_logo = cfg.get_bool("always-show-logo")
-        || (cfg.get("logfile").is_empty() && std::io::IsTerminal::is_terminal(&std::io::stdout()));
-    let mode = if cfg.get_bool("cluster-enabled") {
+    let show_logo = cfg.get_bool(tumbler::config::key::ALWAYS_SHOW_LOGO)
+        || (cfg.get(tumbler::config::key::LOGFILE).is_empty()
+            && std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    let mode = if cfg.get_bool(tumbler::config::key::CLUSTER_ENABLED) {
         "cluster"
     } else {
         "standalone"
     };
-    let watch_stdin = cfg.get_bool("watch-stdin") && !cfg.get_bool("daemonize");
+    let watch_stdin = cfg.get_bool(tumbler::config::key::WATCH_STDIN)
+        && !cfg.get_bool(tumbler::config::key::DAEMONIZE);
     rt.block_on(async move {
         let started = match bound {
             Some(bound) => tumbler::Server::serve(bound, cfg),

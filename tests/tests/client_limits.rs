@@ -276,12 +276,15 @@ fn limits_from_the_command_line_and_redis_conf() {
     )
     .unwrap();
     assert_eq!(
-        cfg.get("client-output-buffer-limit"),
+        cfg.get(tumbler::config::key::CLIENT_OUTPUT_BUFFER_LIMIT),
         "normal 4194304 2097152 10 slave 268435456 67108864 60 pubsub 1048576 524288 5"
     );
-    assert_eq!(cfg.get("maxclients"), "64");
-    assert_eq!(cfg.get("proto-max-bulk-len"), "4194304");
-    assert_eq!(cfg.get("client-query-buffer-limit"), "2097152");
+    assert_eq!(cfg.get(tumbler::config::key::MAXCLIENTS), "64");
+    assert_eq!(cfg.get(tumbler::config::key::PROTO_MAX_BULK_LEN), "4194304");
+    assert_eq!(
+        cfg.get(tumbler::config::key::CLIENT_QUERY_BUFFER_LIMIT),
+        "2097152"
+    );
 }
 
 /// Reads until EOF (or 10 s) and returns what arrived.

@@ -856,7 +856,10 @@ pub fn hidden_spec(shared: &Shared, spec: &CommandSpec) -> bool {
 }
 
 pub fn test_control(shared: &Shared) -> bool {
-    shared.config.read().get_bool("enable-test-control")
+    shared
+        .config
+        .read()
+        .get_bool(crate::config::key::ENABLE_TEST_CONTROL)
 }
 
 /// TUMBLER.NODE DELAY and DROP, applied to each batch of replies before it is written.
@@ -877,5 +880,6 @@ pub async fn faults_before_write(node: &Node, out: &mut bytes::BytesMut) {
 
 /// Whether `config` asks for several nodes in this process (`nodes` > 1 or cluster mode).
 pub fn multi_node(config: &crate::Config) -> bool {
-    config.get_i64("nodes") > 1 || config.get_bool("cluster-enabled")
+    config.get_i64(crate::config::key::NODES) > 1
+        || config.get_bool(crate::config::key::CLUSTER_ENABLED)
 }

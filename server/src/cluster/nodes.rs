@@ -22,11 +22,11 @@ pub async fn start(
     Vec<SocketAddr>,
     Vec<tokio::task::JoinHandle<()>>,
 )> {
-    let n = config.get_i64("nodes").max(1) as usize;
-    let cluster = config.get_bool("cluster-enabled");
-    let replicas = config.get_i64("cluster-replicas") as usize;
-    let test_control = config.get_bool("enable-test-control");
-    let bind = config.get("bind").to_string();
+    let n = config.get_i64(crate::config::key::NODES).max(1) as usize;
+    let cluster = config.get_bool(crate::config::key::CLUSTER_ENABLED);
+    let replicas = config.get_i64(crate::config::key::CLUSTER_REPLICAS) as usize;
+    let test_control = config.get_bool(crate::config::key::ENABLE_TEST_CONTROL);
+    let bind = config.get(crate::config::key::BIND).to_string();
     // With TLS, every node's one port speaks TLS, as a Redis Cluster started with `port 0
     // tls-port P tls-cluster yes` does: `tls-port` is then the base port (0: free ports), and
     // the ports CLUSTER SLOTS and -MOVED name are the TLS ones.
@@ -35,9 +35,9 @@ pub async fn start(
         tracing::warn!("{w}");
     }
     let base = if tls.is_some() {
-        config.get_i64("tls-port")
+        config.get_i64(crate::config::key::TLS_PORT)
     } else {
-        config.get_i64("port")
+        config.get_i64(crate::config::key::PORT)
     };
     if base != 0 && base + n as i64 - 1 > 65535 {
         return Err(std::io::Error::other(format!(

@@ -117,7 +117,11 @@ pub fn server_command(
         "tumbler.cluster" => crate::cluster::control::cluster_command(c, guard, spec, a),
         "function" => function(c, guard, spec, a),
         "latency" => {
-            let slowlog = c.shared.config.read().get_i64("slowlog-log-slower-than");
+            let slowlog = c
+                .shared
+                .config
+                .read()
+                .get_i64(crate::config::key::SLOWLOG_LOG_SLOWER_THAN);
             crate::stats::latency::command(&c.shared.cmdstats, slowlog, spec, a)
         }
         "slowlog" => crate::stats::slowlog::command(&c.shared.slowlog, spec, a),
@@ -590,7 +594,7 @@ fn config(
                 // value is accepted (Redis treats that as a no-op too).
                 let value = arg_str(&kv[1]);
                 if matches!(param.name, "port" | "bind" | "tls-port")
-                    && next.get(param.name) != value
+                    && next.get_by_name(param.name) != value
                 {
                     let why = if param.name != "bind" {
                         "Unable to listen on this port: tumbler cannot change its port at runtime"
@@ -606,7 +610,7 @@ fn config(
                 let tumbler_own_unchanged = matches!(
                     param.name,
                     "enable-time-control" | "enable-test-control" | "nodes" | "cluster-replicas"
-                ) && next.get(param.name) == value;
+                ) && next.get_by_name(param.name) == value;
                 if !param.mutable
                     && !matches!(param.name, "port" | "bind" | "tls-port")
                     && !tumbler_own_unchanged
@@ -634,7 +638,7 @@ fn config(
             }
             let requirepass = names
                 .contains("requirepass")
-                .then(|| next.get("requirepass").to_string());
+                .then(|| next.get(crate::config::key::REQUIREPASS).to_string());
             *c.shared.config.write() = next;
             c.shared.apply_config_to(core(guard));
             // requirepass is the default user's password, as in Redis.

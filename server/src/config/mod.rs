@@ -591,6 +591,96 @@ fn parse_output_limits(value: &str) -> Result<String, String> {
         .join(" "))
 }
 
+/// A parameter the code reads, named by a constant in [`key`] (`key::MAXMEMORY`): a
+/// misspelt constant does not compile, and a test checks every constant names a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key(&'static str);
+
+impl Key {
+    pub fn name(self) -> &'static str {
+        self.0
+    }
+}
+
+/// The parameters the code reads.
+pub mod key {
+    use super::Key;
+
+    pub const ACLFILE: Key = Key("aclfile");
+    pub const ACLLOG_MAX_LEN: Key = Key("acllog-max-len");
+    pub const ACL_PUBSUB_DEFAULT: Key = Key("acl-pubsub-default");
+    pub const ALWAYS_SHOW_LOGO: Key = Key("always-show-logo");
+    pub const BIND: Key = Key("bind");
+    pub const BUSY_REPLY_THRESHOLD: Key = Key("busy-reply-threshold");
+    pub const CLIENT_OUTPUT_BUFFER_LIMIT: Key = Key("client-output-buffer-limit");
+    pub const CLIENT_QUERY_BUFFER_LIMIT: Key = Key("client-query-buffer-limit");
+    pub const CLUSTER_ENABLED: Key = Key("cluster-enabled");
+    pub const CLUSTER_REPLICAS: Key = Key("cluster-replicas");
+    pub const DAEMONIZE: Key = Key("daemonize");
+    pub const DATABASES: Key = Key("databases");
+    pub const DIR: Key = Key("dir");
+    pub const ENABLE_TEST_CONTROL: Key = Key("enable-test-control");
+    pub const ENABLE_TIME_CONTROL: Key = Key("enable-time-control");
+    pub const EVENT_LOOP: Key = Key("event-loop");
+    pub const HASH_MAX_LISTPACK_ENTRIES: Key = Key("hash-max-listpack-entries");
+    pub const HASH_MAX_LISTPACK_VALUE: Key = Key("hash-max-listpack-value");
+    pub const HLL_SPARSE_MAX_BYTES: Key = Key("hll-sparse-max-bytes");
+    pub const HZ: Key = Key("hz");
+    pub const LATENCY_MONITOR_THRESHOLD: Key = Key("latency-monitor-threshold");
+    pub const LATENCY_TRACKING: Key = Key("latency-tracking");
+    pub const LATENCY_TRACKING_INFO_PERCENTILES: Key = Key("latency-tracking-info-percentiles");
+    pub const LFU_DECAY_TIME: Key = Key("lfu-decay-time");
+    pub const LFU_LOG_FACTOR: Key = Key("lfu-log-factor");
+    pub const LIST_MAX_LISTPACK_SIZE: Key = Key("list-max-listpack-size");
+    pub const LOCKDEP: Key = Key("lockdep");
+    pub const LOCKDEP_CLASSES: Key = Key("lockdep-classes");
+    pub const LOGFILE: Key = Key("logfile");
+    pub const LOGLEVEL: Key = Key("loglevel");
+    pub const LUA_NATIVE_PLANS: Key = Key("lua-native-plans");
+    pub const LUA_PROFILER: Key = Key("lua-profiler");
+    pub const MAXCLIENTS: Key = Key("maxclients");
+    pub const MAXMEMORY: Key = Key("maxmemory");
+    pub const MAXMEMORY_POLICY: Key = Key("maxmemory-policy");
+    pub const MAXMEMORY_SAMPLES: Key = Key("maxmemory-samples");
+    pub const METRICS_PORT: Key = Key("metrics-port");
+    pub const NODES: Key = Key("nodes");
+    pub const NOTIFY_KEYSPACE_EVENTS: Key = Key("notify-keyspace-events");
+    pub const PIDFILE: Key = Key("pidfile");
+    pub const PORT: Key = Key("port");
+    pub const PROTECTED_MODE: Key = Key("protected-mode");
+    pub const PROTO_MAX_BULK_LEN: Key = Key("proto-max-bulk-len");
+    pub const REQUIREPASS: Key = Key("requirepass");
+    pub const SAVE: Key = Key("save");
+    pub const SLOWLOG_LOG_SLOWER_THAN: Key = Key("slowlog-log-slower-than");
+    pub const SLOWLOG_MAX_LEN: Key = Key("slowlog-max-len");
+    pub const STREAM_NODE_MAX_BYTES: Key = Key("stream-node-max-bytes");
+    pub const STREAM_NODE_MAX_ENTRIES: Key = Key("stream-node-max-entries");
+    pub const TCP_BACKLOG: Key = Key("tcp-backlog");
+    pub const TLS_AUTH_CLIENTS: Key = Key("tls-auth-clients");
+    pub const TLS_CA_CERT_DIR: Key = Key("tls-ca-cert-dir");
+    pub const TLS_CA_CERT_FILE: Key = Key("tls-ca-cert-file");
+    pub const TLS_CERT_FILE: Key = Key("tls-cert-file");
+    pub const TLS_CIPHERS: Key = Key("tls-ciphers");
+    pub const TLS_CIPHERSUITES: Key = Key("tls-ciphersuites");
+    pub const TLS_CLUSTER: Key = Key("tls-cluster");
+    pub const TLS_DH_PARAMS_FILE: Key = Key("tls-dh-params-file");
+    pub const TLS_KEY_FILE: Key = Key("tls-key-file");
+    pub const TLS_KEY_FILE_PASS: Key = Key("tls-key-file-pass");
+    pub const TLS_PORT: Key = Key("tls-port");
+    pub const TLS_PREFER_SERVER_CIPHERS: Key = Key("tls-prefer-server-ciphers");
+    pub const TLS_PROTOCOLS: Key = Key("tls-protocols");
+    pub const TLS_REPLICATION: Key = Key("tls-replication");
+    pub const TLS_SESSION_CACHE_SIZE: Key = Key("tls-session-cache-size");
+    pub const TLS_SESSION_CACHING: Key = Key("tls-session-caching");
+    pub const TRACKING_TABLE_MAX_KEYS: Key = Key("tracking-table-max-keys");
+    pub const UNIXSOCKET: Key = Key("unixsocket");
+    pub const UNIXSOCKETPERM: Key = Key("unixsocketperm");
+    pub const WATCH_STDIN: Key = Key("watch-stdin");
+    pub const WORKER_THREADS: Key = Key("worker-threads");
+    pub const ZSET_MAX_LISTPACK_ENTRIES: Key = Key("zset-max-listpack-entries");
+    pub const ZSET_MAX_LISTPACK_VALUE: Key = Key("zset-max-listpack-value");
+}
+
 /// The current value of every parameter.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -619,17 +709,23 @@ impl Default for Config {
 }
 
 impl Config {
-    pub fn get(&self, name: &str) -> &str {
+    /// A parameter's value, by its [`key`]: a misspelt name does not compile.
+    pub fn get(&self, key: Key) -> &str {
+        self.get_by_name(key.0)
+    }
+    pub fn get_i64(&self, key: Key) -> i64 {
+        self.get(key).parse().unwrap_or(0)
+    }
+    pub fn get_bool(&self, key: Key) -> bool {
+        self.get(key) == "yes"
+    }
+    /// A parameter's value by a name known only at run time (CONFIG GET, REWRITE); "" for
+    /// a name that is no parameter.
+    pub fn get_by_name(&self, name: &str) -> &str {
         find(name)
             .and_then(|p| self.values.get(p.name))
             .map(|s| s.as_str())
             .unwrap_or("")
-    }
-    pub fn get_i64(&self, name: &str) -> i64 {
-        self.get(name).parse().unwrap_or(0)
-    }
-    pub fn get_bool(&self, name: &str) -> bool {
-        self.get(name) == "yes"
     }
 
     /// Sets a parameter (startup or CONFIG SET). `Err` carries Redis' reason text.
@@ -694,7 +790,7 @@ impl Config {
     /// soft seconds).
     pub fn output_limit(&self, class: &str) -> (i64, i64, i64) {
         let words: Vec<&str> = self
-            .get("client-output-buffer-limit")
+            .get(crate::config::key::CLIENT_OUTPUT_BUFFER_LIMIT)
             .split_whitespace()
             .collect();
         for c in words.chunks(4) {
@@ -763,8 +859,12 @@ pub fn apply_directive(
         }
     }
     // redis.conf may repeat `save` lines; keep them all.
-    if name == "save" && !cfg.get("save").is_empty() && !value.is_empty() && value != "\"\"" {
-        let merged = format!("{} {}", cfg.get("save"), value);
+    if name == "save"
+        && !cfg.get(crate::config::key::SAVE).is_empty()
+        && !value.is_empty()
+        && value != "\"\""
+    {
+        let merged = format!("{} {}", cfg.get(crate::config::key::SAVE), value);
         return cfg.set("save", &merged);
     }
     // `bind` lists addresses (server/src/net binds each; `-addr` is optional).
@@ -782,6 +882,21 @@ pub fn apply_directive(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_key_names_a_parameter() {
+        let src = include_str!("mod.rs");
+        let block = &src[src.find("pub mod key {").unwrap()..];
+        let block = &block[..block.find("\n}").unwrap()];
+        let mut n = 0;
+        for line in block.lines().filter(|l| l.contains(": Key = Key(")) {
+            let name = line.split('"').nth(1).unwrap();
+            let p = super::find(name).unwrap_or_else(|| panic!("key {name} is no parameter"));
+            assert_eq!(p.name, name, "key {name} uses an alias; name the parameter");
+            n += 1;
+        }
+        assert!(n > 50, "read {n} keys");
+    }
+
     use super::*;
 
     #[test]
@@ -796,7 +911,7 @@ mod tests {
     fn aliases_and_globs() {
         let mut c = Config::default();
         c.set("lua-time-limit", "100").unwrap();
-        assert_eq!(c.get("busy-reply-threshold"), "100");
+        assert_eq!(c.get(crate::config::key::BUSY_REPLY_THRESHOLD), "100");
         let m = c.matching(b"*time-limit");
         assert_eq!(m, vec![("lua-time-limit".to_string(), "100".to_string())]);
         assert!(c.set("maxclients", "abc").is_err());
@@ -838,11 +953,11 @@ mod tests {
         c.preset("port", "0").unwrap();
         assert!(!c.is_set("port"));
         c.set("unixsocketperm", "0770").unwrap();
-        assert_eq!(c.get("unixsocketperm"), "770");
+        assert_eq!(c.get(crate::config::key::UNIXSOCKETPERM), "770");
         assert!(c.set("unixsocketperm", "999").is_err());
         let mut w = Vec::new();
         apply_directive(&mut c, "bind", "127.0.0.1   -::1", &mut w).unwrap();
-        assert_eq!(c.get("bind"), "127.0.0.1 -::1");
+        assert_eq!(c.get(crate::config::key::BIND), "127.0.0.1 -::1");
     }
 
     #[test]
@@ -853,9 +968,9 @@ mod tests {
             "port 7777\nsave 900 1\nsave 300 10\nsome-future-thing yes\nrequirepass \"s e\"\n",
         )
         .unwrap();
-        assert_eq!(c.get("port"), "7777");
-        assert_eq!(c.get("save"), "900 1 300 10");
-        assert_eq!(c.get("requirepass"), "s e");
+        assert_eq!(c.get(crate::config::key::PORT), "7777");
+        assert_eq!(c.get(crate::config::key::SAVE), "900 1 300 10");
+        assert_eq!(c.get(crate::config::key::REQUIREPASS), "s e");
         assert_eq!(
             w,
             [

@@ -188,9 +188,9 @@ pub async fn serve_node<S: Stream>(
     let (maxclients, denied) = {
         let cfg = shared.config.read();
         (
-            cfg.get_i64("maxclients") as usize,
+            cfg.get_i64(crate::config::key::MAXCLIENTS) as usize,
             crate::io::net::protected_mode_denies(
-                cfg.get_bool("protected-mode"),
+                cfg.get_bool(crate::config::key::PROTECTED_MODE),
                 shared.acl.default_user().nopass,
                 addr,
                 transport,

@@ -124,8 +124,8 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 lockcore::storage::clock::Clock::now_us(&*sh.clock),
                 up,
                 up / 86400,
-                sh.config.read().get("hz"),
-                sh.config.read().get("hz"),
+                sh.config.read().get(crate::config::key::HZ),
+                sh.config.read().get(crate::config::key::HZ),
                 std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
                 env!("CARGO_PKG_VERSION"),
             );
@@ -142,7 +142,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 out,
                 "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
                 sh.clients.len(),
-                sh.config.read().get("maxclients"),
+                sh.config.read().get(crate::config::key::MAXCLIENTS),
                 eng.blocked_count(),
                 eng.tracking.clients.len(),
                 eng.blocked_count(),
@@ -152,7 +152,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let rss = crate::observe::memory::rss_bytes();
             let used = crate::observe::memory::used_memory();
             let peak = crate::observe::memory::peak(used);
-            let maxmem: u64 = sh.config.read().get_i64("maxmemory") as u64;
+            let maxmem: u64 = sh.config.read().get_i64(crate::config::key::MAXMEMORY) as u64;
             let lua_mem = core.scripts.memory();
             let nscripts = core.scripts.len();
             let (nplans, plan_runs) = (core.scripts.plans(), core.scripts.plan_runs);
@@ -163,7 +163,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 human(rss),
                 human(peak),
                 human(maxmem),
-                sh.config.read().get("maxmemory-policy"),
+                sh.config.read().get(crate::config::key::MAXMEMORY_POLICY),
                 rss as f64 / used.max(1) as f64,
                 crate::observe::memory::not_counted_for_evict(),
             );

@@ -9,8 +9,8 @@ use crate::config::Config;
 /// Pushes `lockdep` / `lockdep-classes` into the engine. Turning it off drops its state;
 /// switching between `yes` and `strict` keeps what it has learnt.
 pub fn apply(cfg: &Config, eng: &mut Engine) {
-    let rules = ClassRules::parse(cfg.get("lockdep-classes")).unwrap_or_default();
-    let strict = match cfg.get("lockdep") {
+    let rules = ClassRules::parse(cfg.get(crate::config::key::LOCKDEP_CLASSES)).unwrap_or_default();
+    let strict = match cfg.get(crate::config::key::LOCKDEP) {
         "yes" => false,
         "strict" => true,
         _ => {

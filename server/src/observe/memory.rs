@@ -127,9 +127,12 @@ fn evict_to_limit(shared: &Shared, engine: &mut lockcore::Engine) -> bool {
     }
     let (policy, samples) = {
         let cfg = shared.config.read();
-        let p = Policy::parse(cfg.get("maxmemory-policy")).unwrap_or(Policy::NoEviction);
+        let p = Policy::parse(cfg.get(crate::config::key::MAXMEMORY_POLICY))
+            .unwrap_or(Policy::NoEviction);
         // Redis allows up to INT_MAX samples; beyond 1,024 only the cost grows.
-        let samples = cfg.get_i64("maxmemory-samples").clamp(1, 1024) as usize;
+        let samples = cfg
+            .get_i64(crate::config::key::MAXMEMORY_SAMPLES)
+            .clamp(1, 1024) as usize;
         (p, samples)
     };
     let mut n = 0u64;

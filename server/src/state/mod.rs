@@ -370,8 +370,8 @@ impl Shared {
             None => (None, 0),
         };
         let clock = ControlledClock::new();
-        let dbs = config.get_i64("databases").max(1) as usize;
-        let requirepass = config.get("requirepass").to_string();
+        let dbs = config.get_i64(crate::config::key::DATABASES).max(1) as usize;
+        let requirepass = config.get(crate::config::key::REQUIREPASS).to_string();
         let pubsub = Arc::new(PubSub::default());
         let mut engine = Engine::with_clock(dbs, clock.clone());
         engine.broker = pubsub.clone();
@@ -387,12 +387,16 @@ impl Shared {
                 engine,
                 scripts: Default::default(),
             }),
-            busy_threshold_ms: AtomicI64::new(config.get_i64("busy-reply-threshold")),
+            busy_threshold_ms: AtomicI64::new(
+                config.get_i64(crate::config::key::BUSY_REPLY_THRESHOLD),
+            ),
             maxmemory: AtomicI64::new(0),
             evicting: AtomicBool::new(false),
             evict_failed: AtomicBool::new(false),
-            proto_max_bulk: AtomicI64::new(config.get_i64("proto-max-bulk-len")),
-            query_buffer_limit: AtomicI64::new(config.get_i64("client-query-buffer-limit")),
+            proto_max_bulk: AtomicI64::new(config.get_i64(crate::config::key::PROTO_MAX_BULK_LEN)),
+            query_buffer_limit: AtomicI64::new(
+                config.get_i64(crate::config::key::CLIENT_QUERY_BUFFER_LIMIT),
+            ),
             normal_output_limit: Default::default(),
             config: RwLock::new(config),
             clients: DashMap::new(),
@@ -432,46 +436,67 @@ impl Shared {
     /// [`Shared::apply_config`] for a caller that already holds the keyspace lock.
     pub fn apply_config_to(&self, core: &mut Core) {
         let cfg = self.config.read();
-        self.busy_threshold_ms
-            .store(cfg.get_i64("busy-reply-threshold"), Ordering::Relaxed);
+        self.busy_threshold_ms.store(
+            cfg.get_i64(crate::config::key::BUSY_REPLY_THRESHOLD),
+            Ordering::Relaxed,
+        );
         self.pubsub.set_limits(&cfg);
         self.slowlog.configure(&cfg);
         self.normal_output_limit.set(cfg.output_limit("normal"));
-        self.query_buffer_limit
-            .store(cfg.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
-        self.proto_max_bulk
-            .store(cfg.get_i64("proto-max-bulk-len"), Ordering::Relaxed);
-        self.maxmemory
-            .store(cfg.get_i64("maxmemory"), Ordering::Relaxed);
-        self.evicting.store(
-            cfg.get("maxmemory-policy") != "noeviction",
+        self.query_buffer_limit.store(
+            cfg.get_i64(crate::config::key::CLIENT_QUERY_BUFFER_LIMIT),
             Ordering::Relaxed,
         );
-        core.scripts.plans_off = !cfg.get_bool("lua-native-plans");
+        self.proto_max_bulk.store(
+            cfg.get_i64(crate::config::key::PROTO_MAX_BULK_LEN),
+            Ordering::Relaxed,
+        );
+        self.maxmemory.store(
+            cfg.get_i64(crate::config::key::MAXMEMORY),
+            Ordering::Relaxed,
+        );
+        self.evicting.store(
+            cfg.get(crate::config::key::MAXMEMORY_POLICY) != "noeviction",
+            Ordering::Relaxed,
+        );
+        core.scripts.plans_off = !cfg.get_bool(crate::config::key::LUA_NATIVE_PLANS);
         crate::observe::lockdep::apply(&cfg, &mut core.engine);
         self.cmdstats.apply_config(&cfg);
-        core.scripts.set_profiler(cfg.get_bool("lua-profiler"));
+        core.scripts
+            .set_profiler(cfg.get_bool(crate::config::key::LUA_PROFILER));
         let ec = &mut core.engine.config;
         ec.notify = lockcore::storage::notify::NotifyFlags::parse(
-            cfg.get("notify-keyspace-events").as_bytes(),
+            cfg.get(crate::config::key::NOTIFY_KEYSPACE_EVENTS)
+                .as_bytes(),
         )
         .unwrap_or_default();
-        ec.proto_max_bulk_len = cfg.get_i64("proto-max-bulk-len") as usize;
-        ec.hash_max_listpack_entries = cfg.get_i64("hash-max-listpack-entries") as usize;
-        ec.hash_max_listpack_value = cfg.get_i64("hash-max-listpack-value") as usize;
-        ec.list_max_listpack_size = cfg.get_i64("list-max-listpack-size");
-        ec.zset_max_listpack_entries = cfg.get_i64("zset-max-listpack-entries") as usize;
-        ec.zset_max_listpack_value = cfg.get_i64("zset-max-listpack-value") as usize;
-        ec.hll_sparse_max_bytes = cfg.get_i64("hll-sparse-max-bytes") as usize;
-        ec.lfu = cfg.get("maxmemory-policy").ends_with("-lfu");
-        ec.no_shared_integers = cfg.get_i64("maxmemory") != 0
-            && (ec.lfu || cfg.get("maxmemory-policy").ends_with("-lru"));
-        ec.lfu_log_factor = cfg.get_i64("lfu-log-factor");
-        core.engine.tracking.max_keys = cfg.get_i64("tracking-table-max-keys") as usize;
+        ec.proto_max_bulk_len = cfg.get_i64(crate::config::key::PROTO_MAX_BULK_LEN) as usize;
+        ec.hash_max_listpack_entries =
+            cfg.get_i64(crate::config::key::HASH_MAX_LISTPACK_ENTRIES) as usize;
+        ec.hash_max_listpack_value =
+            cfg.get_i64(crate::config::key::HASH_MAX_LISTPACK_VALUE) as usize;
+        ec.list_max_listpack_size = cfg.get_i64(crate::config::key::LIST_MAX_LISTPACK_SIZE);
+        ec.zset_max_listpack_entries =
+            cfg.get_i64(crate::config::key::ZSET_MAX_LISTPACK_ENTRIES) as usize;
+        ec.zset_max_listpack_value =
+            cfg.get_i64(crate::config::key::ZSET_MAX_LISTPACK_VALUE) as usize;
+        ec.hll_sparse_max_bytes = cfg.get_i64(crate::config::key::HLL_SPARSE_MAX_BYTES) as usize;
+        ec.lfu = cfg
+            .get(crate::config::key::MAXMEMORY_POLICY)
+            .ends_with("-lfu");
+        ec.no_shared_integers = cfg.get_i64(crate::config::key::MAXMEMORY) != 0
+            && (ec.lfu
+                || cfg
+                    .get(crate::config::key::MAXMEMORY_POLICY)
+                    .ends_with("-lru"));
+        ec.lfu_log_factor = cfg.get_i64(crate::config::key::LFU_LOG_FACTOR);
+        core.engine.tracking.max_keys =
+            cfg.get_i64(crate::config::key::TRACKING_TABLE_MAX_KEYS) as usize;
         core.engine.tracking.enforce_max_keys();
-        ec.lfu_decay_time = cfg.get_i64("lfu-decay-time");
-        ec.stream_node_max_entries = cfg.get_i64("stream-node-max-entries") as usize;
-        ec.stream_node_max_bytes = cfg.get_i64("stream-node-max-bytes") as usize;
+        ec.lfu_decay_time = cfg.get_i64(crate::config::key::LFU_DECAY_TIME);
+        ec.stream_node_max_entries =
+            cfg.get_i64(crate::config::key::STREAM_NODE_MAX_ENTRIES) as usize;
+        ec.stream_node_max_bytes = cfg.get_i64(crate::config::key::STREAM_NODE_MAX_BYTES) as usize;
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.

@@ -7,7 +7,10 @@ use super::Shared;
 
 /// True if this server was started with `enable-time-control yes`.
 pub fn enabled(shared: &Shared) -> bool {
-    shared.config.read().get_bool("enable-time-control")
+    shared
+        .config
+        .read()
+        .get_bool(crate::config::key::ENABLE_TIME_CONTROL)
 }
 
 /// True if `name` is a time-control command and the feature is off, i.e. the command must

@@ -342,15 +342,18 @@ impl CommandStats {
     /// Takes `latency-tracking`, `latency-tracking-info-percentiles` and
     /// `latency-monitor-threshold` from the configuration.
     pub fn apply_config(&self, cfg: &crate::config::Config) {
-        self.tracking
-            .store(cfg.get_bool("latency-tracking"), Ordering::Relaxed);
+        self.tracking.store(
+            cfg.get_bool(crate::config::key::LATENCY_TRACKING),
+            Ordering::Relaxed,
+        );
         if let Ok(p) = crate::config::percentiles::parse_percentiles(
-            cfg.get("latency-tracking-info-percentiles"),
+            cfg.get(crate::config::key::LATENCY_TRACKING_INFO_PERCENTILES),
         ) {
             *self.percentiles.lock() = p;
         }
         self.monitor.threshold_ms.store(
-            cfg.get_i64("latency-monitor-threshold").max(0) as u64,
+            cfg.get_i64(crate::config::key::LATENCY_MONITOR_THRESHOLD)
+                .max(0) as u64,
             Ordering::Relaxed,
         );
     }

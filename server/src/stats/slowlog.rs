@@ -63,11 +63,11 @@ impl Default for SlowLog {
 impl SlowLog {
     /// Takes `slowlog-log-slower-than` and `slowlog-max-len` out of the config.
     pub fn configure(&self, cfg: &Config) {
-        let t = cfg.get_i64("slowlog-log-slower-than");
+        let t = cfg.get_i64(crate::config::key::SLOWLOG_LOG_SLOWER_THAN);
         self.threshold_us
             .store(u64::try_from(t).unwrap_or(u64::MAX), Ordering::Relaxed);
         self.max_len.store(
-            cfg.get_i64("slowlog-max-len").max(0) as u64,
+            cfg.get_i64(crate::config::key::SLOWLOG_MAX_LEN).max(0) as u64,
             Ordering::Relaxed,
         );
     }

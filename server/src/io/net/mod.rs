@@ -194,7 +194,7 @@ fn bind_all(bind: &str, port: u16, backlog: i32) -> io::Result<Vec<std::net::Tcp
 
 /// True if TLS is on: a `tls-port` was given (an explicit 0 means a free port).
 pub fn tls_enabled(cfg: &Config) -> bool {
-    cfg.get_i64("tls-port") != 0 || cfg.is_set("tls-port")
+    cfg.get_i64(crate::config::key::TLS_PORT) != 0 || cfg.is_set("tls-port")
 }
 
 /// The TLS configuration when `tls-port` asks for TLS, with what rustls cannot honour as
@@ -212,24 +212,33 @@ pub fn tls_config(cfg: &Config) -> io::Result<(Option<Arc<rustls::ServerConfig>>
 /// comes with a `tls-port`, which means TLS only, as in Redis; otherwise `port 0` is a free
 /// port), `tls-port` likewise, and `unixsocket`.
 pub fn bind(cfg: &Config) -> io::Result<Bound> {
-    let bind = cfg.get("bind").to_string();
-    let backlog = cfg.get_i64("tcp-backlog").clamp(1, i32::MAX as i64) as i32;
+    let bind = cfg.get(crate::config::key::BIND).to_string();
+    let backlog = cfg
+        .get_i64(crate::config::key::TCP_BACKLOG)
+        .clamp(1, i32::MAX as i64) as i32;
     let tls_on = tls_enabled(cfg);
     let (tls_config, warnings) = tls_config(cfg)?;
-    let port = cfg.get_i64("port") as u16;
+    let port = cfg.get_i64(crate::config::key::PORT) as u16;
     let tcp = if tls_on && port == 0 && cfg.is_set("port") {
         Vec::new()
     } else {
         bind_all(&bind, port, backlog)?
     };
     let tls = if tls_on {
-        bind_all(&bind, cfg.get_i64("tls-port") as u16, backlog)?
+        bind_all(
+            &bind,
+            cfg.get_i64(crate::config::key::TLS_PORT) as u16,
+            backlog,
+        )?
     } else {
         Vec::new()
     };
-    let unix = match cfg.get("unixsocket") {
+    let unix = match cfg.get(crate::config::key::UNIXSOCKET) {
         "" => None,
-        path => Some(bind_unix(path, cfg.get("unixsocketperm"))?),
+        path => Some(bind_unix(
+            path,
+            cfg.get(crate::config::key::UNIXSOCKETPERM),
+        )?),
     };
     Ok(Bound {
         tcp,
@@ -289,7 +298,12 @@ impl Bound {
     pub fn serve(self, shared: &Arc<Shared>) -> io::Result<Vec<JoinHandle<()>>> {
         *shared.tls.write() = self.tls_config.clone();
         let mut tasks = Vec::new();
-        let lp = if shared.config.read().get_bool("event-loop") && !self.tcp.is_empty() {
+        let lp = if shared
+            .config
+            .read()
+            .get_bool(crate::config::key::EVENT_LOOP)
+            && !self.tcp.is_empty()
+        {
             Some(crate::io::evloop::Loop::start(
                 tokio::runtime::Handle::current(),
             )?)

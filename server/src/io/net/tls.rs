@@ -84,7 +84,7 @@ fn pick_suites(cfg: &Config, warnings: &mut Vec<String>) -> Vec<SupportedCipherS
             .collect()
     };
     let mut chosen13 = Vec::new();
-    for name in split(cfg.get("tls-ciphersuites")) {
+    for name in split(cfg.get(crate::config::key::TLS_CIPHERSUITES)) {
         // OpenSSL: TLS_AES_128_GCM_SHA256; rustls: TLS13_AES_128_GCM_SHA256.
         let want = name.replacen("TLS_", "TLS13_", 1);
         match v13
@@ -98,7 +98,7 @@ fn pick_suites(cfg: &Config, warnings: &mut Vec<String>) -> Vec<SupportedCipherS
         }
     }
     let mut chosen12 = Vec::new();
-    for name in split(cfg.get("tls-ciphers")) {
+    for name in split(cfg.get(crate::config::key::TLS_CIPHERS)) {
         let rustls_name = TLS12_NAMES
             .iter()
             .find(|(o, r)| o.eq_ignore_ascii_case(&name) || r.eq_ignore_ascii_case(&name))
@@ -124,7 +124,7 @@ fn pick_versions(
     cfg: &Config,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<&'static rustls::SupportedProtocolVersion>, String> {
-    let spec = cfg.get("tls-protocols");
+    let spec = cfg.get(crate::config::key::TLS_PROTOCOLS);
     if spec.trim().is_empty() {
         return Ok(vec![&rustls::version::TLS13, &rustls::version::TLS12]);
     }
@@ -163,7 +163,7 @@ fn load_certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
 /// The CA certificates of `tls-ca-cert-file` and `tls-ca-cert-dir`.
 fn load_roots(cfg: &Config) -> Result<Vec<CertificateDer<'static>>, String> {
     let mut roots = Vec::new();
-    let file = cfg.get("tls-ca-cert-file");
+    let file = cfg.get(crate::config::key::TLS_CA_CERT_FILE);
     if !file.is_empty() {
         roots.extend(
             load_certs(file).map_err(|e| {
@@ -171,7 +171,7 @@ fn load_roots(cfg: &Config) -> Result<Vec<CertificateDer<'static>>, String> {
             })?,
         );
     }
-    let dir = cfg.get("tls-ca-cert-dir");
+    let dir = cfg.get(crate::config::key::TLS_CA_CERT_DIR);
     if !dir.is_empty() {
         // OpenSSL reads `<hash>.0` files; reading every certificate in the directory finds
         // the same ones (and does not need c_rehash).
@@ -242,18 +242,18 @@ pub fn build(cfg: &Config) -> Result<(Arc<ServerConfig>, Vec<String>), String> {
 /// [`build`]; `check_ca: false` skips Redis' "a CA is needed" check (see [`RefuseAll`]).
 fn build_checked(cfg: &Config, check_ca: bool) -> Result<(Arc<ServerConfig>, Vec<String>), String> {
     let mut warnings = Vec::new();
-    let cert_file = cfg.get("tls-cert-file");
-    let key_file = cfg.get("tls-key-file");
+    let cert_file = cfg.get(crate::config::key::TLS_CERT_FILE);
+    let key_file = cfg.get(crate::config::key::TLS_KEY_FILE);
     if cert_file.is_empty() {
         return Err("No tls-cert-file configured!".into());
     }
     if key_file.is_empty() {
         return Err("No tls-key-file configured!".into());
     }
-    if !cfg.get("tls-key-file-pass").is_empty() {
+    if !cfg.get(crate::config::key::TLS_KEY_FILE_PASS).is_empty() {
         return Err("tls-key-file-pass: encrypted private keys are not supported by Tumbler's rustls TLS; decrypt the key (openssl pkey -in key.pem -out plain.pem)".into());
     }
-    if !cfg.get("tls-dh-params-file").is_empty() {
+    if !cfg.get(crate::config::key::TLS_DH_PARAMS_FILE).is_empty() {
         warnings
             .push("tls-dh-params-file is ignored: rustls uses ECDHE key exchange only".to_string());
     }
@@ -261,10 +261,13 @@ fn build_checked(cfg: &Config, check_ca: bool) -> Result<(Arc<ServerConfig>, Vec
     let key = PrivateKeyDer::from_pem_file(Path::new(key_file))
         .map_err(|e| format!("Failed to load private key: {key_file}: {e}"))?;
 
-    let auth = cfg.get("tls-auth-clients");
-    let has_ca = !cfg.get("tls-ca-cert-file").is_empty() || !cfg.get("tls-ca-cert-dir").is_empty();
+    let auth = cfg.get(crate::config::key::TLS_AUTH_CLIENTS);
+    let has_ca = !cfg.get(crate::config::key::TLS_CA_CERT_FILE).is_empty()
+        || !cfg.get(crate::config::key::TLS_CA_CERT_DIR).is_empty();
     if check_ca
-        && (auth != "no" || cfg.get_bool("tls-cluster") || cfg.get_bool("tls-replication"))
+        && (auth != "no"
+            || cfg.get_bool(crate::config::key::TLS_CLUSTER)
+            || cfg.get_bool(crate::config::key::TLS_REPLICATION))
         && !has_ca
     {
         return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!".into());
@@ -296,10 +299,12 @@ fn build_checked(cfg: &Config, check_ca: bool) -> Result<(Arc<ServerConfig>, Vec
     };
     let cert = super::x509::server_cert(certs, key, &provider, cert_file, key_file)?;
     let mut sc = builder.with_cert_resolver(Arc::new(cert));
-    sc.ignore_client_order = cfg.get_bool("tls-prefer-server-ciphers");
-    if cfg.get_bool("tls-session-caching") {
-        sc.session_storage =
-            ServerSessionMemoryCache::new(cfg.get_i64("tls-session-cache-size").max(1) as usize);
+    sc.ignore_client_order = cfg.get_bool(crate::config::key::TLS_PREFER_SERVER_CIPHERS);
+    if cfg.get_bool(crate::config::key::TLS_SESSION_CACHING) {
+        sc.session_storage = ServerSessionMemoryCache::new(
+            cfg.get_i64(crate::config::key::TLS_SESSION_CACHE_SIZE)
+                .max(1) as usize,
+        );
     } else {
         sc.session_storage = Arc::new(NoServerSessionStorage {});
         sc.send_tls13_tickets = 0;
