@@ -12,7 +12,7 @@ use tumbler::config::{self, Config};
 
 /// Counts allocated bytes for INFO's `used_memory` and maxmemory (server/src/memory.rs).
 #[global_allocator]
-static ALLOC: tumbler::observe::memory::CountingAlloc = tumbler::observe::memory::CountingAlloc;
+static ALLOC: tumbler::state::memory::CountingAlloc = tumbler::state::memory::CountingAlloc;
 
 fn cli() -> Command {
     Command::new("tumbler")

@@ -15,7 +15,7 @@ use std::time::Duration;
 use tumbler_tests::{diff_against_redis, Raw, Tumbler};
 
 #[global_allocator]
-static ALLOC: tumbler::observe::memory::CountingAlloc = tumbler::observe::memory::CountingAlloc;
+static ALLOC: tumbler::state::memory::CountingAlloc = tumbler::state::memory::CountingAlloc;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 

@@ -750,7 +750,7 @@ impl Conn {
                 return;
             }
         }
-        if evicting(shared) && crate::observe::memory::over_limit(shared) {
+        if evicting(shared) && crate::state::memory::over_limit(shared) {
             if guard.is_none() {
                 let locked = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await;
                 self.chain = None;
@@ -759,7 +759,7 @@ impl Conn {
                 }
             }
             if let Some(core) = guard.as_mut() {
-                crate::observe::memory::perform_evictions(shared, &mut core.engine);
+                crate::state::memory::perform_evictions(shared, &mut core.engine);
                 // Redis evicts before the command runs, so this client's invalidations of
                 // evicted keys go out before its reply.
                 self.push_own_invalidations(&mut core.engine);

@@ -149,9 +149,9 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             );
         }
         "memory" => {
-            let rss = crate::observe::memory::rss_bytes();
-            let used = crate::observe::memory::used_memory();
-            let peak = crate::observe::memory::peak(used);
+            let rss = crate::state::memory::rss_bytes();
+            let used = crate::state::memory::used_memory();
+            let peak = crate::state::memory::peak(used);
             let maxmem: u64 = sh.config.read().get_i64(crate::config::key::MAXMEMORY) as u64;
             let lua_mem = core.scripts.memory();
             let nscripts = core.scripts.len();
@@ -165,7 +165,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 human(maxmem),
                 sh.config.read().get(crate::config::key::MAXMEMORY_POLICY),
                 rss as f64 / used.max(1) as f64,
-                crate::observe::memory::not_counted_for_evict(),
+                crate::state::memory::not_counted_for_evict(),
             );
         }
         "persistence" => {
@@ -216,7 +216,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let _ = write!(out, "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n");
         }
         "modules" => out.push_str("# Modules\r\n"),
-        "lockdep" => crate::observe::lockdep::info(eng, out),
+        "lockdep" => crate::state::lockdep::info(eng, out),
         "commandstats" => sh.cmdstats.info_commandstats(out),
         "errorstats" => sh.cmdstats.info_errorstats(out),
         "latencystats" => crate::stats::latency::info_latencystats(&sh.cmdstats, out),
@@ -242,7 +242,7 @@ static STARTUP_RSS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 
 /// Notes used_memory at startup (the first server of the process to start).
 pub fn note_startup_memory() {
-    let used = crate::observe::memory::used_memory();
+    let used = crate::state::memory::used_memory();
     let _ = STARTUP_RSS.compare_exchange(0, used, Ordering::Relaxed, Ordering::Relaxed);
 }
 
@@ -251,8 +251,8 @@ pub fn note_startup_memory() {
 /// (a 24-byte dict entry and an 8-byte bucket per key, a 16-byte object header) so that
 /// the shares are comparable, and the allocator ratios are 1.
 pub fn memory_stats(sh: &crate::state::Shared, core: &crate::state::Core) -> Reply {
-    let total = crate::observe::memory::used_memory();
-    let peak = crate::observe::memory::peak(total);
+    let total = crate::state::memory::used_memory();
+    let peak = crate::state::memory::peak(total);
     let startup = STARTUP_RSS.load(Ordering::Relaxed).min(total);
     let lua = core.scripts.memory() as u64;
     let clients: u64 = sh

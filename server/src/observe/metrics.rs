@@ -75,7 +75,7 @@ async fn snapshot(shared: &Shared) -> Snapshot {
         keys,
         clients: shared.clients.len() as u64,
         connections_received: shared.counters.connections_received.load(Ordering::Relaxed),
-        used_memory: crate::observe::memory::rss_bytes(),
+        used_memory: crate::state::memory::rss_bytes(),
         maxmemory: shared.maxmemory.load(Ordering::Relaxed).max(0) as u64,
         busy_scripts: u64::from(shared.script_busy()),
         script_running: u64::from(running),

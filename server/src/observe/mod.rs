@@ -1,8 +1,6 @@
-//! What an operator reads: INFO, MEMORY, MONITOR, DEBUG DIGEST, lock-order reports, metrics.
+//! What an operator reads: INFO, MONITOR, DEBUG DIGEST and the metrics endpoint.
 
 pub mod digest;
 pub mod info;
-pub mod lockdep;
-pub mod memory;
 pub mod metrics;
 pub mod monitor;

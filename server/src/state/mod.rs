@@ -22,6 +22,8 @@
 pub mod arrival;
 pub mod climits;
 pub mod cron;
+pub mod lockdep;
+pub mod memory;
 pub mod migrate;
 pub mod pubsub;
 pub mod timectl;
@@ -240,7 +242,7 @@ pub struct Shared {
     /// per-command OOM check reads two atomics instead of the config table.
     pub maxmemory: AtomicI64,
     pub evicting: AtomicBool,
-    /// The last eviction could not get under `maxmemory` (crate::observe::memory).
+    /// The last eviction could not get under `maxmemory` (crate::state::memory).
     pub evict_failed: AtomicBool,
     /// Hot-path copies of `proto-max-bulk-len` and `client-query-buffer-limit`.
     pub proto_max_bulk: AtomicI64,
@@ -460,7 +462,7 @@ impl Shared {
             Ordering::Relaxed,
         );
         core.scripts.plans_off = !cfg.get_bool(crate::config::key::LUA_NATIVE_PLANS);
-        crate::observe::lockdep::apply(&cfg, &mut core.engine);
+        crate::state::lockdep::apply(&cfg, &mut core.engine);
         self.cmdstats.apply_config(&cfg);
         core.scripts
             .set_profiler(cfg.get_bool(crate::config::key::LUA_PROFILER));
@@ -500,14 +502,14 @@ impl Shared {
         drop(cfg);
         // A lower maxmemory (or a policy that now evicts) takes effect at once, as Redis'
         // CONFIG SET maxmemory does.
-        crate::observe::memory::perform_evictions(self, &mut core.engine);
+        crate::state::memory::perform_evictions(self, &mut core.engine);
     }
 
     /// Redis' OOM state: `maxmemory` is set, used memory is over it, and eviction (if the
-    /// policy evicts) could not get under it (crate::observe::memory::perform_evictions).
+    /// policy evicts) could not get under it (crate::state::memory::perform_evictions).
     #[inline]
     pub fn over_maxmemory(&self) -> bool {
-        crate::observe::memory::over_limit(self)
+        crate::state::memory::over_limit(self)
             && (!self.evicting.load(Ordering::Relaxed) || self.evict_failed.load(Ordering::Relaxed))
     }
 
@@ -590,9 +592,9 @@ impl Shared {
     }
 }
 
-/// INFO's `used_memory`, which maxmemory is compared with (crate::observe::memory).
+/// INFO's `used_memory`, which maxmemory is compared with (crate::state::memory).
 pub fn used_memory() -> u64 {
-    crate::observe::memory::used_memory()
+    crate::state::memory::used_memory()
 }
 
 /// The keyspace a server command runs against; the connection took the lock for it
