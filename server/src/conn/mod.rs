@@ -75,7 +75,7 @@ pub struct Conn {
     pub cl: ClientCtx,
     pub authenticated: bool,
     /// The ACL user this connection is logged in as, and the ACL version it was read at.
-    pub user: Arc<crate::acl::User>,
+    pub user: Arc<crate::state::acl::User>,
     pub acl_version: u64,
     pub multi: Option<Multi>,
     pub watched: Vec<(usize, Bytes)>,

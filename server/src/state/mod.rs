@@ -19,6 +19,7 @@
 //! the lock (from a script or a keyspace event) reads those tables; it never takes `core`
 //! again, so there is no lock-order cycle.
 
+pub mod acl;
 pub mod arrival;
 pub mod climits;
 pub mod cron;
@@ -254,7 +255,7 @@ pub struct Shared {
     /// of a `tls-*` parameter swaps it (server/src/net/tls.rs).
     pub tls: RwLock<Option<Arc<rustls::ServerConfig>>>,
     /// ACL users and the ACL log (acl.rs).
-    pub acl: crate::acl::Acl,
+    pub acl: acl::Acl,
     /// The nodes of this process when it runs more than one (server/src/cluster/), and
     /// which shard this dataset is.
     pub cluster: Option<Arc<crate::cluster::Topology>>,
@@ -419,7 +420,7 @@ impl Shared {
             run_id: random_run_id(),
             port: AtomicU64::new(0),
             tls: RwLock::new(None),
-            acl: crate::acl::Acl::new(&requirepass),
+            acl: acl::Acl::new(&requirepass),
             cluster,
             shard,
             metrics_port: AtomicU64::new(0),
