@@ -6,6 +6,7 @@
 //! messages from other tasks: pub/sub deliveries, MONITOR lines, the wake-up of a blocked
 //! command, or a kill.
 
+pub mod checks;
 pub mod client_line;
 pub mod limits;
 pub mod multi;
@@ -715,7 +716,7 @@ impl Conn {
             self.reject(shared, guard, argv, Reply::err(error::NOAUTH));
             return;
         }
-        if let Err(e) = crate::acl::check_command(self, spec, argv) {
+        if let Err(e) = crate::conn::checks::check_command(self, spec, argv) {
             self.reject(shared, guard, argv, e);
             return;
         }
@@ -915,8 +916,12 @@ impl Conn {
         let reply = match spec.exec {
             Exec::Engine(_) => {
                 if spec.name.starts_with("sort") {
-                    self.cl.sort_patterns_denied =
-                        crate::acl::sort_patterns_denied(&self.shared, &self.user, spec, argv);
+                    self.cl.sort_patterns_denied = crate::conn::checks::sort_patterns_denied(
+                        &self.shared,
+                        &self.user,
+                        spec,
+                        argv,
+                    );
                 }
                 let core = guard
                     .as_mut()

@@ -94,7 +94,7 @@ fn exec(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     c.cl.deny_blocking = true;
     c.in_exec = true;
     for (spec, argv) in &multi.queue {
-        let r = match crate::acl::check_exec(c, spec, argv) {
+        let r = match crate::conn::checks::check_exec(c, spec, argv) {
             Ok(()) => c.execute(guard, spec, argv),
             Err(e) => {
                 c.shared.cmdstats.count_error_reply(&e);

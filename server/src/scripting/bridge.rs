@@ -535,12 +535,10 @@ pub fn functions(
             }
         });
         match spec {
-            Some(spec) => {
-                Ok(
-                    with_ctx(|c| crate::acl::script_user_may_run(c.shared, c.cl.id, spec, &argv))
-                        .unwrap_or(true),
-                )
-            }
+            Some(spec) => Ok(with_ctx(|c| {
+                crate::conn::checks::script_user_may_run(c.shared, c.cl.id, spec, &argv)
+            })
+            .unwrap_or(true)),
             None => Err(mlua::Error::runtime(
                 "Invalid command passed to redis.acl_check_cmd()",
             )),
@@ -721,10 +719,10 @@ fn call_spec_inner(
     if spec.has(flag::NOSCRIPT) {
         return Err("ERR This Redis command is not allowed from script".into());
     }
-    crate::acl::check_script(ctx.shared, ctx.cl.id, spec, argv)?;
+    crate::conn::checks::check_script(ctx.shared, ctx.cl.id, spec, argv)?;
     if spec.name.starts_with("sort") {
         ctx.cl.sort_patterns_denied =
-            crate::acl::script_sort_patterns_denied(ctx.shared, ctx.cl.id, spec, argv);
+            crate::conn::checks::script_sort_patterns_denied(ctx.shared, ctx.cl.id, spec, argv);
     }
     if spec.has(flag::WRITE) && ctx.read_only {
         return Err("ERR Write commands are not allowed from read-only scripts.".into());
