@@ -68,7 +68,7 @@ pub struct Server {
     /// topology (server/src/cluster/).
     pub addrs: Vec<SocketAddr>,
     pub shards: Vec<Arc<Shared>>,
-    pub topology: Option<Arc<cluster::Topology>>,
+    pub topology: Option<Arc<state::cluster::Topology>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Where `/metrics` is served (`metrics-port`), if it is.
     pub metrics_addr: Option<SocketAddr>,
@@ -79,7 +79,7 @@ impl Server {
     /// serving on the current runtime. With `nodes N` (or `cluster-enabled yes`), serves N
     /// nodes on ports port..port+N-1 (each a free port if `port` is 0).
     pub async fn start(config: Config) -> std::io::Result<Server> {
-        if cluster::multi_node(&config) {
+        if state::cluster::multi_node(&config) {
             let (topo, shards, addrs, tasks) = cluster::nodes::start(config).await?;
             return Ok(Server {
                 addr: addrs[0],

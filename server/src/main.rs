@@ -349,7 +349,7 @@ fn main() {
 
     // Bind before forking (server/src/process.rs says why). Several nodes bind their ports
     // themselves once the runtime runs (server/src/cluster/nodes.rs).
-    let bound = if tumbler::cluster::multi_node(&cfg) {
+    let bound = if tumbler::state::cluster::multi_node(&cfg) {
         None
     } else {
         match tumbler::io::net::bind(&cfg) {
@@ -388,7 +388,7 @@ fn main() {
     let print_ports = cfg.get_i64(tumbler::config::key::PORT) == 0
         || (tls_on && cfg.get_i64(tumbler::config::key::TLS_PORT) == 0)
         || cfg.is_set("metrics-port")
-        || tumbler::cluster::multi_node(&cfg);
+        || tumbler::state::cluster::multi_node(&cfg);
     // Redis shows its logo on a terminal without a log file, or when asked to.
     let show_logo = cfg.get_bool(tumbler::config::key::ALWAYS_SHOW_LOGO)
         || (cfg.get(tumbler::config::key::LOGFILE).is_empty()

@@ -694,7 +694,7 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
     // Time control is invisible unless enabled (timectl.rs).
     let hidden = |s: &CommandSpec| {
         crate::state::timectl::hidden_spec(&c.shared, s)
-            || crate::cluster::hidden_spec(&c.shared, s)
+            || crate::state::cluster::hidden_spec(&c.shared, s)
     };
     let mut all: Vec<&CommandSpec> = commands::all().filter(|s| !hidden(s)).collect();
     all.sort_by_key(|c| c.name);

@@ -10,6 +10,7 @@ pub mod checks;
 pub mod client_line;
 pub mod limits;
 pub mod multi;
+pub mod route;
 pub mod subs;
 
 use crate::state::pubsub::SubSet;
@@ -102,7 +103,7 @@ pub struct Conn {
     /// Output-limit cost of the pub/sub pushes in `out`, released once they are written.
     pub out_push_cost: usize,
     /// Which node the client reached, ASKING, READONLY (server/src/cluster/).
-    pub cluster: crate::cluster::ConnState,
+    pub cluster: crate::conn::route::ConnState,
 }
 
 /// Runs an accepted connection (TCP, TLS or Unix socket; server/src/net) to the end.
@@ -123,7 +124,7 @@ pub async fn serve_node<S: Stream>(
     addr: SocketAddr,
     laddr: SocketAddr,
     transport: Transport,
-    node: Option<Arc<crate::cluster::Node>>,
+    node: Option<Arc<crate::state::cluster::Node>>,
 ) {
     let id = shared.next_client_id();
     let handle = Arc::new(ClientHandle {
@@ -181,7 +182,7 @@ pub async fn serve_node<S: Stream>(
         names: resp::NameCache::default(),
         in_exec: false,
         out_push_cost: 0,
-        cluster: crate::cluster::ConnState {
+        cluster: crate::conn::route::ConnState {
             node,
             ..Default::default()
         },
@@ -291,7 +292,7 @@ impl Conn {
             self.publish_mem(buf.len(), self.out.len());
             if !self.out.is_empty() {
                 if let Some(node) = &self.cluster.node {
-                    crate::cluster::faults_before_write(node, &mut self.out).await;
+                    crate::state::cluster::faults_before_write(node, &mut self.out).await;
                 }
                 if !self.write_out(&mut wr, &mut rd, &mut buf).await {
                     return;
@@ -612,7 +613,7 @@ impl Conn {
         }
         // rejected_calls, unless the name is one time control or cluster control hide.
         if crate::state::timectl::hidden_name(shared, &argv[0])
-            || crate::cluster::hidden_name(shared, &argv[0])
+            || crate::state::cluster::hidden_name(shared, &argv[0])
         {
             shared.cmdstats.count_error_reply(&err);
         } else if argv[0].eq_ignore_ascii_case(b"exec") {
@@ -699,7 +700,7 @@ impl Conn {
         argv: &mut Vec<Bytes>,
     ) {
         let looked_up = if crate::state::timectl::hidden_name(shared, &argv[0])
-            || crate::cluster::hidden_name(shared, &argv[0])
+            || crate::state::cluster::hidden_name(shared, &argv[0])
         {
             Err(error::unknown_command(argv))
         } else {
@@ -735,13 +736,14 @@ impl Conn {
             return;
         }
         if let Some(topo) = &shared.cluster {
-            use crate::cluster::Route;
-            let refused = match crate::cluster::check(self, topo, spec, argv) {
+            use crate::conn::route::Route;
+            let refused = match crate::conn::route::check(self, topo, spec, argv) {
                 Route::Serve => None,
                 Route::Refuse(err) => Some(err),
                 Route::Migrating(slot) => {
-                    let r = crate::cluster::check_migrating(self, shared, guard, spec, argv, slot)
-                        .await;
+                    let r =
+                        crate::conn::route::check_migrating(self, shared, guard, spec, argv, slot)
+                            .await;
                     self.chain = None;
                     r
                 }

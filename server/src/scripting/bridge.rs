@@ -126,7 +126,8 @@ impl<'a> RunCtx<'a> {
             // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
             oom: oom_at_start,
             wrote: false,
-            on_replica: shared.cluster.is_some() && crate::cluster::on_replica(shared, caller.id),
+            on_replica: shared.cluster.is_some()
+                && crate::conn::route::on_replica(shared, caller.id),
             stats: obs.stats,
             redis_calls: 0,
             prof: obs.prof,
@@ -734,7 +735,7 @@ fn call_spec_inner(
         if ctx.on_replica && spec.has(flag::WRITE) {
             return Err("READONLY You can't write against a read only replica.".into());
         }
-        crate::cluster::script_call_check(ctx.shared, spec, argv)?;
+        crate::conn::route::script_call_check(ctx.shared, spec, argv)?;
     }
     *ran = Some(spec);
     // The profiler's command time (Lua path: the line the hook saw last; plans time their

@@ -22,6 +22,7 @@
 pub mod acl;
 pub mod arrival;
 pub mod climits;
+pub mod cluster;
 pub mod cron;
 pub mod lockdep;
 pub mod memory;
@@ -258,7 +259,7 @@ pub struct Shared {
     pub acl: acl::Acl,
     /// The nodes of this process when it runs more than one (server/src/cluster/), and
     /// which shard this dataset is.
-    pub cluster: Option<Arc<crate::cluster::Topology>>,
+    pub cluster: Option<Arc<crate::state::cluster::Topology>>,
     pub shard: usize,
     /// The `/metrics` port, 0 when metrics are off.
     pub metrics_port: AtomicU64,
@@ -366,7 +367,7 @@ impl Shared {
     /// A dataset of a multi-node process: shard `.1` of topology `.0`.
     pub fn new_node(
         config: Config,
-        cluster: Option<(Arc<crate::cluster::Topology>, usize)>,
+        cluster: Option<(Arc<crate::state::cluster::Topology>, usize)>,
     ) -> Arc<Shared> {
         let (cluster, shard) = match cluster {
             Some((t, s)) => (Some(t), s),
