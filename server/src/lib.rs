@@ -132,7 +132,7 @@ impl Server {
                 .metrics_port
                 .store(m.port() as u64, Ordering::Relaxed);
         }
-        let accept = bound.serve(&shared)?;
+        let accept = conn::accept::serve(bound, &shared)?;
         tokio::spawn(state::cron::run(shared.clone()));
         let tasks = metrics_listener
             .map(|l| tokio::spawn(observe::metrics::serve(shared.clone(), l)))

@@ -6,6 +6,7 @@
 //! messages from other tasks: pub/sub deliveries, MONITOR lines, the wake-up of a blocked
 //! command, or a kill.
 
+pub mod accept;
 pub mod checks;
 pub mod client_line;
 pub mod limits;

@@ -2,11 +2,11 @@
 //! stream.
 //!
 //! Listeners are bound synchronously by [`bind`], before the tokio runtime exists, so that
-//! `daemonize yes` can fork after binding (server/src/process.rs): when the parent exits,
-//! the ports already accept, and `redis-cli ping` right after works. [`Bound::serve`] then
-//! moves them onto the runtime and runs one accept loop per listener.
+//! `daemonize yes` can fork after binding (server/src/base/process.rs): when the parent
+//! exits, the ports already accept, and `redis-cli ping` right after works.
+//! `conn::accept::serve` then moves them onto the runtime and runs one accept loop each.
 //!
-//! Every transport ends in the same [`crate::conn::serve`], generic over [`Stream`]: TCP
+//! Every transport ends in the same `conn::serve`, generic over [`Stream`]: TCP
 //! and Unix sockets split into owned halves (no lock between reader and writer), TLS splits
 //! through `tokio::io::split`. Pub/sub, blocking commands, MONITOR and everything else run
 //! the same code whatever the transport.
@@ -17,15 +17,10 @@ pub mod x509;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
-
-use tokio::task::JoinHandle;
 
 use crate::config::Config;
 use crate::io::stream::{Stream, Transport};
-use crate::state::Shared;
 
 impl Stream for tokio::net::TcpStream {
     type Read = tokio::net::tcp::OwnedReadHalf;
@@ -293,104 +288,6 @@ impl Bound {
             unix: self.unix.as_ref().map(|(_, p)| p.clone()),
         }
     }
-
-    /// Moves the listeners onto the current runtime and starts one accept loop each.
-    pub fn serve(self, shared: &Arc<Shared>) -> io::Result<Vec<JoinHandle<()>>> {
-        *shared.tls.write() = self.tls_config.clone();
-        let mut tasks = Vec::new();
-        let lp = if shared
-            .config
-            .read()
-            .get_bool(crate::config::key::EVENT_LOOP)
-            && !self.tcp.is_empty()
-        {
-            Some(crate::io::evloop::Loop::start(
-                tokio::runtime::Handle::current(),
-            )?)
-        } else {
-            None
-        };
-        for l in self.tcp {
-            let l = tokio::net::TcpListener::from_std(l)?;
-            let t = Transport::Tcp;
-            tasks.push(tokio::spawn(accept_tcp(shared.clone(), l, t, lp.clone())));
-        }
-        for l in self.tls {
-            let l = tokio::net::TcpListener::from_std(l)?;
-            tasks.push(tokio::spawn(accept_tcp(
-                shared.clone(),
-                l,
-                Transport::Tls,
-                None,
-            )));
-        }
-        if let Some((l, _)) = self.unix {
-            let l = tokio::net::UnixListener::from_std(l)?;
-            tasks.push(tokio::spawn(accept_unix(shared.clone(), l)));
-        }
-        Ok(tasks)
-    }
-}
-
-/// Accepts connections on `listener`; with `lp`, plain TCP connections run on our own
-/// event loop (`event-loop yes`, server/src/evloop.rs) instead of tokio's.
-async fn accept_tcp(
-    shared: Arc<Shared>,
-    listener: tokio::net::TcpListener,
-    t: Transport,
-    lp: Option<crate::io::evloop::Loop>,
-) {
-    loop {
-        match listener.accept().await {
-            Ok((stream, addr)) => {
-                if shared.shutting_down.load(Ordering::SeqCst) {
-                    return;
-                }
-                let _ = stream.set_nodelay(true);
-                let laddr = stream.local_addr().unwrap_or(addr);
-                if t == Transport::Tls {
-                    tokio::spawn(tls::serve(shared.clone(), stream, addr, laddr));
-                } else if let Some(lp) = &lp {
-                    let Ok(std) = stream.into_std() else {
-                        continue;
-                    };
-                    match lp.register(std) {
-                        Ok(s) => lp.spawn(crate::conn::serve(shared.clone(), s, addr, laddr, t)),
-                        Err(e) => tracing::warn!("event loop: {e}"),
-                    }
-                } else {
-                    tokio::spawn(crate::conn::serve(shared.clone(), stream, addr, laddr, t));
-                }
-            }
-            Err(e) => backoff(e).await,
-        }
-    }
-}
-
-async fn accept_unix(shared: Arc<Shared>, listener: tokio::net::UnixListener) {
-    loop {
-        match listener.accept().await {
-            Ok((stream, _)) => {
-                if shared.shutting_down.load(Ordering::SeqCst) {
-                    return;
-                }
-                tokio::spawn(crate::conn::serve(
-                    shared.clone(),
-                    stream,
-                    UNIX_PEER,
-                    UNIX_PEER,
-                    Transport::Unix,
-                ));
-            }
-            Err(e) => backoff(e).await,
-        }
-    }
-}
-
-/// Out of file descriptors and similar: back off instead of spinning.
-async fn backoff(e: io::Error) {
-    tracing::warn!("accept failed: {e}");
-    tokio::time::sleep(Duration::from_millis(10)).await;
 }
 
 /// Redis 7's protected mode: with `protected-mode yes` and no password for the default

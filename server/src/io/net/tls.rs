@@ -20,7 +20,6 @@
 //! `tls-*` parameter, never on its own; so does Tumbler. A failed reload leaves the running
 //! configuration in place and CONFIG SET answers Redis' error.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -332,23 +331,5 @@ pub fn reload(shared: &Shared, next: &Config, check_ca: bool) -> Result<(), Stri
             tracing::warn!("Failed to configure TLS: {e}");
             Err(e)
         }
-    }
-}
-
-/// Runs the TLS handshake, then the connection. A failed handshake (a plaintext client, a
-/// bad or missing client certificate) closes the socket, as in Redis, which logs it at
-/// verbose level.
-pub async fn serve(
-    shared: Arc<Shared>,
-    stream: tokio::net::TcpStream,
-    addr: SocketAddr,
-    laddr: SocketAddr,
-) {
-    let Some(config) = shared.tls.read().clone() else {
-        return;
-    };
-    match tokio_rustls::TlsAcceptor::from(config).accept(stream).await {
-        Ok(tls) => crate::conn::serve(shared, tls, addr, laddr, super::Transport::Tls).await,
-        Err(e) => tracing::debug!("Error accepting a client connection: {e} (addr={addr})"),
     }
 }
