@@ -15,3 +15,7 @@ pub const BUSY_ERR: &str =
 /// limit at under 8000 levels (docs/scripting.md, "Nesting limits"); this leaves room for
 /// them many times over, also in debug builds. Untouched stack pages cost no memory.
 pub const THREAD_STACK: usize = 16 << 20;
+
+/// The error for commands other than FUNCTION KILL while a function runs.
+pub const BUSY_FN_ERR: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";

@@ -805,12 +805,7 @@ impl Conn {
             return;
         }
         if !spec.has(flag::ALLOW_BUSY) && guard.is_none() && shared.script_busy() {
-            self.reject(
-                shared,
-                guard,
-                argv,
-                Reply::err(crate::scripting::busy_err(shared)),
-            );
+            self.reject(shared, guard, argv, Reply::err(shared.busy_err()));
             return;
         }
         if let Some(m) = &mut self.multi {
@@ -836,12 +831,7 @@ impl Conn {
             match locked {
                 Ok(g) => *guard = Some(g),
                 Err(LockError::Busy) => {
-                    self.reject(
-                        shared,
-                        guard,
-                        argv,
-                        Reply::err(crate::scripting::busy_err(shared)),
-                    );
+                    self.reject(shared, guard, argv, Reply::err(shared.busy_err()));
                     return;
                 }
             }

@@ -623,10 +623,6 @@ fn restore(vm: &mut Vm, a: &[Bytes]) -> Reply {
     Reply::ok()
 }
 
-/// The error for commands other than FUNCTION KILL while a function runs.
-pub const BUSY_FN_ERR: &str =
-    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
-
 /// FUNCTION STATS; it runs without the keyspace lock (a script may hold it), so the
 /// counts come from `Shared`, updated by every FUNCTION command that takes the lock.
 pub fn stats(shared: &Shared) -> Reply {
@@ -658,16 +654,6 @@ pub fn stats(shared: &Shared) -> Reply {
             )]),
         ),
     ])
-}
-
-/// The BUSY error for a command refused while a script runs: it names the kill command
-/// that applies (FUNCTION KILL for a function, SCRIPT KILL for EVAL).
-pub fn busy_err(shared: &Shared) -> &'static str {
-    if shared.script.running_fn.lock().unwrap().is_some() {
-        BUSY_FN_ERR
-    } else {
-        crate::base::consts::BUSY_ERR
-    }
 }
 
 /// FUNCTION KILL: only a running function (SCRIPT KILL stops EVAL scripts).

@@ -24,9 +24,7 @@ mod functions;
 mod libs;
 mod lua_struct;
 pub(crate) use functions::command as function_command;
-pub use functions::{
-    busy_err, help as function_help, kill as function_kill, stats as function_stats,
-};
+pub use functions::{help as function_help, kill as function_kill, stats as function_stats};
 mod patterns;
 mod plan;
 pub mod profile;
@@ -640,7 +638,7 @@ pub fn script_kill(shared: &Shared, caller_is_eval: bool) -> Reply {
         return Reply::err("NOTBUSY No scripts in execution right now.");
     }
     if caller_is_eval && shared.script.running_fn.lock().unwrap().is_some() {
-        return Reply::err(functions::BUSY_FN_ERR);
+        return Reply::err(crate::base::consts::BUSY_FN_ERR);
     }
     if shared.script.wrote.load(Ordering::Acquire) {
         return Reply::err(

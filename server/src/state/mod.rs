@@ -360,6 +360,16 @@ fn random_run_id() -> String {
 }
 
 impl Shared {
+    /// The BUSY error for a command refused while a script runs: it names the kill command
+    /// that applies (FUNCTION KILL for a function, SCRIPT KILL for EVAL).
+    pub fn busy_err(&self) -> &'static str {
+        if self.script.running_fn.lock().unwrap().is_some() {
+            crate::base::consts::BUSY_FN_ERR
+        } else {
+            crate::base::consts::BUSY_ERR
+        }
+    }
+
     pub fn new(config: Config) -> Arc<Shared> {
         Shared::new_node(config, None)
     }
