@@ -54,6 +54,14 @@ pub fn worker_threads(setting: i64) -> usize {
     }
 }
 
+/// Hands conn the command router (the one call from conn up to the features).
+fn install_router() {
+    conn::install(conn::Router {
+        run: commands::server_command,
+        needs_core: commands::needs_core,
+    });
+}
+
 /// A running server.
 pub struct Server {
     /// The first plaintext TCP address, or the first TLS one when TLS is all there is
@@ -79,6 +87,7 @@ impl Server {
     /// serving on the current runtime. With `nodes N` (or `cluster-enabled yes`), serves N
     /// nodes on ports port..port+N-1 (each a free port if `port` is 0).
     pub async fn start(config: Config) -> std::io::Result<Server> {
+        install_router();
         if state::cluster::multi_node(&config) {
             let (topo, shards, addrs, tasks) = cluster::nodes::start(config).await?;
             return Ok(Server {
@@ -106,6 +115,7 @@ impl Server {
     /// Serves listeners bound earlier with [`io::net::bind`] (the binary binds before it forks
     /// for `daemonize`). One node only.
     pub fn serve(bound: io::net::Bound, config: Config) -> std::io::Result<Server> {
+        install_router();
         let users = acl::users_from_config(&config)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let listen = bound.addrs();

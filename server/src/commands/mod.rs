@@ -948,18 +948,6 @@ fn function(
     }
 }
 
-/// Called under the keyspace lock when a client disconnects, after its blocked command and
-/// watches are gone (session-bound native locks are released here).
-pub fn on_disconnect(core: &mut Core, id: lockcore::ClientId) {
-    core.engine.tracking.disable(id);
-    lockcore::locks::release_session(&mut core.engine, id);
-    if let Some(ld) = core.engine.lockdep.as_deref_mut() {
-        ld.client_gone(id);
-    }
-    // Hand the released locks to their waiters now, not at the next command.
-    core.engine.after_command();
-}
-
 /// `WAITAOF numlocal numreplicas timeout`, as Redis 7.2+ answers it without AOF and without
 /// replicas: the checks in Redis' order, then `[0, 0]` at once. Only `numlocal` 1 is an
 /// error (nothing is ever fsynced); Redisson probes `WAITAOF 0 0 0` outside single-server

@@ -30,6 +30,29 @@ use crate::io::stream::{Stream, Transport};
 use crate::resp::{self, Limits};
 use crate::state::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared};
 
+/// The command router: what runs a command the table marks `Exec::Server`
+/// (commands::server_command) and says whether it needs the keyspace lock. It is the one
+/// call from conn up to the features, so it is passed in once at start-up ([`install`])
+/// rather than imported.
+pub struct Router {
+    pub run: fn(&mut Conn, &mut Option<CoreGuard<'_>>, &'static CommandSpec, &[Bytes]) -> Reply,
+    pub needs_core: fn(&CommandSpec) -> bool,
+}
+
+static ROUTER: std::sync::OnceLock<Router> = std::sync::OnceLock::new();
+
+/// Sets the router; every server in the process shares it, so later calls change nothing.
+pub fn install(router: Router) {
+    let _ = ROUTER.set(router);
+}
+
+#[inline]
+fn router() -> &'static Router {
+    ROUTER
+        .get()
+        .expect("the command router is installed before anything listens (lib.rs)")
+}
+
 /// CLIENT REPLY mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReplyMode {
@@ -825,7 +848,7 @@ impl Conn {
             }
         }
         self.last_spec = Some(spec);
-        if crate::commands::needs_core(spec) && guard.is_none() {
+        if (router().needs_core)(spec) && guard.is_none() {
             let locked = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await;
             self.chain = None;
             match locked {
@@ -930,9 +953,7 @@ impl Conn {
                 }
                 r
             }
-            Exec::Server | Exec::Container => {
-                crate::commands::server_command(self, guard, spec, argv)
-            }
+            Exec::Server | Exec::Container => (router().run)(self, guard, spec, argv),
         };
         let ended = crate::base::clock::Mono::ended_since(started);
         self.chain = Some(ended);
@@ -970,7 +991,7 @@ impl Conn {
         if let Ok(mut core) = self.shared.lock_core(true).await {
             let watched = std::mem::take(&mut self.watched);
             core.engine.client_gone(id, &watched);
-            crate::commands::on_disconnect(&mut core, id);
+            core.on_disconnect(id);
         }
         self.shared.clients.remove(&id);
     }

@@ -616,3 +616,18 @@ pub fn core<'g, 'a>(guard: &'g mut Option<CoreGuard<'a>>) -> &'g mut Core {
         .as_mut()
         .expect("server command needs the keyspace lock; see needs_core")
 }
+
+impl Core {
+    /// A client went away: its tracking, lock sessions and lock-order state go with it.
+    /// Called under the keyspace lock when a client disconnects, after its blocked command and
+    /// watches are gone (session-bound native locks are released here).
+    pub fn on_disconnect(&mut self, id: lockcore::ClientId) {
+        self.engine.tracking.disable(id);
+        lockcore::locks::release_session(&mut self.engine, id);
+        if let Some(ld) = self.engine.lockdep.as_deref_mut() {
+            ld.client_gone(id);
+        }
+        // Hand the released locks to their waiters now, not at the next command.
+        self.engine.after_command();
+    }
+}
