@@ -24,5 +24,5 @@ pub mod slots;
 
 pub use bytes::Bytes;
 pub use commands::{CommandSpec, Ctx};
-pub use storage::engine::{ClientCtx, ClientId, Engine};
 pub use reply::Reply;
+pub use storage::engine::{ClientCtx, ClientId, Engine};

@@ -4,12 +4,12 @@
 
 use bytes::{Bytes, BytesMut};
 
+use crate::commands::strings::get_string;
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
-use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::commands::strings::get_string;
+use crate::storage::notify;
 use crate::storage::value::Value;
 
 const fn cmd(

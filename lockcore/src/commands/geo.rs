@@ -6,12 +6,12 @@
 
 use bytes::Bytes;
 
+use crate::commands::zsets::{get_zset, store_result, zadd};
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::num::parse_f64;
 use crate::reply::Reply;
 use crate::storage::zset::ZSet;
-use crate::commands::zsets::{get_zset, store_result, zadd};
 
 const fn cmd(
     name: &'static str,

@@ -4,11 +4,11 @@ use bytes::Bytes;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error::{self, *};
-use crate::storage::notify;
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
 };
 use crate::reply::Reply;
+use crate::storage::notify;
 use crate::storage::value::{HashValue, Obj, Value};
 use rustc_apfloat::Float;
 
@@ -393,7 +393,9 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     };
     let (fields, next) = match &*h {
-        HashValue::Table(m) => crate::storage::db::scan_by_hash(m.keys(), &hasher, args.cursor, args.count),
+        HashValue::Table(m) => {
+            crate::storage::db::scan_by_hash(m.keys(), &hasher, args.cursor, args.count)
+        }
         HashValue::Pack(p) => (
             p.iter().map(|(k, _)| Bytes::copy_from_slice(k)).collect(),
             0,

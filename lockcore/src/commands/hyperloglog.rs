@@ -19,8 +19,8 @@ use bytes::Bytes;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
-use crate::storage::notify;
 use crate::reply::Reply;
+use crate::storage::notify;
 use crate::storage::value::Value;
 
 const fn cmd(

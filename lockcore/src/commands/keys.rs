@@ -4,12 +4,12 @@
 use bytes::Bytes;
 
 use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
-use crate::storage::engine::delete_key;
 use crate::error;
 use crate::glob;
-use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
+use crate::storage::engine::delete_key;
+use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
 
 const fn cmd(
@@ -652,7 +652,9 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::err("ERR DUMP payload version or checksum are wrong");
     }
     let cfg = &ctx.eng.config;
-    let Some(value) = crate::storage::rdb::load(&a[3]).and_then(|l| crate::storage::rdb::to_value(l, cfg)) else {
+    let Some(value) =
+        crate::storage::rdb::load(&a[3]).and_then(|l| crate::storage::rdb::to_value(l, cfg))
+    else {
         return Reply::err("ERR Bad data format");
     };
     let db = ctx.dbi();

@@ -11,11 +11,11 @@ use bytes::Bytes;
 use std::collections::VecDeque;
 
 use crate::commands::{self, flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
-use crate::storage::engine::BlockRequest;
 use crate::error::{self, *};
-use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
+use crate::storage::engine::BlockRequest;
+use crate::storage::notify;
 use crate::storage::value::{kept, Obj, Value};
 
 const fn cmd(

@@ -30,10 +30,10 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::storage::db::Db;
-use crate::storage::engine::{BlockRequest, ClientCtx, Engine};
 use crate::error;
 use crate::reply::Reply;
+use crate::storage::db::Db;
+use crate::storage::engine::{BlockRequest, ClientCtx, Engine};
 
 /// A command's flags, as COMMAND INFO prints them.
 pub mod flag {

@@ -10,9 +10,9 @@ use rand::Rng;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
-use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
+use crate::storage::notify;
 use crate::storage::value::{Obj, SetValue, Value};
 
 const fn cmd(

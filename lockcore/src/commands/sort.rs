@@ -12,9 +12,9 @@ use std::cmp::Ordering;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
-use crate::storage::notify;
 use crate::num::{parse_f64, parse_i64};
 use crate::reply::Reply;
+use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
 
 const fn cmd(

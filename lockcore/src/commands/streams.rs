@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::error;
-use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
+use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
 
 const fn cmd(

@@ -3,13 +3,13 @@
 use bytes::{Bytes, BytesMut};
 
 use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
-use crate::storage::engine::store;
 use crate::error::{self, *};
-use crate::storage::notify;
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
 };
 use crate::reply::Reply;
+use crate::storage::engine::store;
+use crate::storage::notify;
 use crate::storage::value::Value;
 use rustc_apfloat::Float;
 

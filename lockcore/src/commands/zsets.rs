@@ -8,13 +8,13 @@
 use bytes::Bytes;
 use std::collections::HashMap;
 
-use crate::commands::{self, flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
-use crate::storage::engine::{self, BlockRequest};
-use crate::error::{self, *};
 use crate::commands::lists::{parse_timeout, retrying};
-use crate::storage::notify;
+use crate::commands::{self, flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::error::{self, *};
 use crate::num::{fmt_double_17g, parse_i64};
 use crate::reply::Reply;
+use crate::storage::engine::{self, BlockRequest};
+use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
 use crate::storage::zset::ZSet;
 

@@ -27,8 +27,8 @@ type Map<K, V> = HashMap<K, V, crate::storage::db::KeyHasher>;
 use std::fmt::Write as _;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, BASE};
-use crate::storage::engine::{ClientId, Engine};
 use crate::reply::Reply;
+use crate::storage::engine::{ClientId, Engine};
 use crate::storage::value::{Obj, Value};
 
 /// The channel each new finding is published on.

@@ -16,11 +16,11 @@ use bytes::Bytes;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
-use crate::storage::engine::{BlockRequest, ClientId, Engine};
 use crate::error;
-use crate::storage::notify;
 use crate::num::parse_i64;
 use crate::reply::Reply;
+use crate::storage::engine::{BlockRequest, ClientId, Engine};
+use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
 
 /// The longest lease or wait accepted, in ms (100 years): keeps `now + ttl` far from

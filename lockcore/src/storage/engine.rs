@@ -11,11 +11,11 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use crate::storage::clock::{Clock, SystemClock};
 use crate::commands::{self, CommandSpec, Ctx, Exec};
+use crate::reply::Reply;
+use crate::storage::clock::{Clock, SystemClock};
 use crate::storage::db::{Db, Probe};
 use crate::storage::notify::{self, NotifyFlags};
-use crate::reply::Reply;
 use crate::storage::value::{Entry, Obj, Value};
 
 pub type ClientId = u64;

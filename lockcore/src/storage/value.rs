@@ -4,8 +4,8 @@ use bytes::Bytes;
 use indexmap::IndexMap;
 use std::collections::VecDeque;
 
-use crate::storage::listpack::PairPack;
 use crate::locks::LockValue;
+use crate::storage::listpack::PairPack;
 use crate::storage::zset::ZSet;
 
 /// An argument to keep as a string value or list element. One of 2 to [`KEPT_INLINE_MAX`]
