@@ -635,7 +635,7 @@ fn lmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 /// (0.0001 waits 1 ms, not forever), values too large for a long long come out negative
 /// ("timeout is negative"), and a deadline that overflows never fires.
 pub fn parse_timeout(ctx: &Ctx, arg: &[u8]) -> Result<Option<i64>, Reply> {
-    let Some(secs) = crate::commands::zsets::parse_strtod(arg, true) else {
+    let Some(secs) = crate::num::parse_strtod(arg, true) else {
         return Err(Reply::err(TIMEOUT_NOT_FLOAT));
     };
     let ms = (secs * 1000.0).ceil();

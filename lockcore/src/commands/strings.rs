@@ -631,7 +631,7 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         _ => return Reply::err("ERR bit is not an integer or out of range"),
     };
     let byte = offset >> 3;
-    let (mut b, grown) = match crate::commands::bitops::take_string(ctx, &a[1], byte + 1) {
+    let (mut b, grown) = match take_string(ctx, &a[1], byte + 1) {
         Ok(s) => s,
         Err(e) => return e,
     };
@@ -642,7 +642,7 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         b[byte] &= !mask;
     }
-    crate::commands::bitops::put_string(ctx, &a[1], b);
+    put_string(ctx, &a[1], b);
     // Only a created or grown string, or a flipped bit, is a change (event, dirty).
     if grown || old != on {
         ctx.modified(&a[1], notify::STRING, "setbit");
@@ -784,4 +784,37 @@ fn lcs(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         Reply::Bulk(Bytes::from(result))
     }
+}
+
+/// The string at `key` for in-place bit writes, grown with zero bytes to `min_len`
+/// (a missing key is an empty string), and whether it was created or grown (Redis'
+/// lookupStringForBitCommand). WRONGTYPE for other types.
+pub(crate) fn take_string(
+    ctx: &mut Ctx,
+    key: &Bytes,
+    min_len: usize,
+) -> Result<(BytesMut, bool), Reply> {
+    let (cur, mut grown) = match ctx.write(key) {
+        None => (Bytes::new(), true),
+        Some(e) => match &mut e.value {
+            Value::Str(s) => (std::mem::take(s), false),
+            _ => return Err(error::wrongtype()),
+        },
+    };
+    let mut b = cur
+        .try_into_mut()
+        .unwrap_or_else(|b| BytesMut::from(&b[..]));
+    if b.len() < min_len {
+        b.resize(min_len, 0);
+        grown = true;
+    }
+    Ok((b, grown))
+}
+
+/// Stores a string written by [`take_string`] back, keeping the key's TTL.
+pub(crate) fn put_string(ctx: &mut Ctx, key: &Bytes, s: BytesMut) {
+    let now = ctx.now();
+    ctx.note_new_key(key);
+    ctx.db().replace_value(key, Value::Str(s.freeze()), now);
+    ctx.db().set_raw(key);
 }
