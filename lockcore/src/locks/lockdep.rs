@@ -22,8 +22,8 @@ use bytes::Bytes;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Owner ids and lock names come from clients: keyed aHash, as the keyspace uses
-/// (crate::storage::db::KeyHasher), resists flooding at a fraction of SipHash's cost.
-type Map<K, V> = HashMap<K, V, crate::storage::db::KeyHasher>;
+/// (crate::storage::key::KeyHasher), resists flooding at a fraction of SipHash's cost.
+type Map<K, V> = HashMap<K, V, crate::storage::key::KeyHasher>;
 use std::fmt::Write as _;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, BASE};
@@ -266,7 +266,7 @@ pub struct Lockdep {
     probe: Option<(String, usize, Bytes)>,
     /// hashbrown's map for `entry_ref`: an acquisition hashes its owner once, and clones
     /// it only for an owner not seen holding anything.
-    held: hashbrown::HashMap<String, Holdings, crate::storage::db::KeyHasher>,
+    held: hashbrown::HashMap<String, Holdings, crate::storage::key::KeyHasher>,
     /// The class of the lock being acquired is built here (no allocation per acquisition).
     class_buf: Vec<u8>,
     /// The last holder-field UUID found valid (all zeros, not a UUID, until then).

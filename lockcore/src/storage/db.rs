@@ -18,16 +18,9 @@ use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 
 use crate::storage::expiry::{self, ExpiryHeap};
-use crate::storage::key::Key;
+use crate::storage::key::{Key, KeyHasher};
 use crate::storage::table::{prefetch, Slot, SlotTable};
 use crate::storage::value::{Entry, Value};
-
-/// The keyspace hasher: aHash keyed with per-process random keys. Redis hashes keys with
-/// SipHash-1-2 under a random key so that clients cannot flood one bucket; aHash keeps that
-/// property (its keys are random per process and it is designed to resist collision
-/// attacks) at a fraction of std's SipHash-1-3 cost, which showed up in profiles of SET/GET
-/// over a 1M keyspace (docs/architecture.md).
-pub type KeyHasher = ahash::RandomState;
 
 /// What [`Db::probe`] found: a live entry, an expired one it just removed, or nothing.
 pub enum Probe<'a> {

@@ -43,7 +43,7 @@ pub const KEPT_INLINE_MAX: usize = 56;
 #[derive(Debug, Clone)]
 pub enum HashValue {
     Pack(PairPack),
-    Table(Box<IndexMap<Bytes, Bytes, crate::storage::db::KeyHasher>>),
+    Table(Box<IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher>>),
 }
 
 impl Default for HashValue {
@@ -137,7 +137,7 @@ impl HashValue {
     /// Moves a packed hash to the table encoding, keeping the order of its fields.
     pub fn convert(&mut self) {
         if let HashValue::Pack(p) = self {
-            let m: IndexMap<Bytes, Bytes, crate::storage::db::KeyHasher> = p
+            let m: IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher> = p
                 .iter()
                 .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
                 .collect();
