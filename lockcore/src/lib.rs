@@ -25,4 +25,5 @@ pub mod slots;
 pub use bytes::Bytes;
 pub use commands::{CommandSpec, Ctx};
 pub use reply::Reply;
-pub use storage::engine::{ClientCtx, ClientId, Engine};
+pub use storage::engine::{ClientCtx, Engine};
+pub use storage::ClientId;

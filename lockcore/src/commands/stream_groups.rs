@@ -15,8 +15,7 @@ use std::ops::Bound;
 use crate::commands::lists::retrying;
 use crate::commands::streams::{
     entry_reply, fmt_id, get_stream, get_stream_w, id_reply, parse_bound, parse_id,
-    strict_id_or_err, sub_syntax, Consumer, Group, Nack, StreamId, StreamValue, INVALID_ID,
-    INVALID_READ, MAX_ID,
+    strict_id_or_err, sub_syntax, INVALID_ID,
 };
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE};
 use crate::error;
@@ -24,6 +23,7 @@ use crate::num::parse_i64;
 use crate::reply::Reply;
 use crate::storage::engine::BlockRequest;
 use crate::storage::notify;
+use crate::storage::stream::{Consumer, Group, Nack, StreamId, StreamValue, INVALID_READ, MAX_ID};
 use crate::storage::value::{Obj, Value};
 
 const fn cmd(

@@ -28,8 +28,9 @@ use std::fmt::Write as _;
 
 use crate::commands::{flag::*, CommandSpec, Ctx, Exec, BASE};
 use crate::reply::Reply;
-use crate::storage::engine::{ClientId, Engine};
+use crate::storage::engine::Engine;
 use crate::storage::value::{Obj, Value};
+use crate::storage::ClientId;
 
 /// The channel each new finding is published on.
 pub const CHANNEL: &str = "__tumbler__:lockdep";

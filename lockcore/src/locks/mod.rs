@@ -19,9 +19,11 @@ use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::error;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::storage::engine::{BlockRequest, ClientId, Engine};
+use crate::storage::engine::{BlockRequest, Engine};
+use crate::storage::lock::{Holder, Kind, LockValue};
 use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
+use crate::storage::ClientId;
 
 /// The longest lease or wait accepted, in ms (100 years): keeps `now + ttl` far from
 /// overflow while allowing any realistic value.
@@ -32,29 +34,7 @@ const WAITER_COMMANDS: &[&str] = &["lock.acquire", "sem.acquire", "rw.rlock", "r
 
 // ---------------------------------------------------------------- the value
 
-/// What kind of lock a key holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Mutex,
-    Semaphore { permits: u64 },
-    RwLock,
-}
-
-/// One owner's grant.
-#[derive(Debug, Clone)]
-pub struct Holder {
-    pub owner: Bytes,
-    /// Mutex reentrancy count, semaphore permits held, or write holds of an rwlock.
-    pub holds: u64,
-    /// Read holds (read-write locks only).
-    pub reads: u64,
-    /// The fencing token of this grant; re-acquisitions by the same owner keep it.
-    pub token: u64,
-    /// Lease deadline on the engine clock; `None` when bound only to its session.
-    pub lease_until: Option<i64>,
-    /// The connection a SESSION grant belongs to.
-    pub session: Option<ClientId>,
-}
+// The value's types are in storage/lock.rs; what the state machine does with them is here.
 
 impl Holder {
     fn live(&self, now: i64) -> bool {
@@ -62,23 +42,7 @@ impl Holder {
     }
 }
 
-/// The value of a lock key. It exists while somebody holds the lock.
-#[derive(Debug, Clone)]
-pub struct LockValue {
-    pub kind: Kind,
-    pub holders: Vec<Holder>,
-}
-
 impl LockValue {
-    /// The name TYPE prints.
-    pub fn type_name(&self) -> &'static str {
-        match self.kind {
-            Kind::Mutex => "lock",
-            Kind::Semaphore { .. } => "semaphore",
-            Kind::RwLock => "rwlock",
-        }
-    }
-
     /// Drops holders whose lease has passed and returns them.
     fn prune(&mut self, now: i64) -> Vec<Holder> {
         let (live, gone) = std::mem::take(&mut self.holders)

@@ -17,8 +17,7 @@ use crate::storage::clock::{Clock, SystemClock};
 use crate::storage::db::{Db, Probe};
 use crate::storage::notify::{self, NotifyFlags};
 use crate::storage::value::{Entry, Obj, Value};
-
-pub type ClientId = u64;
+use crate::storage::ClientId;
 
 /// Where PUBLISH, SPUBLISH and keyspace events go. Implemented by the server's pub/sub
 /// registry; returns the number of receivers.

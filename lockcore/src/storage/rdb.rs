@@ -519,7 +519,7 @@ pub enum Loaded {
     Set(Vec<Bytes>),
     Hash(Vec<(Bytes, Bytes)>),
     ZSet(Vec<(Bytes, f64)>),
-    Stream(Box<crate::commands::streams::StreamValue>),
+    Stream(Box<crate::storage::stream::StreamValue>),
 }
 
 struct Reader<'a> {

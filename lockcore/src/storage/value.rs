@@ -4,8 +4,8 @@ use bytes::Bytes;
 use indexmap::IndexMap;
 use std::collections::VecDeque;
 
-use crate::locks::LockValue;
 use crate::storage::listpack::PairPack;
+use crate::storage::lock::LockValue;
 use crate::storage::zset::ZSet;
 
 /// An argument to keep as a string value or list element. One of 2 to [`KEPT_INLINE_MAX`]
@@ -225,7 +225,7 @@ pub enum Value {
 #[derive(Debug, Clone)]
 pub enum Obj {
     /// A stream (streams.rs: XADD/XRANGE subset).
-    Stream(Box<crate::commands::streams::StreamValue>),
+    Stream(Box<crate::storage::stream::StreamValue>),
     Hash(HashValue),
     List(Box<VecDeque<Bytes>>),
     ZSet(Box<ZSet>),
