@@ -2,7 +2,7 @@
 //! CONFIG GET/SET.
 //!
 //! Values are kept as Redis prints them in CONFIG GET; the server reads typed values through
-//! the accessors and pushes the ones the keyspace needs into `lockcore::storage::engine::EngineConfig`
+//! the accessors and pushes the ones the keyspace needs into `lockcore::storage::config::EngineConfig`
 //! whenever they change. Parameters that only make sense for a persistent or replicated
 //! Redis (save, appendonly, dir, ...) are accepted and stored so that scripts and clients
 //! written for redis-server work, and documented as having no effect.

@@ -14,26 +14,11 @@ use std::sync::Arc;
 use crate::commands::{self, CommandSpec, Ctx, Exec};
 use crate::reply::Reply;
 use crate::storage::clock::{Clock, SystemClock};
+use crate::storage::config::EngineConfig;
 use crate::storage::db::{Db, Probe};
-use crate::storage::notify::{self, NotifyFlags};
+use crate::storage::notify::{self, Broker, NoBroker};
 use crate::storage::value::{Entry, Obj, Value};
 use crate::storage::ClientId;
-
-/// Where PUBLISH, SPUBLISH and keyspace events go. Implemented by the server's pub/sub
-/// registry; returns the number of receivers.
-pub trait Broker: Send + Sync {
-    fn publish(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64;
-    /// Logs a finding at warning level (the lock-order checker's); lockcore has no logger.
-    fn log_warning(&self, _message: &str) {}
-}
-
-/// A broker with no subscribers, for unit tests and embedding without pub/sub.
-pub struct NoBroker;
-impl Broker for NoBroker {
-    fn publish(&self, _: &Bytes, _: &Bytes, _: bool) -> i64 {
-        0
-    }
-}
 
 /// What the engine needs to know about the client running a command.
 #[derive(Debug, Clone, Default)]
@@ -78,49 +63,6 @@ struct Blocked {
     keys: Vec<Bytes>,
     deadline: Option<i64>,
     timeout_reply: Reply,
-}
-
-/// Engine settings that change command semantics. The server fills them from its config.
-#[derive(Debug, Clone)]
-pub struct EngineConfig {
-    pub notify: NotifyFlags,
-    pub proto_max_bulk_len: usize,
-    pub hash_max_listpack_entries: usize,
-    pub hash_max_listpack_value: usize,
-    pub list_max_listpack_size: i64,
-    pub zset_max_listpack_entries: usize,
-    pub zset_max_listpack_value: usize,
-    pub hll_sparse_max_bytes: usize,
-    /// `maxmemory-policy` is an LFU one: accesses update the LFU counter (crate::storage::lfu).
-    pub lfu: bool,
-    /// `maxmemory` is set with an LRU or LFU policy: Redis then gives every integer its own
-    /// object (each needs its own access data), so OBJECT REFCOUNT says 1, not shared.
-    pub no_shared_integers: bool,
-    pub lfu_log_factor: i64,
-    pub lfu_decay_time: i64,
-    pub stream_node_max_entries: usize,
-    pub stream_node_max_bytes: usize,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig {
-            notify: NotifyFlags::default(),
-            proto_max_bulk_len: 512 * 1024 * 1024,
-            hash_max_listpack_entries: 512,
-            hash_max_listpack_value: 64,
-            list_max_listpack_size: -2,
-            zset_max_listpack_entries: 128,
-            zset_max_listpack_value: 64,
-            hll_sparse_max_bytes: 3000,
-            lfu: false,
-            no_shared_integers: false,
-            lfu_log_factor: 10,
-            lfu_decay_time: 1,
-            stream_node_max_entries: 100,
-            stream_node_max_bytes: 4096,
-        }
-    }
 }
 
 /// Counters INFO reports.

@@ -2,6 +2,7 @@
 //! clock, keyspace notifications, the RDB encoding (DUMP/RESTORE) and LFU counters.
 
 pub mod clock;
+pub mod config;
 pub mod db;
 pub mod engine;
 pub mod evict;

@@ -777,7 +777,7 @@ pub fn load(p: &[u8]) -> Option<Loaded> {
 }
 
 /// Builds the stored value, choosing encodings with the current limits as Redis does.
-pub fn to_value(l: Loaded, cfg: &crate::storage::engine::EngineConfig) -> Option<Value> {
+pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option<Value> {
     let (hash_max_entries, hash_max_value) =
         (cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value);
     Some(match l {

@@ -558,7 +558,7 @@ pub struct ClusterBroker {
     pub shard: usize,
 }
 
-impl lockcore::storage::engine::Broker for ClusterBroker {
+impl lockcore::storage::notify::Broker for ClusterBroker {
     fn log_warning(&self, message: &str) {
         tracing::warn!("{message}");
     }
