@@ -20,7 +20,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use lockcore::commands::{self, flag, CommandSpec, ACL_CATEGORIES};
+use lockcore::commands;
+use lockcore::engine::spec::{self, flag, CommandSpec, ACL_CATEGORIES};
 use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
@@ -264,7 +265,7 @@ impl Selector {
             }
             Some(b'+') | Some(b'-') if op.get(1) == Some(&b'@') => {
                 let allow = op[0] == b'+';
-                let bit = commands::acl_category_bit(&op[2..]).ok_or(RuleError::UnknownCommand)?;
+                let bit = spec::acl_category_bit(&op[2..]).ok_or(RuleError::UnknownCommand)?;
                 self.set_category(bit, allow);
                 if !category_has_commands(bit) {
                     self.empty_categories.retain(|r| r[1..] != lower[1..]);
@@ -1577,7 +1578,7 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
         }
         "cat" => match a.get(2) {
             None => Reply::Array(ACL_CATEGORIES.iter().map(|n| Reply::bulk_str(n)).collect()),
-            Some(cat) => match commands::acl_category_bit(cat) {
+            Some(cat) => match spec::acl_category_bit(cat) {
                 None => Reply::err(format!("ERR Unknown category '{}'", bulk_lossy(cat))),
                 Some(bit) => {
                     let mut names = Vec::new();

@@ -412,11 +412,15 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
             }
         }
         Kind::Special => match param.name {
-            "notify-keyspace-events" => lockcore::storage::notify::NotifyFlags::parse(value.as_bytes())
-                .map(|f| f.to_config_string())
-                .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
+            "notify-keyspace-events" => {
+                lockcore::storage::notify::NotifyFlags::parse(value.as_bytes())
+                    .map(|f| f.to_config_string())
+                    .ok_or_else(|| {
+                        "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()
+                    })
+            }
             "client-output-buffer-limit" => parse_output_limits(value),
-            "lockdep-classes" => lockcore::locks::lockdep::ClassRules::parse(value)
+            "lockdep-classes" => lockcore::engine::locks::lockdep::ClassRules::parse(value)
                 .map(|r| r.to_config_string())
                 .ok_or_else(|| "argument must be made of the letters u, t and d".to_string()),
             "latency-tracking-info-percentiles" => crate::latency::normalize_percentiles(value),

@@ -4,7 +4,8 @@
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-use lockcore::commands::{self, CommandSpec};
+use lockcore::commands;
+use lockcore::engine::spec::{flag, CommandSpec, Keys};
 use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
@@ -19,7 +20,7 @@ pub const REDIS_VERSION: &str = "7.2.4";
 /// True if a command needs the keyspace lock.
 pub fn needs_core(spec: &CommandSpec) -> bool {
     match spec.exec {
-        lockcore::commands::Exec::Engine(_) => true,
+        lockcore::engine::spec::Exec::Engine(_) => true,
         _ => {
             let top = if spec.parent.is_empty() {
                 spec.name
@@ -751,8 +752,8 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
                 // Redis: EVAL/FCALL with 0 keys has none (an empty array); a command
                 // with a key spec that found none has bad arguments.
                 return match spec.keys {
-                    _ if spec.has(commands::flag::NO_MANDATORY_KEYS) => Reply::Array(vec![]),
-                    commands::Keys::None => Reply::err("ERR The command has no key arguments"),
+                    _ if spec.has(flag::NO_MANDATORY_KEYS) => Reply::Array(vec![]),
+                    Keys::None => Reply::err("ERR The command has no key arguments"),
                     _ => Reply::err("ERR Invalid arguments specified for command"),
                 };
             }
@@ -918,7 +919,12 @@ fn debug_populate(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             v[..n].copy_from_slice(&text.as_bytes()[..n]);
             Bytes::from(v)
         };
-        core.engine.dbs[db].insert(key.clone(), lockcore::storage::value::Value::Str(value), None, now);
+        core.engine.dbs[db].insert(
+            key.clone(),
+            lockcore::storage::value::Value::Str(value),
+            None,
+            now,
+        );
         core.engine.touch_watched(db, &key);
     }
     Reply::ok()
@@ -942,7 +948,7 @@ fn function(
 /// watches are gone (session-bound native locks are released here).
 pub fn on_disconnect(core: &mut Core, id: lockcore::ClientId) {
     core.engine.tracking.disable(id);
-    lockcore::locks::release_session(&mut core.engine, id);
+    lockcore::engine::locks::release_session(&mut core.engine, id);
     if let Some(ld) = core.engine.lockdep.as_deref_mut() {
         ld.client_gone(id);
     }

@@ -13,7 +13,7 @@ use lockcore::{ClientId, Reply};
 
 use crate::conn::Conn;
 use crate::shared::{ClientHandle, Msg};
-use lockcore::commands::CommandSpec;
+use lockcore::CommandSpec;
 
 #[derive(Default)]
 pub struct PubSub {

@@ -372,9 +372,11 @@ impl Shared {
         engine.broker = pubsub.clone();
         // Fencing tokens continue above the previous run's without persistence: the
         // counter starts from the real wall clock (not the controllable one).
-        engine.locks.seed_tokens(lockcore::storage::clock::Clock::now_ms(
-            &lockcore::storage::clock::SystemClock,
-        ));
+        engine
+            .locks
+            .seed_tokens(lockcore::storage::clock::Clock::now_ms(
+                &lockcore::storage::clock::SystemClock,
+            ));
         let shared = Arc::new(Shared {
             core: Mutex::new(Core {
                 engine,
@@ -445,9 +447,10 @@ impl Shared {
         self.cmdstats.apply_config(&cfg);
         core.scripts.set_profiler(cfg.get_bool("lua-profiler"));
         let ec = &mut core.engine.config;
-        ec.notify =
-            lockcore::storage::notify::NotifyFlags::parse(cfg.get("notify-keyspace-events").as_bytes())
-                .unwrap_or_default();
+        ec.notify = lockcore::storage::notify::NotifyFlags::parse(
+            cfg.get("notify-keyspace-events").as_bytes(),
+        )
+        .unwrap_or_default();
         ec.proto_max_bulk_len = cfg.get_i64("proto-max-bulk-len") as usize;
         ec.hash_max_listpack_entries = cfg.get_i64("hash-max-listpack-entries") as usize;
         ec.hash_max_listpack_value = cfg.get_i64("hash-max-listpack-value") as usize;

@@ -14,9 +14,9 @@
 
 use bytes::Bytes;
 
-use lockcore::storage::clock::Clock;
-use lockcore::commands::CommandSpec;
 use lockcore::num::parse_i64;
+use lockcore::storage::clock::Clock;
+use lockcore::CommandSpec;
 use lockcore::{error, Reply};
 
 use crate::conn::Conn;
@@ -40,7 +40,8 @@ pub fn hidden_name(shared: &Shared, name: &[u8]) -> bool {
 
 /// True if COMMAND and friends must leave `spec` out on this server.
 pub fn hidden_spec(shared: &Shared, spec: &CommandSpec) -> bool {
-    (spec.name == lockcore::commands::tumbler_cmds::TIME || spec.parent == lockcore::commands::tumbler_cmds::TIME)
+    (spec.name == lockcore::commands::tumbler_cmds::TIME
+        || spec.parent == lockcore::commands::tumbler_cmds::TIME)
         && !enabled(shared)
 }
 

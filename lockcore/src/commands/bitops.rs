@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use crate::commands::strings::{get_string, put_string, take_string};
-use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::num::parse_i64;
 use crate::reply::Reply;
@@ -17,9 +17,9 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine("bitmap", &["bitmap"], name, arity, flags, keys, h)
+    crate::engine::spec::engine("bitmap", &["bitmap"], name, arity, flags, keys, h)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -185,7 +185,7 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let db = ctx.dbi();
     if maxlen == 0 {
         if ctx.write(dst).is_some() {
-            crate::storage::engine::delete_key(ctx.eng, db, dst);
+            crate::engine::delete_key(ctx.eng, db, dst);
         }
         return Reply::Int(0);
     }
@@ -205,7 +205,7 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         })
         .collect();
     ctx.write(dst);
-    crate::storage::engine::store(ctx.eng, db, dst.clone(), Value::Str(Bytes::from(res)), None);
+    crate::engine::store(ctx.eng, db, dst.clone(), Value::Str(Bytes::from(res)), None);
     ctx.db().set_raw(dst);
     ctx.modified(dst, notify::STRING, "set");
     Reply::Int(maxlen as i64)

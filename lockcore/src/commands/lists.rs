@@ -10,11 +10,12 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-use crate::commands::{self, flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::commands;
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::BlockRequest;
 use crate::error::{self, *};
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::storage::engine::BlockRequest;
 use crate::storage::notify;
 use crate::storage::value::{kept, Obj, Value};
 
@@ -24,7 +25,7 @@ const fn cmd(
     flags: u32,
     keys: Keys,
     acl: &'static [&'static str],
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,

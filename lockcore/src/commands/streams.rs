@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::error;
 use crate::num::parse_i64;
 use crate::reply::Reply;
@@ -17,7 +17,7 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,
@@ -32,7 +32,7 @@ const fn cmd(
     }
 }
 
-const fn xinfo_sub(name: &'static str, arity: i32, h: crate::commands::Handler) -> CommandSpec {
+const fn xinfo_sub(name: &'static str, arity: i32, h: crate::engine::spec::Handler) -> CommandSpec {
     CommandSpec {
         name,
         parent: "xinfo",
@@ -819,8 +819,8 @@ fn xinfo_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{ClientCtx, Engine};
     use crate::storage::clock::ManualClock;
-    use crate::storage::engine::{ClientCtx, Engine};
 
     fn run(e: &mut Engine, cl: &mut ClientCtx, line: &str) -> Reply {
         let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();

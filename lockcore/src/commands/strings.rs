@@ -2,13 +2,13 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::store;
 use crate::error::{self, *};
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
 };
 use crate::reply::Reply;
-use crate::storage::engine::store;
 use crate::storage::notify;
 use crate::storage::value::Value;
 use rustc_apfloat::Float;
@@ -18,9 +18,9 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine("string", &["string"], name, arity, flags, keys, h)
+    crate::engine::spec::engine("string", &["string"], name, arity, flags, keys, h)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -218,7 +218,7 @@ fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply 
         Cond::Always => false,
     };
     if ctx.eng.lockdep.is_some() && args.cond == Cond::Nx && matches!(args.ttl, Ttl::At(_)) {
-        if let Err(e) = crate::locks::lockdep::set_nx(ctx, key, val, !blocked) {
+        if let Err(e) = crate::engine::locks::lockdep::set_nx(ctx, key, val, !blocked) {
             return e;
         }
     }
@@ -312,7 +312,7 @@ fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_string(ctx, &a[1]) {
         Ok(Some(v)) => {
             let db = ctx.dbi();
-            crate::storage::engine::delete_key(ctx.eng, db, &a[1]);
+            crate::engine::delete_key(ctx.eng, db, &a[1]);
             Reply::Bulk(v)
         }
         Ok(None) => Reply::Null,
@@ -361,7 +361,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let key = &a[1];
     if let Ttl::At(t) = ttl {
         if t <= ctx.now() {
-            crate::storage::engine::delete_key(ctx.eng, db, key);
+            crate::engine::delete_key(ctx.eng, db, key);
         } else {
             ctx.db().set_expire(key, Some(t));
             ctx.modified(key, notify::GENERIC, "expire");

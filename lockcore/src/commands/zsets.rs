@@ -8,12 +8,13 @@
 use bytes::Bytes;
 use std::collections::HashMap;
 
+use crate::commands;
 use crate::commands::lists::{parse_timeout, retrying};
-use crate::commands::{self, flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::{self, BlockRequest};
 use crate::error::{self, *};
 use crate::num::{fmt_double_17g, parse_i64, parse_strtod};
 use crate::reply::Reply;
-use crate::storage::engine::{self, BlockRequest};
 use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
 use crate::storage::zset::ZSet;
@@ -24,7 +25,7 @@ const fn cmd(
     flags: u32,
     keys: Keys,
     acl: &'static [&'static str],
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,

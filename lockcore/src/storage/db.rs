@@ -2,7 +2,7 @@
 //! times so active expiry finds due keys in O(log n) instead of sampling.
 //!
 //! `Db` knows nothing of the clock or of notifications: it is raw storage. Expiry rules
-//! (lazy on access, active in the background) live in [`crate::storage::engine::Engine`], which owns
+//! (lazy on access, active in the background) live in [`crate::engine::Engine`], which owns
 //! the clock and the write epilogue.
 //!
 //! Layout: the `(Key, Entry)` pairs sit densely in fixed-size chunks ([`Dense`]), and the

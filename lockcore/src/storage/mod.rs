@@ -1,11 +1,10 @@
-//! The engine and the storage it owns: databases, value encodings, expiry on an injectable
-//! clock, keyspace notifications, the RDB encoding (DUMP/RESTORE) and LFU counters.
+//! What the engine stores, as plain data: databases, every value type and its encodings,
+//! expiry on an injectable clock, keyspace notification flags, the RDB encoding
+//! (DUMP/RESTORE), LFU counters and the engine's settings. Nothing here runs a command.
 
 pub mod clock;
 pub mod config;
 pub mod db;
-pub mod engine;
-pub mod evict;
 pub mod expiry;
 pub mod key;
 pub mod lfu;
@@ -15,7 +14,6 @@ pub mod notify;
 pub mod rdb;
 pub mod stream;
 pub mod table;
-pub mod tracking;
 pub mod value;
 pub mod zset;
 

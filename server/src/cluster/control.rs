@@ -23,9 +23,9 @@ use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use lockcore::commands::CommandSpec;
 use lockcore::num::parse_i64;
 use lockcore::slots::{key_hash_slot, SLOTS};
+use lockcore::CommandSpec;
 use lockcore::{error, Reply};
 
 use super::{Migration, Topology};
@@ -142,7 +142,9 @@ pub fn node_command(
             }
             _ => Reply::err("ERR fraction must be a number between 0 and 1"),
         },
-        _ => error::unknown_subcommand(lockcore::commands::cluster_cmds::NODE, spec.name.as_bytes()),
+        _ => {
+            error::unknown_subcommand(lockcore::commands::cluster_cmds::NODE, spec.name.as_bytes())
+        }
     }
 }
 
@@ -228,7 +230,10 @@ pub fn cluster_command(
             *guard = None;
             Reply::Int(move_keys(&topo, slot, mg.from, mg.to, count as usize) as i64)
         }
-        _ => error::unknown_subcommand(lockcore::commands::cluster_cmds::CLUSTER, spec.name.as_bytes()),
+        _ => error::unknown_subcommand(
+            lockcore::commands::cluster_cmds::CLUSTER,
+            spec.name.as_bytes(),
+        ),
     }
 }
 
@@ -259,7 +264,8 @@ fn move_keys(topo: &Topology, slot: u16, from: usize, to: usize, max: usize) -> 
         .collect();
     for k in &keys {
         if let Some(e) = a.engine.dbs[0].remove(k) {
-            a.engine.modified(0, k, lockcore::storage::notify::GENERIC, "del");
+            a.engine
+                .modified(0, k, lockcore::storage::notify::GENERIC, "del");
             b.engine.dbs[0].insert_entry(k.clone(), e);
             b.engine
                 .modified(0, k, lockcore::storage::notify::GENERIC, "restore");

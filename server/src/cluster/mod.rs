@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicUsize
 use std::sync::{Arc, OnceLock, Weak};
 use tokio::sync::{watch, Notify};
 
-use lockcore::commands::{flag, CommandSpec, Keys};
+use lockcore::engine::spec::{flag, CommandSpec, Keys};
 use lockcore::slots::{self, CommandSlot, SLOTS};
 use lockcore::{error, Reply};
 

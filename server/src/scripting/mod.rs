@@ -40,8 +40,8 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use lockcore::commands::CommandSpec;
 use lockcore::num::parse_i64;
+use lockcore::CommandSpec;
 use lockcore::{error, Reply};
 
 use crate::conn::Conn;

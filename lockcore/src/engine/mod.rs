@@ -11,14 +11,20 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use crate::commands::{self, CommandSpec, Ctx, Exec};
 use crate::reply::Reply;
 use crate::storage::clock::{Clock, SystemClock};
 use crate::storage::config::EngineConfig;
 use crate::storage::db::{Db, Probe};
 use crate::storage::notify::{self, Broker, NoBroker};
 use crate::storage::value::{Entry, Obj, Value};
+
+pub mod evict;
+pub mod locks;
+pub mod spec;
+pub mod tracking;
+
 use crate::storage::ClientId;
+use spec::{CommandSpec, Ctx, Exec};
 
 /// What the engine needs to know about the client running a command.
 #[derive(Debug, Clone, Default)]
@@ -98,17 +104,17 @@ pub struct Engine {
     /// When the engine was created (LASTSAVE, INFO uptime), in ms.
     pub started_ms: i64,
     /// Native locks' server-wide state: token counter, lease timers, session index.
-    pub locks: crate::locks::LockTables,
-    /// The lock-order checker, when `lockdep` is on (crate::locks::lockdep); `None` costs every
+    pub locks: crate::engine::locks::LockTables,
+    /// The lock-order checker, when `lockdep` is on (crate::engine::locks::lockdep); `None` costs every
     /// lock hook one check.
-    pub lockdep: Option<Box<crate::locks::lockdep::Lockdep>>,
+    pub lockdep: Option<Box<crate::engine::locks::lockdep::Lockdep>>,
     /// maxmemory's eviction pool (storage/evict.rs), kept between evictions as Redis does.
-    pub evict_pool: crate::storage::evict::Pool,
+    pub evict_pool: crate::engine::evict::Pool,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
     /// Client-side caching (CLIENT TRACKING).
-    pub tracking: crate::storage::tracking::Tracking,
+    pub tracking: crate::engine::tracking::Tracking,
 
     blocked: HashMap<ClientId, Blocked>,
     blocked_on: HashMap<(usize, Bytes), VecDeque<ClientId>>,
@@ -187,7 +193,7 @@ impl Engine {
         let reply = handler(&mut ctx, argv);
         let block = ctx.block.take();
         self.tracking.current = outer_current;
-        if spec.has(crate::commands::flag::READONLY) && self.tracking.is_tracking(cl.id) {
+        if spec.has(spec::flag::READONLY) && self.tracking.is_tracking(cl.id) {
             // Redis 7.0: a read inside a script remembers the script's declared keys.
             let keys: Vec<Bytes> = if cl.in_script {
                 self.tracking.script_keys.clone()
@@ -532,7 +538,7 @@ impl Engine {
     ) {
         let id = cl.id;
         cl.blocked = true;
-        if crate::locks::is_waiter_command(spec.name) {
+        if crate::engine::locks::is_waiter_command(spec.name) {
             self.locks.stats.wait_started(id);
         }
         for k in &req.keys {
@@ -674,19 +680,6 @@ impl Engine {
             }
         }
     }
-
-    /// Runs a command by name, for tests and the embedding API. Checks lookup and arity.
-    pub fn run(&mut self, cl: &mut ClientCtx, argv: &[&[u8]]) -> Reply {
-        let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();
-        match commands::lookup_checked(&argv) {
-            Ok(spec) => {
-                let r = self.call(cl, spec, &argv);
-                self.after_command();
-                r
-            }
-            Err(e) => e,
-        }
-    }
 }
 
 /// Deletes the key and runs the epilogue with a `del` event. Shared by DEL, UNLINK, GETDEL.
@@ -704,39 +697,4 @@ pub fn store(eng: &mut Engine, db: usize, key: Bytes, value: Value, expire_at: O
     let now = eng.now_ms();
     eng.note_new_key(db, &key);
     eng.dbs[db].insert(key, value, expire_at, now);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::storage::clock::ManualClock;
-
-    #[test]
-    fn lazy_expiry_on_the_injected_clock() {
-        let clock = ManualClock::new(1_000_000);
-        let mut e = Engine::with_clock(16, clock.clone());
-        let mut cl = ClientCtx::default();
-        assert_eq!(
-            e.run(&mut cl, &[b"set", b"k", b"v", b"px", b"100"]),
-            Reply::ok()
-        );
-        clock.advance_ms(99);
-        assert_eq!(e.run(&mut cl, &[b"get", b"k"]), Reply::bulk_str("v"));
-        clock.advance_ms(1);
-        assert_eq!(e.run(&mut cl, &[b"get", b"k"]), Reply::Null);
-        assert_eq!(e.stats.expired_keys, 1);
-    }
-
-    #[test]
-    fn active_expiry_removes_keys_nobody_reads() {
-        let clock = ManualClock::new(1_000_000);
-        let mut e = Engine::with_clock(16, clock.clone());
-        let mut cl = ClientCtx::default();
-        e.run(&mut cl, &[b"set", b"lock", b"holder", b"px", b"30000"]);
-        assert_eq!(e.next_deadline(), Some(1_030_000));
-        clock.advance_ms(30_000);
-        e.tick();
-        assert_eq!(e.dbs[0].len(), 0);
-        assert_eq!(e.next_deadline(), None);
-    }
 }

@@ -26,9 +26,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 type Map<K, V> = HashMap<K, V, crate::storage::key::KeyHasher>;
 use std::fmt::Write as _;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, BASE};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, BASE};
+use crate::engine::Engine;
 use crate::reply::Reply;
-use crate::storage::engine::Engine;
 use crate::storage::value::{Obj, Value};
 use crate::storage::ClientId;
 
@@ -164,7 +164,7 @@ impl ClassRules {
 }
 
 fn is_uuid_bytes(b: &[u8]) -> bool {
-    crate::locks::redisson::is_uuid_bytes(b)
+    crate::engine::locks::redisson::is_uuid_bytes(b)
 }
 
 /// What kind of lock an owner holds, and how to tell it still holds it.
@@ -897,7 +897,7 @@ fn holders_of(eng: &Engine, ld: &Lockdep, db: usize, key: &Bytes, now: i64) -> V
             let mut add = |f: &[u8], v: &[u8]| {
                 let holder = std::str::from_utf8(f)
                     .ok()
-                    .and_then(crate::locks::redisson::parse_holder_field);
+                    .and_then(crate::engine::locks::redisson::parse_holder_field);
                 if let Some((o, _)) = holder {
                     if crate::num::parse_i64(v).is_some_and(|n| n > 0)
                         && !out.iter().any(|x| x == o)
@@ -1106,7 +1106,7 @@ fn lock_shaped(eng: &Engine, db: usize, key: &[u8]) -> bool {
         (f == b"mode" && (v == b"read" || v == b"write"))
             || (std::str::from_utf8(f)
                 .ok()
-                .and_then(crate::locks::redisson::parse_holder_field)
+                .and_then(crate::engine::locks::redisson::parse_holder_field)
                 .is_some()
                 && crate::num::parse_i64(v).is_some_and(|n| n > 0))
     };
@@ -1161,7 +1161,7 @@ fn first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8], absent: bool) -> Result<
     r
 }
 
-/// The owner a Redisson holder field names, as [`crate::locks::redisson::parse_holder_field`]
+/// The owner a Redisson holder field names, as [`crate::engine::locks::redisson::parse_holder_field`]
 /// does, but remembering the last UUID that passed: a Redisson client's owners all share
 /// its one UUID, so it is checked once rather than on every hold.
 fn holder_owner<'f>(last_uuid: &mut [u8; 36], field: &'f [u8]) -> Option<&'f str> {
@@ -1172,7 +1172,7 @@ fn holder_owner<'f>(last_uuid: &mut [u8; 36], field: &'f [u8]) -> Option<&'f str
         return None;
     }
     if b[..36] != last_uuid[..] {
-        if !crate::locks::redisson::is_uuid_bytes(&b[..36]) {
+        if !crate::engine::locks::redisson::is_uuid_bytes(&b[..36]) {
             return None;
         }
         last_uuid.copy_from_slice(&b[..36]);
@@ -1185,7 +1185,7 @@ fn holder_owner<'f>(last_uuid: &mut [u8; 36], field: &'f [u8]) -> Option<&'f str
 pub fn hash_probe_missed(ctx: &mut Ctx, key: &Bytes, field: &[u8]) {
     let Some(owner) = std::str::from_utf8(field)
         .ok()
-        .and_then(crate::locks::redisson::parse_holder_field)
+        .and_then(crate::engine::locks::redisson::parse_holder_field)
         .map(|(o, _)| o.to_string())
     else {
         return;
@@ -1220,7 +1220,7 @@ const fn sub(
     name: &'static str,
     flags: u32,
     summary: &'static str,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,
@@ -1310,9 +1310,13 @@ mod tests {
         assert!(ClassRules::parse("x").is_none());
     }
 
-    fn run(eng: &mut Engine, cl: &mut crate::storage::engine::ClientCtx, args: &[&str]) -> Reply {
+    fn run(eng: &mut Engine, cl: &mut crate::engine::ClientCtx, args: &[&str]) -> Reply {
         let argv: Vec<Bytes> = args.iter().map(|a| Bytes::from(a.to_string())).collect();
-        let spec = crate::commands::lookup_checked(&argv).unwrap();
+        // The lock commands' own rows (this layer), not the registry in `commands` above.
+        let spec = crate::engine::locks::COMMANDS
+            .iter()
+            .find(|c| c.name == args[0])
+            .unwrap();
         eng.call(cl, spec, &argv)
     }
 
@@ -1320,7 +1324,7 @@ mod tests {
     fn an_owner_holding_many_locks_of_one_class_costs_one_look_per_class() {
         let mut eng = Engine::new(1);
         eng.lockdep = Some(Box::new(Lockdep::new(false, ClassRules::default())));
-        let mut cl = crate::storage::engine::ClientCtx::default();
+        let mut cl = crate::engine::ClientCtx::default();
         // 10,000 locks of one class: quadratic work would take minutes here.
         for i in 0..10_000 {
             let r = run(
@@ -1348,7 +1352,7 @@ mod tests {
     fn a_first_lock_keeps_the_class_it_was_taken_under() {
         let mut eng = Engine::new(1);
         eng.lockdep = Some(Box::new(Lockdep::new(false, ClassRules::default())));
-        let mut cl = crate::storage::engine::ClientCtx::default();
+        let mut cl = crate::engine::ClientCtx::default();
         run(&mut eng, &mut cl, &["lock.acquire", "k:1", "w", "60000"]);
         let ld = eng.lockdep.as_deref_mut().unwrap();
         assert!(
@@ -1377,7 +1381,7 @@ mod tests {
             "mode".to_string(),
             format!("{id}:1:write:write"),
         ] {
-            let want = crate::locks::redisson::parse_holder_field(&f).map(|(o, _)| o);
+            let want = crate::engine::locks::redisson::parse_holder_field(&f).map(|(o, _)| o);
             assert_eq!(holder_owner(&mut last, f.as_bytes()), want, "{f}");
         }
         assert_eq!(holder_owner(&mut last, b"\xff"), None);
