@@ -1,4 +1,5 @@
-//! The command table: every command's name, arity, flags and key positions, as data.
+//! The command table: every command's name, arity, flags and key positions, as data (the
+//! row types are in `engine/spec.rs`; the rows are here, one file per family).
 //!
 //! Unknown command and arity are checked once, here, before any handler runs; COMMAND,
 //! COMMAND INFO/DOCS/COUNT/GETKEYS, the key checks of scripts and cluster-slot checks all

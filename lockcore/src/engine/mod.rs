@@ -108,7 +108,7 @@ pub struct Engine {
     /// The lock-order checker, when `lockdep` is on (crate::engine::locks::lockdep); `None` costs every
     /// lock hook one check.
     pub lockdep: Option<Box<crate::engine::locks::lockdep::Lockdep>>,
-    /// maxmemory's eviction pool (storage/evict.rs), kept between evictions as Redis does.
+    /// maxmemory's eviction pool (engine/evict.rs), kept between evictions as Redis does.
     pub evict_pool: crate::engine::evict::Pool,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,

@@ -600,7 +600,7 @@ impl Db {
         Some(Bytes::copy_from_slice(self.dense.key(at)))
     }
 
-    /// Up to `n` keys for maxmemory eviction to weigh (storage/evict.rs): all keys, or
+    /// Up to `n` keys for maxmemory eviction to weigh (engine/evict.rs): all keys, or
     /// with `volatile` only keys with a TTL, read in table order from a random position
     /// (wrapping). Table order is hash order, so the keys are a uniform random pick, also
     /// among keys with a TTL (the expiry index is in deadline order, and the pairs' own

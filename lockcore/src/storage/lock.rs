@@ -1,5 +1,5 @@
 //! The value of a native lock key (LOCK.*, SEM.*, RW.*): its kind and its holders. The
-//! state machine that grants and releases them is `locks/mod.rs`.
+//! state machine that grants and releases them is `engine/locks/mod.rs`.
 
 use bytes::Bytes;
 
