@@ -12,7 +12,7 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::commands::{flag, CommandSpec};
+use crate::engine::spec::{flag, CommandSpec};
 
 /// (command, access of each key spec: "R", "W", "RW" or "-").
 static KEY_SPECS: &[(&str, &str)] = &[

@@ -226,6 +226,99 @@ fn trim_frac(s: &str) -> &str {
     }
 }
 
+/// Parses a double the way C's `strtod` reads it, requiring the whole input: decimal or
+/// hexadecimal (`0x1p3`) forms, `inf`/`infinity`; NaN is rejected. With `strict` (Redis'
+/// `getDoubleFromObject`: scores, weights, timeouts) leading spaces, empty input and
+/// overflow/underflow are errors; without it (score range bounds, which Redis parses
+/// with a bare `strtod`) leading spaces are skipped and the empty string reads as 0.
+pub(crate) fn parse_strtod(s: &[u8], strict: bool) -> Option<f64> {
+    let mut i = 0;
+    if strict {
+        if s.is_empty() || s[0].is_ascii_whitespace() {
+            return None;
+        }
+    } else {
+        while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            i += 1;
+        }
+        if i == s.len() {
+            return (i == 0).then_some(0.0);
+        }
+    }
+    let body = &s[i..];
+    let (neg, rest) = match body.first() {
+        Some(b'-') => (true, &body[1..]),
+        Some(b'+') => (false, &body[1..]),
+        _ => (false, body),
+    };
+    let lower = rest.to_ascii_lowercase();
+    let v = if lower == b"inf" || lower == b"infinity" {
+        f64::INFINITY
+    } else if lower.starts_with(b"0x") {
+        parse_hex_float(&lower[2..])?
+    } else {
+        if rest.is_empty()
+            || !rest
+                .iter()
+                .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+        {
+            return None;
+        }
+        let v: f64 = std::str::from_utf8(rest).ok()?.parse().ok()?;
+        if strict
+            && (v.is_infinite()
+                || (v == 0.0
+                    && rest.iter().any(|c| (b'1'..=b'9').contains(c))
+                    && !mantissa_is_zero(rest)))
+        {
+            // strtod reports ERANGE; Redis rejects it.
+            return None;
+        }
+        v
+    };
+    if v.is_nan() {
+        return None;
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// True if the digits before any exponent are all zero ("0.000e5").
+fn mantissa_is_zero(s: &[u8]) -> bool {
+    s.iter()
+        .take_while(|c| !matches!(c, b'e' | b'E'))
+        .all(|c| matches!(c, b'0' | b'.'))
+}
+
+/// The part of a C hex float after "0x": hex digits, an optional fraction, an optional
+/// binary exponent `p[+-]N`.
+fn parse_hex_float(s: &[u8]) -> Option<f64> {
+    let (mant, exp) = match s.iter().position(|&c| c == b'p') {
+        Some(p) => (&s[..p], Some(&s[p + 1..])),
+        None => (s, None),
+    };
+    let (int, frac) = match mant.iter().position(|&c| c == b'.') {
+        Some(p) => (&mant[..p], &mant[p + 1..]),
+        None => (mant, &b""[..]),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut v = 0.0f64;
+    for &c in int {
+        v = v * 16.0 + (c as char).to_digit(16)? as f64;
+    }
+    let mut scale = 1.0 / 16.0;
+    for &c in frac {
+        v += (c as char).to_digit(16)? as f64 * scale;
+        scale /= 16.0;
+    }
+    if let Some(e) = exp {
+        let e: i32 = std::str::from_utf8(e).ok()?.parse().ok()?;
+        v *= 2f64.powi(e);
+    }
+    Some(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,6 +401,24 @@ mod tests {
         assert_eq!(parse_f64(b"nan"), None);
         assert_eq!(parse_f64(b" 1"), None);
         assert_eq!(parse_f64(b"abc"), None);
+    }
+
+    #[test]
+    fn strtod_like_redis() {
+        assert_eq!(parse_strtod(b"0x10", true), Some(16.0));
+        assert_eq!(parse_strtod(b"0x1.8p1", true), Some(3.0));
+        assert_eq!(parse_strtod(b"-inf", true), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_strtod(b"5.", true), Some(5.0));
+        assert_eq!(parse_strtod(b".5", true), Some(0.5));
+        assert_eq!(parse_strtod(b" 1", true), None);
+        assert_eq!(parse_strtod(b" 1", false), Some(1.0));
+        assert_eq!(parse_strtod(b"", false), Some(0.0));
+        assert_eq!(parse_strtod(b"", true), None);
+        assert_eq!(parse_strtod(b"1 ", false), None);
+        assert_eq!(parse_strtod(b"nan", true), None);
+        assert_eq!(parse_strtod(b"1e400", true), None);
+        assert_eq!(parse_strtod(b"1e-400", true), None);
+        assert_eq!(parse_strtod(b"0e10", true), Some(0.0));
     }
 }
 

@@ -10,7 +10,7 @@
 
 use bytes::Bytes;
 
-use crate::commands::CommandSpec;
+use crate::engine::spec::CommandSpec;
 
 /// CRC16-XMODEM with 16 lookup tables (8 KiB, built at compile time): 16 bytes per step
 /// instead of one, about five times fewer instructions than a byte-at-a-time table on the
@@ -97,7 +97,7 @@ impl CommandSlot {
 pub fn command_slot(spec: &CommandSpec, argv: &[Bytes]) -> CommandSlot {
     // The common case (GET, SET, HSET, ...: one key at argument 1) without the iterator.
     if let (
-        crate::commands::Keys::Range {
+        crate::engine::spec::Keys::Range {
             first: 1, last: 1, ..
         },
         Some(k),
@@ -119,10 +119,10 @@ pub fn command_slot(spec: &CommandSpec, argv: &[Bytes]) -> CommandSlot {
 #[inline]
 pub fn crosses_slots(spec: &CommandSpec, argv: &[Bytes]) -> bool {
     match spec.keys {
-        crate::commands::Keys::None => false,
-        crate::commands::Keys::Range { first, last, .. } if first == last => false,
+        crate::engine::spec::Keys::None => false,
+        crate::engine::spec::Keys::Range { first, last, .. } if first == last => false,
         // EVAL/EVALSHA/FCALL with numkeys 0 or 1 (most lock scripts).
-        crate::commands::Keys::NumKeys { numkeys_at, .. }
+        crate::engine::spec::Keys::NumKeys { numkeys_at, .. }
             if argv
                 .get(numkeys_at as usize)
                 .is_some_and(|n| matches!(&n[..], b"0" | b"1")) =>
@@ -165,7 +165,7 @@ impl<'a> SameSlot<'a> {
     #[inline]
     pub fn add_command(&mut self, spec: &CommandSpec, argv: &'a [Bytes]) {
         if let (
-            crate::commands::Keys::Range {
+            crate::engine::spec::Keys::Range {
                 first: 1, last: 1, ..
             },
             Some(k),

@@ -10,8 +10,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
+use lockcore::engine::{ClientCtx, Engine};
 use lockcore::storage::clock::ManualClock;
-use lockcore::storage::engine::{ClientCtx, Engine};
 
 /// Live allocations by requested size (1..=SMALL), and the bytes of larger ones.
 const SMALL: usize = 512;

@@ -26,11 +26,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Lowest layer first. A module may import from its own layer and any layer before it.
 LAYERS = {
     "lockcore": [
-        ["error", "num", "glob", "reply", "slots"],
+        ["error", "num", "glob", "reply"],
         ["storage"],
-        ["key_access"],
-        ["locks"],
+        ["engine"],
         ["commands"],
+        ["slots", "key_access"],
         ["lib"],
     ],
     "server": [

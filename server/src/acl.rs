@@ -8,7 +8,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use lockcore::commands::{self, CommandSpec, ACL_CATEGORIES};
+use lockcore::commands;
+use lockcore::engine::spec::{CommandSpec, ACL_CATEGORIES};
 use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
@@ -356,7 +357,7 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
         }
         "cat" => match a.get(2) {
             None => Reply::Array(ACL_CATEGORIES.iter().map(|n| Reply::bulk_str(n)).collect()),
-            Some(cat) => match commands::acl_category_bit(cat) {
+            Some(cat) => match lockcore::engine::spec::acl_category_bit(cat) {
                 None => Reply::err(format!("ERR Unknown category '{}'", bulk_lossy(cat))),
                 Some(bit) => {
                     let mut names = Vec::new();

@@ -1,6 +1,6 @@
 //! Seeded model-based fuzzer for the native lock commands (docs/fuzzing.md). Redis has no
 //! LOCK.*/SEM.*/RW.*/FENCE.SET, so every reply is checked against a small model of their
-//! semantics as docs/locking.md states them (lockcore/src/locks/mod.rs is the implementation;
+//! semantics as docs/locking.md states them (lockcore/src/engine/locks/mod.rs is the implementation;
 //! this file shares no code with it).
 //!
 //! Three client connections issue random acquires (with and without WAIT and SESSION),

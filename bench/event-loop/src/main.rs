@@ -21,7 +21,8 @@ use std::net::TcpListener;
 use std::os::fd::{AsRawFd, IntoRawFd};
 
 use bytes::{Bytes, BytesMut};
-use lockcore::commands::{check_spec, Exec};
+use lockcore::commands::check_spec;
+use lockcore::engine::spec::Exec;
 use lockcore::{ClientCtx, Engine, Reply};
 use tumbler::base::clock::Mono;
 use tumbler::resp::{parse_into, Limits, NameCache};

@@ -2,10 +2,10 @@
 //! with BYTE/BIT ranges, BITOP, BITFIELD and BITFIELD_RO with Redis' overflow modes, all
 //! following Redis 7.0's bitops.c (argument order of checks, error texts, events).
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
-use crate::commands::strings::get_string;
-use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::commands::strings::{get_string, put_string, take_string};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::num::parse_i64;
 use crate::reply::Reply;
@@ -17,9 +17,9 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine("bitmap", &["bitmap"], name, arity, flags, keys, h)
+    crate::engine::spec::engine("bitmap", &["bitmap"], name, arity, flags, keys, h)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -185,7 +185,7 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let db = ctx.dbi();
     if maxlen == 0 {
         if ctx.write(dst).is_some() {
-            crate::storage::engine::delete_key(ctx.eng, db, dst);
+            crate::engine::delete_key(ctx.eng, db, dst);
         }
         return Reply::Int(0);
     }
@@ -205,7 +205,7 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         })
         .collect();
     ctx.write(dst);
-    crate::storage::engine::store(ctx.eng, db, dst.clone(), Value::Str(Bytes::from(res)), None);
+    crate::engine::store(ctx.eng, db, dst.clone(), Value::Str(Bytes::from(res)), None);
     ctx.db().set_raw(dst);
     ctx.modified(dst, notify::STRING, "set");
     Reply::Int(maxlen as i64)
@@ -500,37 +500,4 @@ fn get_reply(s: &[u8], f: &Field) -> Reply {
     } else {
         get_field(s, f.offset, f.bits) as i64
     })
-}
-
-/// The string at `key` for in-place bit writes, grown with zero bytes to `min_len`
-/// (a missing key is an empty string), and whether it was created or grown (Redis'
-/// lookupStringForBitCommand). WRONGTYPE for other types.
-pub(crate) fn take_string(
-    ctx: &mut Ctx,
-    key: &Bytes,
-    min_len: usize,
-) -> Result<(BytesMut, bool), Reply> {
-    let (cur, mut grown) = match ctx.write(key) {
-        None => (Bytes::new(), true),
-        Some(e) => match &mut e.value {
-            Value::Str(s) => (std::mem::take(s), false),
-            _ => return Err(error::wrongtype()),
-        },
-    };
-    let mut b = cur
-        .try_into_mut()
-        .unwrap_or_else(|b| BytesMut::from(&b[..]));
-    if b.len() < min_len {
-        b.resize(min_len, 0);
-        grown = true;
-    }
-    Ok((b, grown))
-}
-
-/// Stores a string written by [`take_string`] back, keeping the key's TTL.
-pub(crate) fn put_string(ctx: &mut Ctx, key: &Bytes, s: BytesMut) {
-    let now = ctx.now();
-    ctx.note_new_key(key);
-    ctx.db().replace_value(key, Value::Str(s.freeze()), now);
-    ctx.db().set_raw(key);
 }

@@ -7,7 +7,7 @@
 //! answers exactly as for an unknown command and hides them from COMMAND, as for
 //! `TUMBLER.TIME`.
 
-use crate::commands::{flag::*, CommandSpec, Exec, BASE};
+use crate::engine::spec::{flag::*, CommandSpec, Exec, BASE};
 
 /// Container names, as COMMAND shows them.
 pub const NODE: &str = "tumbler.node";

@@ -7,7 +7,7 @@
 use bytes::Bytes;
 
 use crate::commands::zsets::{get_zset, store_result, zadd};
-use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::num::parse_f64;
 use crate::reply::Reply;
@@ -18,9 +18,9 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine("geo", &["geo"], name, arity, flags, keys, h)
+    crate::engine::spec::engine("geo", &["geo"], name, arity, flags, keys, h)
 }
 
 /// GEORADIUS* read the key at 1 and may STORE to a key named by an option.
@@ -736,7 +736,7 @@ fn radius_inner(
         return Ok(match store {
             Some(dst) => {
                 if ctx.write(&dst).is_some() {
-                    crate::storage::engine::delete_key(ctx.eng, db, &dst);
+                    crate::engine::delete_key(ctx.eng, db, &dst);
                 }
                 Reply::Int(0)
             }

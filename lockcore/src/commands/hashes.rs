@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error::{self, *};
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
@@ -17,9 +17,9 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine("hash", &["hash"], name, arity, flags, keys, h)
+    crate::engine::spec::engine("hash", &["hash"], name, arity, flags, keys, h)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -147,12 +147,12 @@ fn lockdep_hset(ctx: &mut Ctx, a: &[Bytes]) -> Result<(), Reply> {
             },
             Some(_) => false,
             None => {
-                crate::locks::lockdep::hash_first_hold_absent(ctx, &a[1], &fv[0])?;
+                crate::engine::locks::lockdep::hash_first_hold_absent(ctx, &a[1], &fv[0])?;
                 continue;
             }
         };
         if !had {
-            crate::locks::lockdep::hash_first_hold(ctx, &a[1], &fv[0])?;
+            crate::engine::locks::lockdep::hash_first_hold(ctx, &a[1], &fv[0])?;
         }
     }
     Ok(())
@@ -184,7 +184,7 @@ fn hexists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(h) => {
             let found = h.is_some_and(|h| h.contains(&a[2]));
             if !found && ctx.eng.lockdep.is_some() && ctx.cl.in_script {
-                crate::locks::lockdep::hash_probe_missed(ctx, &a[1], &a[2]);
+                crate::engine::locks::lockdep::hash_probe_missed(ctx, &a[1], &a[2]);
             }
             Reply::Int(found as i64)
         }
@@ -256,7 +256,7 @@ fn hincrby_checked(ctx: &mut Ctx, a: &[Bytes], by: i64) -> Reply {
         Err(e) => return e,
     };
     if cur <= 0 && n > 0 {
-        if let Err(e) = crate::locks::lockdep::hash_first_hold(ctx, &a[1], &a[2]) {
+        if let Err(e) = crate::engine::locks::lockdep::hash_first_hold(ctx, &a[1], &a[2]) {
             return e;
         }
     }

@@ -17,7 +17,7 @@
 
 use bytes::Bytes;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::reply::Reply;
 use crate::storage::notify;
@@ -28,9 +28,9 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine("hyperloglog", &["hyperloglog"], name, arity, flags, keys, h)
+    crate::engine::spec::engine("hyperloglog", &["hyperloglog"], name, arity, flags, keys, h)
 }
 
 const ALL_KEYS: Keys = Keys::Range {

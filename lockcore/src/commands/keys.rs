@@ -3,12 +3,12 @@
 
 use bytes::Bytes;
 
-use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::delete_key;
+use crate::engine::spec::{flag::*, with_acl, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::error;
 use crate::glob;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::storage::engine::delete_key;
 use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
 
@@ -17,9 +17,9 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine("generic", &["keyspace"], name, arity, flags, keys, h)
+    crate::engine::spec::engine("generic", &["keyspace"], name, arity, flags, keys, h)
 }
 
 const ALL_KEYS: Keys = Keys::Range {
@@ -97,7 +97,11 @@ pub static OBJECT_SUBS: &[CommandSpec] = &[
     },
 ];
 
-const fn object_sub(name: &'static str, arity: i32, h: crate::commands::Handler) -> CommandSpec {
+const fn object_sub(
+    name: &'static str,
+    arity: i32,
+    h: crate::engine::spec::Handler,
+) -> CommandSpec {
     CommandSpec {
         name,
         parent: "object",
@@ -235,7 +239,7 @@ fn ttl(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 fn pttl(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if ctx.eng.lockdep.is_some() && ctx.cl.in_script {
-        crate::locks::lockdep::pttl_read(ctx, &a[1]);
+        crate::engine::locks::lockdep::pttl_read(ctx, &a[1]);
     }
     ttl_generic(ctx, &a[1], |t, now| (t - now).max(0))
 }

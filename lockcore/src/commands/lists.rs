@@ -10,11 +10,12 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-use crate::commands::{self, flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::commands;
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::BlockRequest;
 use crate::error::{self, *};
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::storage::engine::BlockRequest;
 use crate::storage::notify;
 use crate::storage::value::{kept, Obj, Value};
 
@@ -24,7 +25,7 @@ const fn cmd(
     flags: u32,
     keys: Keys,
     acl: &'static [&'static str],
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,
@@ -635,7 +636,7 @@ fn lmpop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 /// (0.0001 waits 1 ms, not forever), values too large for a long long come out negative
 /// ("timeout is negative"), and a deadline that overflows never fires.
 pub fn parse_timeout(ctx: &Ctx, arg: &[u8]) -> Result<Option<i64>, Reply> {
-    let Some(secs) = crate::commands::zsets::parse_strtod(arg, true) else {
+    let Some(secs) = crate::num::parse_strtod(arg, true) else {
         return Err(Reply::err(TIMEOUT_NOT_FLOAT));
     };
     let ms = (secs * 1000.0).ceil();

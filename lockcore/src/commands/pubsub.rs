@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::reply::Reply;
 
 const fn srv(name: &'static str, arity: i32, flags: u32, keys: Keys) -> CommandSpec {

@@ -1,7 +1,7 @@
 //! Command table entries for Lua scripting (EVAL family and SCRIPT). The server runs them
 //! (`server/src/scripting`): they need the Lua state, which lives next to the engine.
 
-use crate::commands::{flag::*, CommandSpec, Exec, Keys, BASE};
+use crate::engine::spec::{flag::*, CommandSpec, Exec, Keys, BASE};
 
 /// EVAL-style key spec: `numkeys` at argument 2, keys right after it.
 const EVAL_KEYS: Keys = Keys::NumKeys {

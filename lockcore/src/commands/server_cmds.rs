@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Exec, BASE};
+use crate::engine::spec::{flag::*, with_acl, CommandSpec, Ctx, Exec, BASE};
 use crate::error::{self, *};
 use crate::num::parse_i64;
 use crate::reply::Reply;
@@ -37,7 +37,7 @@ const fn eng(
     arity: i32,
     flags: u32,
     group: &'static str,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,
@@ -322,7 +322,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         ),
     ),
     CommandSpec {
-        keys: crate::commands::Keys::Range {
+        keys: crate::engine::spec::Keys::Range {
             first: 1,
             last: -1,
             step: 1,
@@ -496,7 +496,7 @@ pub static MEMORY_SUBS: &[CommandSpec] = &[
         parent: "memory",
         arity: -3,
         flags: READONLY,
-        keys: crate::commands::Keys::Range {
+        keys: crate::engine::spec::Keys::Range {
             first: 2,
             last: 2,
             step: 1,
@@ -516,7 +516,7 @@ pub static MEMORY_SUBS: &[CommandSpec] = &[
     },
 ];
 
-const fn memory_sub(name: &'static str, h: crate::commands::Handler) -> CommandSpec {
+const fn memory_sub(name: &'static str, h: crate::engine::spec::Handler) -> CommandSpec {
     CommandSpec {
         name,
         parent: "memory",
@@ -645,7 +645,7 @@ fn flush_mode_ok(a: &[Bytes]) -> bool {
 }
 
 /// Empties one db: WATCHers of its existing keys are touched, as in Redis.
-pub fn flush_db(eng: &mut crate::storage::engine::Engine, db: usize) {
+pub fn flush_db(eng: &mut crate::engine::Engine, db: usize) {
     eng.touch_all_watched(db, true);
     let n = eng.dbs[db].len() as u64;
     eng.dbs[db].clear();

@@ -8,7 +8,7 @@
 use bytes::Bytes;
 use rand::Rng;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::num::parse_i64;
 use crate::reply::Reply;
@@ -20,9 +20,9 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine("set", &["set"], name, arity, flags, keys, h)
+    crate::engine::spec::engine("set", &["set"], name, arity, flags, keys, h)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -332,7 +332,7 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     drop_if_empty(ctx, src);
     let db = ctx.dbi();
     if ctx.write(dst).is_none() {
-        crate::storage::engine::store(
+        crate::engine::store(
             ctx.eng,
             db,
             dst.clone(),
@@ -382,12 +382,12 @@ fn store_set(ctx: &mut Ctx, dst: &Bytes, result: SetValue, event: &str) -> Reply
     let n = result.members.len();
     if n == 0 {
         if ctx.write(dst).is_some() {
-            crate::storage::engine::delete_key(ctx.eng, db, dst);
+            crate::engine::delete_key(ctx.eng, db, dst);
         }
         return Reply::Int(0);
     }
     ctx.write(dst);
-    crate::storage::engine::store(
+    crate::engine::store(
         ctx.eng,
         db,
         dst.clone(),

@@ -1,7 +1,7 @@
 //! SLOWLOG's command table. The log itself lives in the server (server/src/slowlog.rs):
 //! it records what connections ran, which the keyspace engine never sees.
 
-use crate::commands::{flag::*, CommandSpec, Exec, BASE};
+use crate::engine::spec::{flag::*, CommandSpec, Exec, BASE};
 
 const fn sub(name: &'static str, arity: i32, flags: u32) -> CommandSpec {
     CommandSpec {

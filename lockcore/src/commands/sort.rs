@@ -10,7 +10,7 @@
 use bytes::Bytes;
 use std::cmp::Ordering;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::num::{parse_f64, parse_i64};
 use crate::reply::Reply;
@@ -21,9 +21,9 @@ const fn cmd(
     name: &'static str,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine(
+    crate::engine::spec::engine(
         "generic",
         &["set", "sortedset", "list", "dangerous"],
         name,
@@ -280,13 +280,13 @@ fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> Reply {
     let db = ctx.dbi();
     if out.is_empty() {
         if ctx.write(&dst).is_some() {
-            crate::storage::engine::delete_key(ctx.eng, db, &dst);
+            crate::engine::delete_key(ctx.eng, db, &dst);
         }
     } else {
         let list: std::collections::VecDeque<Bytes> =
             out.into_iter().map(Option::unwrap_or_default).collect();
         ctx.write(&dst);
-        crate::storage::engine::store(
+        crate::engine::store(
             ctx.eng,
             db,
             dst.clone(),

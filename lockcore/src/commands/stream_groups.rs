@@ -15,15 +15,15 @@ use std::ops::Bound;
 use crate::commands::lists::retrying;
 use crate::commands::streams::{
     entry_reply, fmt_id, get_stream, get_stream_w, id_reply, parse_bound, parse_id,
-    strict_id_or_err, sub_syntax, Consumer, Group, Nack, StreamId, StreamValue, INVALID_ID,
-    INVALID_READ, MAX_ID,
+    strict_id_or_err, sub_syntax, INVALID_ID,
 };
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE};
+use crate::engine::BlockRequest;
 use crate::error;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::storage::engine::BlockRequest;
 use crate::storage::notify;
+use crate::storage::stream::{Consumer, Group, Nack, StreamId, StreamValue, INVALID_READ, MAX_ID};
 use crate::storage::value::{Obj, Value};
 
 const fn cmd(
@@ -31,7 +31,7 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,
@@ -46,7 +46,7 @@ const fn cmd(
     }
 }
 
-const KEY1: Keys = crate::commands::KEY1;
+const KEY1: Keys = crate::engine::spec::KEY1;
 const KEY2: Keys = Keys::Range {
     first: 2,
     last: 2,
@@ -57,7 +57,7 @@ const fn xgroup_sub(
     name: &'static str,
     arity: i32,
     flags: u32,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,

@@ -2,13 +2,13 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::commands::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::store;
 use crate::error::{self, *};
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
 };
 use crate::reply::Reply;
-use crate::storage::engine::store;
 use crate::storage::notify;
 use crate::storage::value::Value;
 use rustc_apfloat::Float;
@@ -18,9 +18,9 @@ const fn cmd(
     arity: i32,
     flags: u32,
     keys: Keys,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
-    crate::commands::engine("string", &["string"], name, arity, flags, keys, h)
+    crate::engine::spec::engine("string", &["string"], name, arity, flags, keys, h)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -218,7 +218,7 @@ fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply 
         Cond::Always => false,
     };
     if ctx.eng.lockdep.is_some() && args.cond == Cond::Nx && matches!(args.ttl, Ttl::At(_)) {
-        if let Err(e) = crate::locks::lockdep::set_nx(ctx, key, val, !blocked) {
+        if let Err(e) = crate::engine::locks::lockdep::set_nx(ctx, key, val, !blocked) {
             return e;
         }
     }
@@ -312,7 +312,7 @@ fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_string(ctx, &a[1]) {
         Ok(Some(v)) => {
             let db = ctx.dbi();
-            crate::storage::engine::delete_key(ctx.eng, db, &a[1]);
+            crate::engine::delete_key(ctx.eng, db, &a[1]);
             Reply::Bulk(v)
         }
         Ok(None) => Reply::Null,
@@ -361,7 +361,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let key = &a[1];
     if let Ttl::At(t) = ttl {
         if t <= ctx.now() {
-            crate::storage::engine::delete_key(ctx.eng, db, key);
+            crate::engine::delete_key(ctx.eng, db, key);
         } else {
             ctx.db().set_expire(key, Some(t));
             ctx.modified(key, notify::GENERIC, "expire");
@@ -631,7 +631,7 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         _ => return Reply::err("ERR bit is not an integer or out of range"),
     };
     let byte = offset >> 3;
-    let (mut b, grown) = match crate::commands::bitops::take_string(ctx, &a[1], byte + 1) {
+    let (mut b, grown) = match take_string(ctx, &a[1], byte + 1) {
         Ok(s) => s,
         Err(e) => return e,
     };
@@ -642,7 +642,7 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         b[byte] &= !mask;
     }
-    crate::commands::bitops::put_string(ctx, &a[1], b);
+    put_string(ctx, &a[1], b);
     // Only a created or grown string, or a flipped bit, is a change (event, dirty).
     if grown || old != on {
         ctx.modified(&a[1], notify::STRING, "setbit");
@@ -784,4 +784,37 @@ fn lcs(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         Reply::Bulk(Bytes::from(result))
     }
+}
+
+/// The string at `key` for in-place bit writes, grown with zero bytes to `min_len`
+/// (a missing key is an empty string), and whether it was created or grown (Redis'
+/// lookupStringForBitCommand). WRONGTYPE for other types.
+pub(crate) fn take_string(
+    ctx: &mut Ctx,
+    key: &Bytes,
+    min_len: usize,
+) -> Result<(BytesMut, bool), Reply> {
+    let (cur, mut grown) = match ctx.write(key) {
+        None => (Bytes::new(), true),
+        Some(e) => match &mut e.value {
+            Value::Str(s) => (std::mem::take(s), false),
+            _ => return Err(error::wrongtype()),
+        },
+    };
+    let mut b = cur
+        .try_into_mut()
+        .unwrap_or_else(|b| BytesMut::from(&b[..]));
+    if b.len() < min_len {
+        b.resize(min_len, 0);
+        grown = true;
+    }
+    Ok((b, grown))
+}
+
+/// Stores a string written by [`take_string`] back, keeping the key's TTL.
+pub(crate) fn put_string(ctx: &mut Ctx, key: &Bytes, s: BytesMut) {
+    let now = ctx.now();
+    ctx.note_new_key(key);
+    ctx.db().replace_value(key, Value::Str(s.freeze()), now);
+    ctx.db().set_raw(key);
 }

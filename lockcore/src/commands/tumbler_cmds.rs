@@ -6,7 +6,7 @@
 //! `--enable-time-control yes`; otherwise the server answers exactly as for an unknown
 //! command and hides it from COMMAND (server/src/timectl.rs).
 
-use crate::commands::{flag::*, CommandSpec, Exec, BASE};
+use crate::engine::spec::{flag::*, CommandSpec, Exec, BASE};
 
 /// The container's name as COMMAND shows it.
 pub const TIME: &str = "tumbler.time";

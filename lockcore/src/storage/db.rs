@@ -2,7 +2,7 @@
 //! times so active expiry finds due keys in O(log n) instead of sampling.
 //!
 //! `Db` knows nothing of the clock or of notifications: it is raw storage. Expiry rules
-//! (lazy on access, active in the background) live in [`crate::storage::engine::Engine`], which owns
+//! (lazy on access, active in the background) live in [`crate::engine::Engine`], which owns
 //! the clock and the write epilogue.
 //!
 //! Layout: the `(Key, Entry)` pairs sit densely in fixed-size chunks ([`Dense`]), and the
@@ -18,16 +18,9 @@ use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 
 use crate::storage::expiry::{self, ExpiryHeap};
-use crate::storage::key::Key;
+use crate::storage::key::{Key, KeyHasher};
 use crate::storage::table::{prefetch, Slot, SlotTable};
 use crate::storage::value::{Entry, Value};
-
-/// The keyspace hasher: aHash keyed with per-process random keys. Redis hashes keys with
-/// SipHash-1-2 under a random key so that clients cannot flood one bucket; aHash keeps that
-/// property (its keys are random per process and it is designed to resist collision
-/// attacks) at a fraction of std's SipHash-1-3 cost, which showed up in profiles of SET/GET
-/// over a 1M keyspace (docs/architecture.md).
-pub type KeyHasher = ahash::RandomState;
 
 /// What [`Db::probe`] found: a live entry, an expired one it just removed, or nothing.
 pub enum Probe<'a> {
@@ -607,7 +600,7 @@ impl Db {
         Some(Bytes::copy_from_slice(self.dense.key(at)))
     }
 
-    /// Up to `n` keys for maxmemory eviction to weigh (storage/evict.rs): all keys, or
+    /// Up to `n` keys for maxmemory eviction to weigh (engine/evict.rs): all keys, or
     /// with `volatile` only keys with a TTL, read in table order from a random position
     /// (wrapping). Table order is hash order, so the keys are a uniform random pick, also
     /// among keys with a TTL (the expiry index is in deadline order, and the pairs' own

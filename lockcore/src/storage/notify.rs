@@ -1,8 +1,7 @@
-//! Keyspace notifications (`notify-keyspace-events`).
+//! Keyspace notifications (`notify-keyspace-events`), and the [`Broker`] they and PUBLISH go
+//! through.
 
 use bytes::Bytes;
-
-use crate::storage::engine::Broker;
 
 pub const KEYSPACE: u32 = 1 << 0; // K
 pub const KEYEVENT: u32 = 1 << 1; // E
@@ -98,6 +97,22 @@ impl NotifyFlags {
     /// True if events of `class` are published at all.
     pub fn wants(self, class: u32) -> bool {
         self.0 & (KEYSPACE | KEYEVENT) != 0 && self.0 & class != 0
+    }
+}
+
+/// Where PUBLISH, SPUBLISH and keyspace events go. Implemented by the server's pub/sub
+/// registry; returns the number of receivers.
+pub trait Broker: Send + Sync {
+    fn publish(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64;
+    /// Logs a finding at warning level (the lock-order checker's); lockcore has no logger.
+    fn log_warning(&self, _message: &str) {}
+}
+
+/// A broker with no subscribers, for unit tests and embedding without pub/sub.
+pub struct NoBroker;
+impl Broker for NoBroker {
+    fn publish(&self, _: &Bytes, _: &Bytes, _: bool) -> i64 {
+        0
     }
 }
 

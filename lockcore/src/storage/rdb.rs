@@ -519,7 +519,7 @@ pub enum Loaded {
     Set(Vec<Bytes>),
     Hash(Vec<(Bytes, Bytes)>),
     ZSet(Vec<(Bytes, f64)>),
-    Stream(Box<crate::commands::streams::StreamValue>),
+    Stream(Box<crate::storage::stream::StreamValue>),
 }
 
 struct Reader<'a> {
@@ -777,7 +777,7 @@ pub fn load(p: &[u8]) -> Option<Loaded> {
 }
 
 /// Builds the stored value, choosing encodings with the current limits as Redis does.
-pub fn to_value(l: Loaded, cfg: &crate::storage::engine::EngineConfig) -> Option<Value> {
+pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option<Value> {
     let (hash_max_entries, hash_max_value) =
         (cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value);
     Some(match l {

@@ -4,8 +4,8 @@ use bytes::Bytes;
 use indexmap::IndexMap;
 use std::collections::VecDeque;
 
-use crate::locks::LockValue;
 use crate::storage::listpack::PairPack;
+use crate::storage::lock::LockValue;
 use crate::storage::zset::ZSet;
 
 /// An argument to keep as a string value or list element. One of 2 to [`KEPT_INLINE_MAX`]
@@ -43,7 +43,7 @@ pub const KEPT_INLINE_MAX: usize = 56;
 #[derive(Debug, Clone)]
 pub enum HashValue {
     Pack(PairPack),
-    Table(Box<IndexMap<Bytes, Bytes, crate::storage::db::KeyHasher>>),
+    Table(Box<IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher>>),
 }
 
 impl Default for HashValue {
@@ -137,7 +137,7 @@ impl HashValue {
     /// Moves a packed hash to the table encoding, keeping the order of its fields.
     pub fn convert(&mut self) {
         if let HashValue::Pack(p) = self {
-            let m: IndexMap<Bytes, Bytes, crate::storage::db::KeyHasher> = p
+            let m: IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher> = p
                 .iter()
                 .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
                 .collect();
@@ -225,7 +225,7 @@ pub enum Value {
 #[derive(Debug, Clone)]
 pub enum Obj {
     /// A stream (streams.rs: XADD/XRANGE subset).
-    Stream(Box<crate::commands::streams::StreamValue>),
+    Stream(Box<crate::storage::stream::StreamValue>),
     Hash(HashValue),
     List(Box<VecDeque<Bytes>>),
     ZSet(Box<ZSet>),

@@ -246,7 +246,7 @@ impl Treap {
 /// A sorted set.
 #[derive(Debug, Clone)]
 pub struct ZSet {
-    pub scores: HashMap<Bytes, f64, crate::storage::db::KeyHasher>,
+    pub scores: HashMap<Bytes, f64, crate::storage::key::KeyHasher>,
     order: Treap,
     /// Switched to "skiplist" encoding (never switches back).
     pub big: bool,

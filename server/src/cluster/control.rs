@@ -23,9 +23,9 @@ use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use lockcore::commands::CommandSpec;
 use lockcore::num::parse_i64;
 use lockcore::slots::{key_hash_slot, SLOTS};
+use lockcore::CommandSpec;
 use lockcore::{error, Reply};
 
 use super::{Migration, Topology};

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
-use lockcore::commands::CommandSpec;
+use lockcore::engine::spec::CommandSpec;
 use lockcore::slots::{self, SLOTS};
 use lockcore::{error, Reply};
 
@@ -29,7 +29,7 @@ pub struct ClusterBroker {
     pub shard: usize,
 }
 
-impl lockcore::storage::engine::Broker for ClusterBroker {
+impl lockcore::storage::notify::Broker for ClusterBroker {
     fn log_warning(&self, message: &str) {
         tracing::warn!("{message}");
     }

@@ -66,7 +66,7 @@ pub async fn start(
                 .port
                 .store(topo.primary_of(s).port() as u64, Ordering::Relaxed);
             if cluster {
-                let broker: Arc<dyn lockcore::storage::engine::Broker> = Arc::new(ClusterBroker {
+                let broker: Arc<dyn lockcore::storage::notify::Broker> = Arc::new(ClusterBroker {
                     local: shared.pubsub.clone(),
                     topo: Arc::downgrade(&topo),
                     shard: s,

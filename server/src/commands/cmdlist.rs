@@ -4,7 +4,7 @@
 //! `FILTERBY MODULE` is always empty. Any other argument shape is a syntax error.
 
 use bytes::Bytes;
-use lockcore::commands::CommandSpec;
+use lockcore::CommandSpec;
 use lockcore::{error, Reply};
 
 /// `all` is the visible top-level commands; `a` the whole argument vector (COMMAND LIST ...).

@@ -9,7 +9,8 @@ pub mod timectl;
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-use lockcore::commands::{self, CommandSpec};
+use lockcore::commands;
+use lockcore::engine::spec::CommandSpec;
 use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
@@ -21,7 +22,7 @@ use crate::state::{Core, CoreGuard, Msg};
 /// True if a command needs the keyspace lock.
 pub fn needs_core(spec: &CommandSpec) -> bool {
     match spec.exec {
-        lockcore::commands::Exec::Engine(_) => true,
+        lockcore::engine::spec::Exec::Engine(_) => true,
         _ => {
             let top = if spec.parent.is_empty() {
                 spec.name
@@ -754,8 +755,12 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
                 // Redis: EVAL/FCALL with 0 keys has none (an empty array); a command
                 // with a key spec that found none has bad arguments.
                 return match spec.keys {
-                    _ if spec.has(commands::flag::NO_MANDATORY_KEYS) => Reply::Array(vec![]),
-                    commands::Keys::None => Reply::err("ERR The command has no key arguments"),
+                    _ if spec.has(lockcore::engine::spec::flag::NO_MANDATORY_KEYS) => {
+                        Reply::Array(vec![])
+                    }
+                    lockcore::engine::spec::Keys::None => {
+                        Reply::err("ERR The command has no key arguments")
+                    }
                     _ => Reply::err("ERR Invalid arguments specified for command"),
                 };
             }

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use dashmap::DashMap;
-use lockcore::commands::CommandSpec;
+use lockcore::engine::spec::CommandSpec;
 use lockcore::Reply;
 use std::sync::Arc;
 

@@ -14,7 +14,7 @@
 
 use bytes::Bytes;
 
-use lockcore::commands::CommandSpec;
+use lockcore::engine::spec::CommandSpec;
 use lockcore::num::parse_i64;
 use lockcore::storage::clock::Clock;
 use lockcore::{error, Reply};

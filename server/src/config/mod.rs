@@ -2,7 +2,7 @@
 //! CONFIG GET/SET.
 //!
 //! Values are kept as Redis prints them in CONFIG GET; the server reads typed values through
-//! the accessors and pushes the ones the keyspace needs into `lockcore::storage::engine::EngineConfig`
+//! the accessors and pushes the ones the keyspace needs into `lockcore::storage::config::EngineConfig`
 //! whenever they change. Parameters that only make sense for a persistent or replicated
 //! Redis (save, appendonly, dir, ...) are accepted and stored so that scripts and clients
 //! written for redis-server work, and documented as having no effect.
@@ -423,7 +423,7 @@ pub fn normalize(param: &Param, value: &str) -> Result<String, String> {
                     })
             }
             "client-output-buffer-limit" => parse_output_limits(value),
-            "lockdep-classes" => lockcore::locks::lockdep::ClassRules::parse(value)
+            "lockdep-classes" => lockcore::engine::locks::lockdep::ClassRules::parse(value)
                 .map(|r| r.to_config_string())
                 .ok_or_else(|| "argument must be made of the letters u, t and d".to_string()),
             "latency-tracking-info-percentiles" => percentiles::normalize_percentiles(value),

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use lockcore::commands::CommandSpec;
+use lockcore::engine::spec::CommandSpec;
 use lockcore::Reply;
 
 use crate::state::acl::*;

@@ -22,7 +22,8 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use lockcore::commands::{self, flag, CommandSpec, Exec};
+use lockcore::commands;
+use lockcore::engine::spec::{flag, CommandSpec, Exec};
 use lockcore::{error, ClientCtx, Reply};
 
 use crate::base::consts::OOM_ERR;
@@ -250,7 +251,7 @@ pub async fn serve_node<S: Stream>(
 /// pipeline's commands otherwise wait on them one after another. Runs under the keyspace
 /// lock, between commands; returns how many commands it covered (or, in a db too small to
 /// gain from it or on a hot key, how many to run before asking again).
-fn prefetch_keys(engine: &lockcore::storage::engine::Engine, db: usize, buf: &[u8]) -> usize {
+fn prefetch_keys(engine: &lockcore::engine::Engine, db: usize, buf: &[u8]) -> usize {
     let Some(d) = engine.worth_prefetching(db) else {
         return lockcore::storage::db::PREFETCH_MAX;
     };

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use lockcore::commands::{flag, CommandSpec, Keys};
+use lockcore::engine::spec::{flag, CommandSpec, Keys};
 use lockcore::slots::{self, CommandSlot};
 use lockcore::Reply;
 

@@ -7,7 +7,7 @@
 //!
 //! Nothing is counted for metrics on the command path beyond what INFO already keeps: the
 //! lock counters are plain integers under the keyspace lock the lock commands hold anyway
-//! (`lockcore::locks::lock_stats`), per-command stats are relaxed atomics (`cmdstats`). A scrape
+//! (`lockcore::engine::locks::lock_stats`), per-command stats are relaxed atomics (`cmdstats`). A scrape
 //! takes the keyspace lock once, copies the numbers out and encodes after releasing it.
 //!
 //! The text is written by the `prometheus-client` crate (OpenMetrics text, which Prometheus
@@ -27,8 +27,8 @@ use prometheus_client::registry::Registry;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use lockcore::locks::lock_stats::{Histogram, LockStatsSnapshot, KINDS};
-use lockcore::storage::engine::Stats;
+use lockcore::engine::locks::lock_stats::{Histogram, LockStatsSnapshot, KINDS};
+use lockcore::engine::Stats;
 
 use crate::state::Shared;
 
@@ -58,7 +58,7 @@ async fn snapshot(shared: &Shared) -> Snapshot {
             return Snapshot::default();
         };
         let eng = &core.engine;
-        let held = lockcore::locks::held_counts(eng);
+        let held = lockcore::engine::locks::held_counts(eng);
         (
             eng.stats.clone(),
             eng.locks.stats.snapshot(held),

@@ -13,7 +13,7 @@
 //! error texts and limits are part of the contract, so that side is parsed here.
 
 use bytes::{Buf, Bytes, BytesMut};
-use lockcore::commands::CommandSpec;
+use lockcore::CommandSpec;
 
 /// Longest line (inline command, or a `*`/`$` header) Redis accepts: PROTO_INLINE_MAX_SIZE.
 pub const INLINE_MAX: usize = 64 * 1024;

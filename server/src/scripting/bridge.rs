@@ -9,7 +9,8 @@ use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
-use lockcore::commands::{flag, lookup_checked, CommandSpec, Exec};
+use lockcore::commands::lookup_checked;
+use lockcore::engine::spec::{flag, CommandSpec, Exec};
 use lockcore::{ClientCtx, Engine, Reply};
 
 use super::stats::{Profile, ScriptStats};

@@ -38,8 +38,8 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use lockcore::commands::CommandSpec;
 use lockcore::num::parse_i64;
+use lockcore::CommandSpec;
 use lockcore::{error, Reply};
 
 use crate::conn::Conn;
@@ -88,7 +88,7 @@ pub(crate) struct Vm {
     lua: Lua,
     /// By lowercase hex SHA1. ahash (randomly keyed, as the keyspace's) rather than std's
     /// SipHash: hashing the 40-byte key was ~190 of the ~15,000 instructions of an EVALSHA.
-    cache: HashMap<[u8; 40], Cached, lockcore::storage::db::KeyHasher>,
+    cache: HashMap<[u8; 40], Cached, lockcore::storage::key::KeyHasher>,
     eval_only: usize,
     tick: u64,
     /// `function(f) return xpcall(f, __redis__err__handler) end`

@@ -11,7 +11,7 @@
 use bytes::Bytes;
 use mlua::{HookTriggers, Lua};
 
-use lockcore::commands::CommandSpec;
+use lockcore::CommandSpec;
 use lockcore::{error, Reply};
 
 use super::bridge;

@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use lockcore::commands::{self, flag, CommandSpec, ACL_CATEGORIES};
+use lockcore::commands;
+use lockcore::engine::spec::{flag, CommandSpec, ACL_CATEGORIES};
 
 use lockcore::Reply;
 
@@ -260,7 +261,8 @@ impl Selector {
             }
             Some(b'+') | Some(b'-') if op.get(1) == Some(&b'@') => {
                 let allow = op[0] == b'+';
-                let bit = commands::acl_category_bit(&op[2..]).ok_or(RuleError::UnknownCommand)?;
+                let bit = lockcore::engine::spec::acl_category_bit(&op[2..])
+                    .ok_or(RuleError::UnknownCommand)?;
                 self.set_category(bit, allow);
                 if !category_has_commands(bit) {
                     self.empty_categories.retain(|r| r[1..] != lower[1..]);

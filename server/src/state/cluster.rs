@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicUsize
 use std::sync::{Arc, OnceLock, Weak};
 use tokio::sync::{watch, Notify};
 
-use lockcore::commands::CommandSpec;
+use lockcore::engine::spec::CommandSpec;
 use lockcore::slots::SLOTS;
 
 use crate::state::Shared;

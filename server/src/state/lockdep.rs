@@ -1,7 +1,7 @@
 //! The server's side of the lock-order checker (lockcore/src/locks/lockdep.rs): the `lockdep`
 //! and `lockdep-classes` configs turn it on, off or strict, and INFO shows its counters.
 
-use lockcore::locks::lockdep::{ClassRules, Lockdep};
+use lockcore::engine::locks::lockdep::{ClassRules, Lockdep};
 use lockcore::Engine;
 
 use crate::config::Config;

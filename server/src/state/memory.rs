@@ -14,7 +14,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 use std::time::Instant;
 
-use lockcore::storage::evict::Policy;
+use lockcore::engine::evict::Policy;
 
 use crate::state::Shared;
 

@@ -623,7 +623,7 @@ impl Core {
     /// watches are gone (session-bound native locks are released here).
     pub fn on_disconnect(&mut self, id: lockcore::ClientId) {
         self.engine.tracking.disable(id);
-        lockcore::locks::release_session(&mut self.engine, id);
+        lockcore::engine::locks::release_session(&mut self.engine, id);
         if let Some(ld) = self.engine.lockdep.as_deref_mut() {
             ld.client_gone(id);
         }

@@ -129,7 +129,7 @@ impl PubSub {
     }
 }
 
-impl lockcore::storage::engine::Broker for PubSub {
+impl lockcore::storage::notify::Broker for PubSub {
     fn publish(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64 {
         self.publish_to(channel, message, sharded)
     }

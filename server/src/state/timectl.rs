@@ -1,7 +1,7 @@
 //! Whether time control (TUMBLER.TIME, `enable-time-control`) is on; when it is off its
 //! commands look as if they did not exist. The commands are in commands/timectl.rs.
 
-use lockcore::commands::CommandSpec;
+use lockcore::engine::spec::CommandSpec;
 
 use super::Shared;
 

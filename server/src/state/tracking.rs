@@ -1,10 +1,10 @@
 //! Client-side caching, the server's part: `CLIENT TRACKING/CACHING/GETREDIR/TRACKINGINFO`
 //! and the delivery of the invalidations the engine's tracking table queues
-//! (lockcore::storage::tracking). Deliveries happen when the keyspace lock is released
+//! (lockcore::engine::tracking). Deliveries happen when the keyspace lock is released
 //! (`CoreGuard::drop`), so a client's own invalidation follows its reply, as in Redis 7.0.
 
 use bytes::Bytes;
-use lockcore::storage::tracking::TrackState;
+use lockcore::engine::tracking::TrackState;
 use lockcore::{ClientId, Engine, Reply};
 
 use crate::state::{Msg, Shared};

@@ -29,7 +29,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use parking_lot::Mutex;
 
-use lockcore::commands::{self, flag, CommandSpec, Exec};
+use lockcore::commands;
+use lockcore::engine::spec::{flag, CommandSpec, Exec};
 use lockcore::Reply;
 
 use crate::stats::latency::{safe_info_name, HistSlot, Monitor};

@@ -26,7 +26,8 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use parking_lot::Mutex;
 
-use lockcore::commands::{self, CommandSpec, Exec};
+use lockcore::commands;
+use lockcore::engine::spec::{CommandSpec, Exec};
 use lockcore::{error, Reply};
 
 use crate::stats::cmdstats::CommandStats;

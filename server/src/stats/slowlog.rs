@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use lockcore::commands::{flag, CommandSpec};
+use lockcore::engine::spec::{flag, CommandSpec};
 use lockcore::num::parse_i64;
 use lockcore::Reply;
 use parking_lot::Mutex;

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use std::collections::BTreeMap;
 
 use super::{listpack_entries, put_len, put_string, Listpack, Reader};
-use crate::commands::streams::{Consumer, Group, Nack, Node, StreamId, StreamValue};
+use crate::storage::stream::{Consumer, Group, Nack, Node, StreamId, StreamValue};
 
 pub(super) const T_STREAM_LISTPACKS: u8 = 15;
 pub(super) const T_STREAM_LISTPACKS_2: u8 = 19;

@@ -14,7 +14,7 @@
 
 use bytes::Bytes;
 
-use lockcore::commands::{CommandSpec, Exec};
+use lockcore::engine::spec::{CommandSpec, Exec};
 
 use super::lex::{tokens, Reject, Tok, Token};
 

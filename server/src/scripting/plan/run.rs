@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use std::rc::Rc;
 
-use lockcore::commands::CommandSpec;
+use lockcore::CommandSpec;
 use lockcore::Reply;
 
 use super::luanum::{fmt14g, str2d, strcmp};

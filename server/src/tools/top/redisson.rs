@@ -1,5 +1,5 @@
-//! Recognising Redisson's lock hashes: the logic lives in `lockcore::locks::redisson`, shared with
+//! Recognising Redisson's lock hashes: the logic lives in `lockcore::engine::locks::redisson`, shared with
 //! the lock-order checker (lockcore/src/locks/lockdep.rs), which recognises the same hashes as
 //! scripts write them.
 
-pub use lockcore::locks::redisson::*;
+pub use lockcore::engine::locks::redisson::*;

@@ -16,7 +16,7 @@
 
 use bytes::Bytes;
 
-use crate::storage::engine::Engine;
+use crate::engine::Engine;
 use crate::storage::notify;
 
 /// Redis' EVPOOL_SIZE.

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use bytes::Bytes;
 
-use crate::storage::engine::ClientId;
+use crate::storage::ClientId;
 
 /// One client's tracking mode (`CLIENT TRACKING on ...`).
 #[derive(Debug, Clone, Default)]

@@ -11,8 +11,8 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::locks::{Kind, LockValue};
-use crate::storage::engine::ClientId;
+use crate::storage::lock::{Kind, LockValue};
+use crate::storage::ClientId;
 
 /// Upper bounds of the latency histograms' buckets, in seconds (Prometheus `le`).
 pub const BUCKETS: [f64; 20] = [

@@ -11,30 +11,20 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use crate::commands::{self, CommandSpec, Ctx, Exec};
 use crate::reply::Reply;
 use crate::storage::clock::{Clock, SystemClock};
+use crate::storage::config::EngineConfig;
 use crate::storage::db::{Db, Probe};
-use crate::storage::notify::{self, NotifyFlags};
+use crate::storage::notify::{self, Broker, NoBroker};
 use crate::storage::value::{Entry, Obj, Value};
 
-pub type ClientId = u64;
+pub mod evict;
+pub mod locks;
+pub mod spec;
+pub mod tracking;
 
-/// Where PUBLISH, SPUBLISH and keyspace events go. Implemented by the server's pub/sub
-/// registry; returns the number of receivers.
-pub trait Broker: Send + Sync {
-    fn publish(&self, channel: &Bytes, message: &Bytes, sharded: bool) -> i64;
-    /// Logs a finding at warning level (the lock-order checker's); lockcore has no logger.
-    fn log_warning(&self, _message: &str) {}
-}
-
-/// A broker with no subscribers, for unit tests and embedding without pub/sub.
-pub struct NoBroker;
-impl Broker for NoBroker {
-    fn publish(&self, _: &Bytes, _: &Bytes, _: bool) -> i64 {
-        0
-    }
-}
+use crate::storage::ClientId;
+use spec::{CommandSpec, Ctx, Exec};
 
 /// What the engine needs to know about the client running a command.
 #[derive(Debug, Clone, Default)]
@@ -81,49 +71,6 @@ struct Blocked {
     timeout_reply: Reply,
 }
 
-/// Engine settings that change command semantics. The server fills them from its config.
-#[derive(Debug, Clone)]
-pub struct EngineConfig {
-    pub notify: NotifyFlags,
-    pub proto_max_bulk_len: usize,
-    pub hash_max_listpack_entries: usize,
-    pub hash_max_listpack_value: usize,
-    pub list_max_listpack_size: i64,
-    pub zset_max_listpack_entries: usize,
-    pub zset_max_listpack_value: usize,
-    pub hll_sparse_max_bytes: usize,
-    /// `maxmemory-policy` is an LFU one: accesses update the LFU counter (crate::storage::lfu).
-    pub lfu: bool,
-    /// `maxmemory` is set with an LRU or LFU policy: Redis then gives every integer its own
-    /// object (each needs its own access data), so OBJECT REFCOUNT says 1, not shared.
-    pub no_shared_integers: bool,
-    pub lfu_log_factor: i64,
-    pub lfu_decay_time: i64,
-    pub stream_node_max_entries: usize,
-    pub stream_node_max_bytes: usize,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig {
-            notify: NotifyFlags::default(),
-            proto_max_bulk_len: 512 * 1024 * 1024,
-            hash_max_listpack_entries: 512,
-            hash_max_listpack_value: 64,
-            list_max_listpack_size: -2,
-            zset_max_listpack_entries: 128,
-            zset_max_listpack_value: 64,
-            hll_sparse_max_bytes: 3000,
-            lfu: false,
-            no_shared_integers: false,
-            lfu_log_factor: 10,
-            lfu_decay_time: 1,
-            stream_node_max_entries: 100,
-            stream_node_max_bytes: 4096,
-        }
-    }
-}
-
 /// Counters INFO reports.
 #[derive(Debug, Default, Clone)]
 pub struct Stats {
@@ -157,17 +104,17 @@ pub struct Engine {
     /// When the engine was created (LASTSAVE, INFO uptime), in ms.
     pub started_ms: i64,
     /// Native locks' server-wide state: token counter, lease timers, session index.
-    pub locks: crate::locks::LockTables,
-    /// The lock-order checker, when `lockdep` is on (crate::locks::lockdep); `None` costs every
+    pub locks: crate::engine::locks::LockTables,
+    /// The lock-order checker, when `lockdep` is on (crate::engine::locks::lockdep); `None` costs every
     /// lock hook one check.
-    pub lockdep: Option<Box<crate::locks::lockdep::Lockdep>>,
-    /// maxmemory's eviction pool (storage/evict.rs), kept between evictions as Redis does.
-    pub evict_pool: crate::storage::evict::Pool,
+    pub lockdep: Option<Box<crate::engine::locks::lockdep::Lockdep>>,
+    /// maxmemory's eviction pool (engine/evict.rs), kept between evictions as Redis does.
+    pub evict_pool: crate::engine::evict::Pool,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
     /// Client-side caching (CLIENT TRACKING).
-    pub tracking: crate::storage::tracking::Tracking,
+    pub tracking: crate::engine::tracking::Tracking,
 
     blocked: HashMap<ClientId, Blocked>,
     blocked_on: HashMap<(usize, Bytes), VecDeque<ClientId>>,
@@ -246,7 +193,7 @@ impl Engine {
         let reply = handler(&mut ctx, argv);
         let block = ctx.block.take();
         self.tracking.current = outer_current;
-        if spec.has(crate::commands::flag::READONLY) && self.tracking.is_tracking(cl.id) {
+        if spec.has(spec::flag::READONLY) && self.tracking.is_tracking(cl.id) {
             // Redis 7.0: a read inside a script remembers the script's declared keys.
             let keys: Vec<Bytes> = if cl.in_script {
                 self.tracking.script_keys.clone()
@@ -591,7 +538,7 @@ impl Engine {
     ) {
         let id = cl.id;
         cl.blocked = true;
-        if crate::locks::is_waiter_command(spec.name) {
+        if crate::engine::locks::is_waiter_command(spec.name) {
             self.locks.stats.wait_started(id);
         }
         for k in &req.keys {
@@ -733,19 +680,6 @@ impl Engine {
             }
         }
     }
-
-    /// Runs a command by name, for tests and the embedding API. Checks lookup and arity.
-    pub fn run(&mut self, cl: &mut ClientCtx, argv: &[&[u8]]) -> Reply {
-        let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();
-        match commands::lookup_checked(&argv) {
-            Ok(spec) => {
-                let r = self.call(cl, spec, &argv);
-                self.after_command();
-                r
-            }
-            Err(e) => e,
-        }
-    }
 }
 
 /// Deletes the key and runs the epilogue with a `del` event. Shared by DEL, UNLINK, GETDEL.
@@ -763,39 +697,4 @@ pub fn store(eng: &mut Engine, db: usize, key: Bytes, value: Value, expire_at: O
     let now = eng.now_ms();
     eng.note_new_key(db, &key);
     eng.dbs[db].insert(key, value, expire_at, now);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::storage::clock::ManualClock;
-
-    #[test]
-    fn lazy_expiry_on_the_injected_clock() {
-        let clock = ManualClock::new(1_000_000);
-        let mut e = Engine::with_clock(16, clock.clone());
-        let mut cl = ClientCtx::default();
-        assert_eq!(
-            e.run(&mut cl, &[b"set", b"k", b"v", b"px", b"100"]),
-            Reply::ok()
-        );
-        clock.advance_ms(99);
-        assert_eq!(e.run(&mut cl, &[b"get", b"k"]), Reply::bulk_str("v"));
-        clock.advance_ms(1);
-        assert_eq!(e.run(&mut cl, &[b"get", b"k"]), Reply::Null);
-        assert_eq!(e.stats.expired_keys, 1);
-    }
-
-    #[test]
-    fn active_expiry_removes_keys_nobody_reads() {
-        let clock = ManualClock::new(1_000_000);
-        let mut e = Engine::with_clock(16, clock.clone());
-        let mut cl = ClientCtx::default();
-        e.run(&mut cl, &[b"set", b"lock", b"holder", b"px", b"30000"]);
-        assert_eq!(e.next_deadline(), Some(1_030_000));
-        clock.advance_ms(30_000);
-        e.tick();
-        assert_eq!(e.dbs[0].len(), 0);
-        assert_eq!(e.next_deadline(), None);
-    }
 }

@@ -15,13 +15,15 @@ pub mod redisson;
 use bytes::Bytes;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
+use crate::engine::{BlockRequest, Engine};
 use crate::error;
 use crate::num::parse_i64;
 use crate::reply::Reply;
-use crate::storage::engine::{BlockRequest, ClientId, Engine};
+use crate::storage::lock::{Holder, Kind, LockValue};
 use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
+use crate::storage::ClientId;
 
 /// The longest lease or wait accepted, in ms (100 years): keeps `now + ttl` far from
 /// overflow while allowing any realistic value.
@@ -32,29 +34,7 @@ const WAITER_COMMANDS: &[&str] = &["lock.acquire", "sem.acquire", "rw.rlock", "r
 
 // ---------------------------------------------------------------- the value
 
-/// What kind of lock a key holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Mutex,
-    Semaphore { permits: u64 },
-    RwLock,
-}
-
-/// One owner's grant.
-#[derive(Debug, Clone)]
-pub struct Holder {
-    pub owner: Bytes,
-    /// Mutex reentrancy count, semaphore permits held, or write holds of an rwlock.
-    pub holds: u64,
-    /// Read holds (read-write locks only).
-    pub reads: u64,
-    /// The fencing token of this grant; re-acquisitions by the same owner keep it.
-    pub token: u64,
-    /// Lease deadline on the engine clock; `None` when bound only to its session.
-    pub lease_until: Option<i64>,
-    /// The connection a SESSION grant belongs to.
-    pub session: Option<ClientId>,
-}
+// The value's types are in storage/lock.rs; what the state machine does with them is here.
 
 impl Holder {
     fn live(&self, now: i64) -> bool {
@@ -62,23 +42,7 @@ impl Holder {
     }
 }
 
-/// The value of a lock key. It exists while somebody holds the lock.
-#[derive(Debug, Clone)]
-pub struct LockValue {
-    pub kind: Kind,
-    pub holders: Vec<Holder>,
-}
-
 impl LockValue {
-    /// The name TYPE prints.
-    pub fn type_name(&self) -> &'static str {
-        match self.kind {
-            Kind::Mutex => "lock",
-            Kind::Semaphore { .. } => "semaphore",
-            Kind::RwLock => "rwlock",
-        }
-    }
-
     /// Drops holders whose lease has passed and returns them.
     fn prune(&mut self, now: i64) -> Vec<Holder> {
         let (live, gone) = std::mem::take(&mut self.holders)
@@ -131,7 +95,7 @@ pub struct LockTables {
     /// The lock keys each connection holds with SESSION (may name keys since released).
     sessions: HashMap<ClientId, HashSet<(usize, Bytes)>>,
     /// Grants, releases, expiries, hand-off and wait times (`/metrics`).
-    pub stats: crate::locks::lock_stats::LockStats,
+    pub stats: crate::engine::locks::lock_stats::LockStats,
 }
 
 impl LockTables {
@@ -210,7 +174,7 @@ pub fn held_counts(eng: &Engine) -> [u64; 3] {
         }
         if let Value::Obj(Obj::Lock(l)) = &e.value {
             if l.holders.iter().any(|h| h.live(now)) {
-                out[crate::locks::lock_stats::kind_index(l.kind)] += 1;
+                out[crate::engine::locks::lock_stats::kind_index(l.kind)] += 1;
             }
         }
     }
@@ -225,7 +189,7 @@ const fn cmd(
     flags: u32,
     keys: Keys,
     summary: &'static str,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,
@@ -603,7 +567,7 @@ fn first_in_line(ctx: &Ctx, key: &Bytes, kind: Option<Kind>, retry: bool) -> boo
 /// Blocks (WAIT) or fails (no WAIT). On a retry the engine keeps the original deadline.
 fn wait_or_nil(ctx: &mut Ctx, req: &Acquire) -> Reply {
     if ctx.eng.lockdep.is_some() && !matches!(req.want, Want::Sem { .. }) {
-        crate::locks::lockdep::native_wait(ctx, &req.owner, &req.key);
+        crate::engine::locks::lockdep::native_wait(ctx, &req.owner, &req.key);
     }
     match req.wait {
         None => Reply::Null,
@@ -721,7 +685,7 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
         return wait_or_nil(ctx, req);
     }
     if ctx.eng.lockdep.is_some() && !matches!(req.want, Want::Sem { .. }) {
-        if let Err(e) = crate::locks::lockdep::native_acquire(ctx, &req.owner, &req.key) {
+        if let Err(e) = crate::engine::locks::lockdep::native_acquire(ctx, &req.owner, &req.key) {
             return e;
         }
     }
@@ -746,7 +710,7 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
                 kind: req.want.kind(),
                 holders: vec![holder],
             };
-            crate::storage::engine::store(
+            crate::engine::store(
                 ctx.eng,
                 db,
                 req.key.clone(),
@@ -1061,7 +1025,7 @@ fn fence_set(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     }
     let db = ctx.cl.db;
-    crate::storage::engine::store(ctx.eng, db, key.clone(), Value::Str(value.clone()), None);
+    crate::engine::store(ctx.eng, db, key.clone(), Value::Str(value.clone()), None);
     ctx.modified(key, notify::STRING, "set");
     Reply::ok()
 }
@@ -1161,8 +1125,8 @@ fn release_session_key(eng: &mut Engine, id: ClientId, db: usize, key: &Bytes) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::ClientCtx;
     use crate::storage::clock::ManualClock;
-    use crate::storage::engine::ClientCtx;
     use std::sync::Arc;
 
     fn setup() -> (Arc<ManualClock>, Engine) {

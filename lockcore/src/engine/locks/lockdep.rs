@@ -22,14 +22,15 @@ use bytes::Bytes;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Owner ids and lock names come from clients: keyed aHash, as the keyspace uses
-/// (crate::storage::db::KeyHasher), resists flooding at a fraction of SipHash's cost.
-type Map<K, V> = HashMap<K, V, crate::storage::db::KeyHasher>;
+/// (crate::storage::key::KeyHasher), resists flooding at a fraction of SipHash's cost.
+type Map<K, V> = HashMap<K, V, crate::storage::key::KeyHasher>;
 use std::fmt::Write as _;
 
-use crate::commands::{flag::*, CommandSpec, Ctx, Exec, BASE};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, BASE};
+use crate::engine::Engine;
 use crate::reply::Reply;
-use crate::storage::engine::{ClientId, Engine};
 use crate::storage::value::{Obj, Value};
+use crate::storage::ClientId;
 
 /// The channel each new finding is published on.
 pub const CHANNEL: &str = "__tumbler__:lockdep";
@@ -163,7 +164,7 @@ impl ClassRules {
 }
 
 fn is_uuid_bytes(b: &[u8]) -> bool {
-    crate::locks::redisson::is_uuid_bytes(b)
+    crate::engine::locks::redisson::is_uuid_bytes(b)
 }
 
 /// What kind of lock an owner holds, and how to tell it still holds it.
@@ -266,7 +267,7 @@ pub struct Lockdep {
     probe: Option<(String, usize, Bytes)>,
     /// hashbrown's map for `entry_ref`: an acquisition hashes its owner once, and clones
     /// it only for an owner not seen holding anything.
-    held: hashbrown::HashMap<String, Holdings, crate::storage::db::KeyHasher>,
+    held: hashbrown::HashMap<String, Holdings, crate::storage::key::KeyHasher>,
     /// The class of the lock being acquired is built here (no allocation per acquisition).
     class_buf: Vec<u8>,
     /// The last holder-field UUID found valid (all zeros, not a UUID, until then).
@@ -896,7 +897,7 @@ fn holders_of(eng: &Engine, ld: &Lockdep, db: usize, key: &Bytes, now: i64) -> V
             let mut add = |f: &[u8], v: &[u8]| {
                 let holder = std::str::from_utf8(f)
                     .ok()
-                    .and_then(crate::locks::redisson::parse_holder_field);
+                    .and_then(crate::engine::locks::redisson::parse_holder_field);
                 if let Some((o, _)) = holder {
                     if crate::num::parse_i64(v).is_some_and(|n| n > 0)
                         && !out.iter().any(|x| x == o)
@@ -1105,7 +1106,7 @@ fn lock_shaped(eng: &Engine, db: usize, key: &[u8]) -> bool {
         (f == b"mode" && (v == b"read" || v == b"write"))
             || (std::str::from_utf8(f)
                 .ok()
-                .and_then(crate::locks::redisson::parse_holder_field)
+                .and_then(crate::engine::locks::redisson::parse_holder_field)
                 .is_some()
                 && crate::num::parse_i64(v).is_some_and(|n| n > 0))
     };
@@ -1160,7 +1161,7 @@ fn first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8], absent: bool) -> Result<
     r
 }
 
-/// The owner a Redisson holder field names, as [`crate::locks::redisson::parse_holder_field`]
+/// The owner a Redisson holder field names, as [`crate::engine::locks::redisson::parse_holder_field`]
 /// does, but remembering the last UUID that passed: a Redisson client's owners all share
 /// its one UUID, so it is checked once rather than on every hold.
 fn holder_owner<'f>(last_uuid: &mut [u8; 36], field: &'f [u8]) -> Option<&'f str> {
@@ -1171,7 +1172,7 @@ fn holder_owner<'f>(last_uuid: &mut [u8; 36], field: &'f [u8]) -> Option<&'f str
         return None;
     }
     if b[..36] != last_uuid[..] {
-        if !crate::locks::redisson::is_uuid_bytes(&b[..36]) {
+        if !crate::engine::locks::redisson::is_uuid_bytes(&b[..36]) {
             return None;
         }
         last_uuid.copy_from_slice(&b[..36]);
@@ -1184,7 +1185,7 @@ fn holder_owner<'f>(last_uuid: &mut [u8; 36], field: &'f [u8]) -> Option<&'f str
 pub fn hash_probe_missed(ctx: &mut Ctx, key: &Bytes, field: &[u8]) {
     let Some(owner) = std::str::from_utf8(field)
         .ok()
-        .and_then(crate::locks::redisson::parse_holder_field)
+        .and_then(crate::engine::locks::redisson::parse_holder_field)
         .map(|(o, _)| o.to_string())
     else {
         return;
@@ -1219,7 +1220,7 @@ const fn sub(
     name: &'static str,
     flags: u32,
     summary: &'static str,
-    h: crate::commands::Handler,
+    h: crate::engine::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
         name,
@@ -1309,9 +1310,13 @@ mod tests {
         assert!(ClassRules::parse("x").is_none());
     }
 
-    fn run(eng: &mut Engine, cl: &mut crate::storage::engine::ClientCtx, args: &[&str]) -> Reply {
+    fn run(eng: &mut Engine, cl: &mut crate::engine::ClientCtx, args: &[&str]) -> Reply {
         let argv: Vec<Bytes> = args.iter().map(|a| Bytes::from(a.to_string())).collect();
-        let spec = crate::commands::lookup_checked(&argv).unwrap();
+        // The lock commands' own rows (this layer), not the registry in `commands` above.
+        let spec = crate::engine::locks::COMMANDS
+            .iter()
+            .find(|c| c.name == args[0])
+            .unwrap();
         eng.call(cl, spec, &argv)
     }
 
@@ -1319,7 +1324,7 @@ mod tests {
     fn an_owner_holding_many_locks_of_one_class_costs_one_look_per_class() {
         let mut eng = Engine::new(1);
         eng.lockdep = Some(Box::new(Lockdep::new(false, ClassRules::default())));
-        let mut cl = crate::storage::engine::ClientCtx::default();
+        let mut cl = crate::engine::ClientCtx::default();
         // 10,000 locks of one class: quadratic work would take minutes here.
         for i in 0..10_000 {
             let r = run(
@@ -1347,7 +1352,7 @@ mod tests {
     fn a_first_lock_keeps_the_class_it_was_taken_under() {
         let mut eng = Engine::new(1);
         eng.lockdep = Some(Box::new(Lockdep::new(false, ClassRules::default())));
-        let mut cl = crate::storage::engine::ClientCtx::default();
+        let mut cl = crate::engine::ClientCtx::default();
         run(&mut eng, &mut cl, &["lock.acquire", "k:1", "w", "60000"]);
         let ld = eng.lockdep.as_deref_mut().unwrap();
         assert!(
@@ -1376,7 +1381,7 @@ mod tests {
             "mode".to_string(),
             format!("{id}:1:write:write"),
         ] {
-            let want = crate::locks::redisson::parse_holder_field(&f).map(|(o, _)| o);
+            let want = crate::engine::locks::redisson::parse_holder_field(&f).map(|(o, _)| o);
             assert_eq!(holder_owner(&mut last, f.as_bytes()), want, "{f}");
         }
         assert_eq!(holder_owner(&mut last, b"\xff"), None);
