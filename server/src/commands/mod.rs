@@ -123,7 +123,7 @@ pub fn server_command(
                 .config
                 .read()
                 .get_i64(crate::config::key::SLOWLOG_LOG_SLOWER_THAN);
-            crate::stats::latency::command(&c.shared.cmdstats, slowlog, spec, a)
+            crate::stats::latency_report::command(&c.shared.cmdstats, slowlog, spec, a)
         }
         "slowlog" => crate::stats::slowlog::command(&c.shared.slowlog, spec, a),
         "migrate" => crate::commands::migrate::command(c, core(guard), a),

@@ -219,7 +219,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
         "lockdep" => crate::state::lockdep::info(eng, out),
         "commandstats" => sh.cmdstats.info_commandstats(out),
         "errorstats" => sh.cmdstats.info_errorstats(out),
-        "latencystats" => crate::stats::latency::info_latencystats(&sh.cmdstats, out),
+        "latencystats" => crate::stats::latency_report::info_latencystats(&sh.cmdstats, out),
         "cluster" => out.push_str(if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
             "# Cluster\r\ncluster_enabled:1\r\n"
         } else {

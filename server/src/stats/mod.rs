@@ -2,4 +2,5 @@
 
 pub mod cmdstats;
 pub mod latency;
+pub mod latency_report;
 pub mod slowlog;
