@@ -425,7 +425,7 @@ pub fn hook(_lua: &Lua, dbg: &Debug) -> mlua::Result<VmState> {
         }
         Ok(VmState::Continue)
     });
-    r.unwrap_or_else(super::functions::load_hook)
+    r.unwrap_or_else(load_hook)
 }
 
 /// Hands this worker's scheduler core to a new thread (`block_in_place`), so the rest of a
@@ -615,20 +615,9 @@ fn arg_bytes(v: &Value) -> Option<Bytes> {
     match v {
         Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
         Value::Integer(i) => Some(lockcore::num::int_bytes(*i)),
-        Value::Number(n) => Some(lua_number_bytes(*n)),
+        Value::Number(n) => Some(super::plan::lua_number_bytes(*n)),
         _ => None,
     }
-}
-
-/// A Lua number as Redis 7 passes it to a command: `%.17g` (not Lua's lossy `%.14g`).
-/// Integers below 1e17 print the same as integers, faster (and -9..=99 without an
-/// allocation); -0, NaN and the rest go through the C library's printf, as Redis'
-/// snprintf does.
-pub(super) fn lua_number_bytes(n: f64) -> Bytes {
-    if n.abs() < 1e17 && n == (n as i64) as f64 && !(n == 0.0 && n.is_sign_negative()) {
-        return lockcore::num::int_bytes(n as i64);
-    }
-    Bytes::from(super::plan::fmt17g(n))
 }
 
 /// Redis' scriptCall checks, then the command. An error comes back as its text.
@@ -774,16 +763,6 @@ fn call_spec_inner(
     Ok(reply)
 }
 
-/// C's `(long long)` cast of a Lua number as Redis' x86-64 build performs it: NaN and
-/// out-of-range values give i64::MIN (Rust's `as` would saturate instead).
-pub(super) fn c_long_long(n: f64) -> i64 {
-    if n.is_nan() || !(-9223372036854775808.0..9223372036854775808.0).contains(&n) {
-        i64::MIN
-    } else {
-        n as i64
-    }
-}
-
 /// A script's return value as the reply to EVAL (Redis' Lua-to-reply conversion). Tables
 /// are converted on the Lua stack by [`top_to_reply`].
 pub fn lua_to_reply(lua: &Lua, v: Value) -> Reply {
@@ -792,7 +771,7 @@ pub fn lua_to_reply(lua: &Lua, v: Value) -> Reply {
         Value::Boolean(true) => Reply::Int(1),
         Value::Boolean(false) => Reply::Null,
         Value::Integer(i) => Reply::Int(i),
-        Value::Number(n) => Reply::Int(c_long_long(n)),
+        Value::Number(n) => Reply::Int(super::plan::c_long_long(n)),
         Value::String(s) => Reply::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
         Value::Table(_) => {
             let mut reply = Reply::Null;
@@ -827,7 +806,7 @@ unsafe fn top_to_reply(l: *mut ffi::lua_State) -> Reply {
     let r = match ffi::lua_type(l, -1) {
         ffi::LUA_TSTRING => Reply::Bulk(Bytes::copy_from_slice(top_str(l, -1))),
         ffi::LUA_TBOOLEAN if ffi::lua_toboolean(l, -1) != 0 => Reply::Int(1),
-        ffi::LUA_TNUMBER => Reply::Int(c_long_long(ffi::lua_tonumber(l, -1))),
+        ffi::LUA_TNUMBER => Reply::Int(super::plan::c_long_long(ffi::lua_tonumber(l, -1))),
         ffi::LUA_TTABLE => table_to_reply(l),
         _ => Reply::Null,
     };
@@ -1205,5 +1184,20 @@ unsafe fn push_seq(l: *mut ffi::lua_State, items: Vec<Reply>, resp3: bool, depth
     for (i, it) in items.into_iter().enumerate() {
         push_reply(l, it, resp3, depth + 1);
         ffi::lua_rawseti(l, -2, (i + 1) as _);
+    }
+}
+
+thread_local! {
+    /// When the running FUNCTION LOAD times out (functions.rs); None outside a load.
+    pub(super) static LOAD_DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// The instruction hook's answer when no script runs: a library load past its time fails.
+pub fn load_hook() -> mlua::Result<mlua::VmState> {
+    match LOAD_DEADLINE.with(|d| d.get()) {
+        Some(t) if std::time::Instant::now() >= t => {
+            Err(mlua::Error::runtime("FUNCTION LOAD timeout"))
+        }
+        _ => Ok(mlua::VmState::Continue),
     }
 }

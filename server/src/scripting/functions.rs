@@ -98,16 +98,6 @@ struct Registered {
 thread_local! {
     /// Functions registered by the library being loaded; None outside a load.
     static REGISTERED: RefCell<Option<Vec<Registered>>> = const { RefCell::new(None) };
-    /// When the running load times out; None outside a load.
-    static LOAD_DEADLINE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
-}
-
-/// The instruction hook's answer when no script runs: a library load past its time fails.
-pub fn load_hook() -> mlua::Result<mlua::VmState> {
-    match LOAD_DEADLINE.with(|d| d.get()) {
-        Some(t) if Instant::now() >= t => Err(mlua::Error::runtime("FUNCTION LOAD timeout")),
-        _ => Ok(mlua::VmState::Continue),
-    }
 }
 
 fn valid_name(n: &[u8]) -> bool {
@@ -354,11 +344,11 @@ fn run_library(vm: &mut Vm, body: &[u8]) -> Result<Vec<Registered>, Reply> {
         .named_registry_value("tumbler.load_mode")
         .map_err(|e| Reply::err(format!("ERR {e}")))?;
     REGISTERED.with(|r| *r.borrow_mut() = Some(Vec::new()));
-    LOAD_DEADLINE.with(|d| d.set(Some(Instant::now() + LOAD_TIMEOUT)));
+    super::bridge::LOAD_DEADLINE.with(|d| d.set(Some(Instant::now() + LOAD_TIMEOUT)));
     let _ = load_mode.call::<()>(true);
     let res = vm.runner.call::<(bool, Value)>(f);
     let _ = load_mode.call::<()>(false);
-    LOAD_DEADLINE.with(|d| d.set(None));
+    super::bridge::LOAD_DEADLINE.with(|d| d.set(None));
     let registered = REGISTERED
         .with(|r| r.borrow_mut().take())
         .unwrap_or_default();

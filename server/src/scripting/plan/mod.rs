@@ -21,7 +21,7 @@ mod parse;
 mod run;
 pub(crate) use run::counted_error;
 
-pub use luanum::fmt17g;
+pub use luanum::{c_long_long, lua_number_bytes};
 pub use run::Failure;
 
 /// A script compiled to a native plan.

@@ -580,7 +580,7 @@ impl Parser {
             // A numeral argument is only ever formatted, as redis.call formats numbers.
             for a in args.iter_mut() {
                 if let Expr::Num(n) = a {
-                    *a = Expr::Str(crate::scripting::bridge::lua_number_bytes(*n));
+                    *a = Expr::Str(super::lua_number_bytes(*n));
                 }
             }
             // Each argument is one value, so the count is fixed: the lookup and arity

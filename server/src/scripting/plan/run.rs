@@ -118,7 +118,7 @@ fn to_reply(v: &Val, depth: usize) -> Reply {
     match v {
         Val::Nil | Val::Bool(false) => Reply::Null,
         Val::Bool(true) => Reply::Int(1),
-        Val::Num(n) => Reply::Int(crate::scripting::bridge::c_long_long(*n)),
+        Val::Num(n) => Reply::Int(super::c_long_long(*n)),
         Val::Str(s) => Reply::Bulk(s.clone()),
         Val::Tab(t) => {
             if depth >= MAX_DEPTH {
@@ -496,7 +496,7 @@ impl Run<'_> {
                 Expr::Str(s) => Some(s.clone()),
                 Expr::Local(s) => match &self.stack[*s] {
                     Val::Str(b) => Some(b.clone()),
-                    Val::Num(n) => Some(crate::scripting::bridge::lua_number_bytes(*n)),
+                    Val::Num(n) => Some(super::lua_number_bytes(*n)),
                     _ => None,
                 },
                 Expr::Index(keys, k) => match **k {
@@ -545,7 +545,7 @@ fn redis_call(
     for v in stack.drain(base..) {
         match v {
             Val::Str(s) => argv.push(s),
-            Val::Num(n) => argv.push(crate::scripting::bridge::lua_number_bytes(n)),
+            Val::Num(n) => argv.push(super::lua_number_bytes(n)),
             _ => {
                 return Err(
                     "ERR Lua redis lib command arguments must be strings or integers".into(),
