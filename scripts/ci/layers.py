@@ -12,10 +12,9 @@ and string literals stripped), resolves it to the module it names, and checks tw
     python3 scripts/ci/layers.py            # exit 1 on a cycle, an upward import or an unlisted module
     python3 scripts/ci/layers.py --graph    # also print every edge between root modules
 
-Imports that break the rules today and are still to be untangled are listed, one per line,
-in scripts/ci/layers-debt.txt (`server: conn -> acl`, or `server::io: evloop -> net` for
-siblings inside a folder). They are left out of both checks. The list only shrinks: an entry
-that no longer matches any import fails the check too, so a fix must remove its line.
+One call goes up on purpose and is therefore not an import: conn runs server commands
+through the router lib.rs installs at start-up (conn::install), and state makes a dataset's
+script state through the constructor installed with it (state::install_scripts).
 """
 import os
 import re
@@ -242,21 +241,7 @@ def cycles(nodes, adj):
     return out
 
 
-def read_debt():
-    path = os.path.join(ROOT, "scripts", "ci", "layers-debt.txt")
-    debt = set()
-    if os.path.exists(path):
-        for line in open(path):
-            line = line.split("#")[0].strip()
-            if line:
-                m = re.fullmatch(r"([a-z_:]+):\s*([a-z_]+)\s*->\s*([a-z_]+)", line)
-                if not m:
-                    sys.exit(f"layers-debt.txt: cannot read {line!r}")
-                debt.add((m.group(1), m.group(2), m.group(3)))
-    return debt
-
-
-def check(crate, show_graph, debt, used):
+def check(crate, show_graph):
     problems = []
     edges = crate_edges(crate)
     # sibling edges at every folder level: the first segment where the two paths differ
@@ -268,10 +253,6 @@ def check(crate, show_graph, debt, used):
         if k == len(a) or k == len(b):
             continue  # a module using its own descendant or ancestor
         parent = a[:k]
-        where = "::".join((crate,) + parent)
-        if (where, a[k], b[k]) in debt:
-            used.add((where, a[k], b[k]))
-            continue
         by_parent.setdefault(parent, {}).setdefault((a[k], b[k]), []).append(f"{f}:{line}")
     for parent, pairs in sorted(by_parent.items()):
         adj = {}
@@ -302,14 +283,10 @@ def check(crate, show_graph, debt, used):
 def main():
     show = "--graph" in sys.argv
     problems = []
-    debt, used = read_debt(), set()
     for crate in LAYERS:
-        p, n = check(crate, show, debt, used)
+        p, n = check(crate, show)
         print(f"layers: {crate}: {n} module paths read, {len(p)} problems")
         problems += p
-    for where, a, b in sorted(debt - used):
-        problems.append(f"layers-debt.txt: `{where}: {a} -> {b}` matches no import any more: remove the line")
-    print(f"layers: {len(debt)} known imports still to untangle (scripts/ci/layers-debt.txt)")
     for p in problems:
         print(p)
     sys.exit(1 if problems else 0)

@@ -5,9 +5,10 @@
 //! runtime and returns a handle with the address and a shutdown.
 
 // Layers, lowest first; a module imports only from its own layer and those below
-// (scripts/ci/layers.py checks it in CI; scripts/ci/layers-debt.txt lists the imports still
-// to untangle): base <- resp <- config <- stats <- state <- io <- conn <- acl, cluster <-
-// scripting <- observe <- commands <- tools <- embed, lib, main.
+// (scripts/ci/layers.py checks it in CI): base <- resp <- config <- stats <- state <- io <-
+// conn <- acl, cluster <- scripting <- observe <- commands <- tools <- embed, lib, main.
+// Feature state (ACL users, cluster topology, MIGRATE's sockets) sits in state, feature
+// code above conn. The two calls that go up are passed in at start-up (install_router).
 pub mod base;
 pub mod resp;
 
@@ -56,6 +57,7 @@ pub fn worker_threads(setting: i64) -> usize {
 
 /// Hands conn the command router (the one call from conn up to the features).
 fn install_router() {
+    state::install_scripts(scripting::Scripts::boxed);
     conn::install(conn::Router {
         run: commands::server_command,
         needs_core: commands::needs_core,

@@ -155,7 +155,7 @@ fn flush_shard(s: &Shared) {
     for db in 0..core.engine.dbs.len() {
         lockcore::commands::server_cmds::flush_db(&mut core.engine, db);
     }
-    core.scripts = Default::default();
+    core.scripts = crate::state::new_scripts();
 }
 
 /// TUMBLER.CLUSTER subcommands.

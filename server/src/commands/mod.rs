@@ -651,7 +651,7 @@ fn config(
         "resetstat" => {
             core(guard).engine.stats = Default::default();
             c.shared.cmdstats.reset();
-            core(guard).scripts.reset_stats();
+            crate::scripting::Scripts::of(&mut *core(guard).scripts).reset_stats();
             Reply::ok()
         }
         "rewrite" => {

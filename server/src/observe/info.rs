@@ -101,7 +101,7 @@ fn scriptstats(core: &Core, args: &[Bytes], out: &mut String) {
         if !out.is_empty() {
             out.push_str("\r\n");
         }
-        core.scripts.info_section(out);
+        crate::scripting::Scripts::of_ref(&*core.scripts).info_section(out);
     }
 }
 
@@ -153,9 +153,9 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let used = crate::state::memory::used_memory();
             let peak = crate::state::memory::peak(used);
             let maxmem: u64 = sh.config.read().get_i64(crate::config::key::MAXMEMORY) as u64;
-            let lua_mem = core.scripts.memory();
-            let nscripts = core.scripts.len();
-            let (nplans, plan_runs) = (core.scripts.plans(), core.scripts.plan_runs);
+            let lua_mem = crate::scripting::Scripts::of(&mut *core.scripts).memory();
+            let nscripts = crate::scripting::Scripts::of(&mut *core.scripts).len();
+            let (nplans, plan_runs) = (crate::scripting::Scripts::of(&mut *core.scripts).plans(), crate::scripting::Scripts::of(&mut *core.scripts).plan_runs);
             let _ = write!(
                 out,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{nscripts}\r\nnumber_of_native_plans:{nplans}\r\nnative_plan_runs:{plan_runs}\r\nmaxmemory:{maxmem}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_not_counted_for_evict:{}\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
@@ -254,7 +254,7 @@ pub fn memory_stats(sh: &crate::state::Shared, core: &crate::state::Core) -> Rep
     let total = crate::state::memory::used_memory();
     let peak = crate::state::memory::peak(total);
     let startup = STARTUP_RSS.load(Ordering::Relaxed).min(total);
-    let lua = core.scripts.memory() as u64;
+    let lua = crate::scripting::Scripts::of_ref(&*core.scripts).memory() as u64;
     let clients: u64 = sh
         .clients
         .iter()

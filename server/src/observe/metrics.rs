@@ -64,7 +64,7 @@ async fn snapshot(shared: &Shared) -> Snapshot {
             eng.locks.stats.snapshot(held),
             eng.blocked_count() as u64,
             eng.dbs.iter().map(|d| d.len() as u64).sum(),
-            core.scripts.stats_rows(),
+            crate::scripting::Scripts::of_ref(&*core.scripts).stats_rows(),
         )
     };
     let running = shared.script_running_for().is_some();

@@ -662,7 +662,7 @@ pub fn kill(shared: &Shared) -> Reply {
 
 /// FUNCTION subcommands that take the keyspace lock.
 pub fn command(shared: &Shared, core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
-    let vm = core.scripts.vm();
+    let vm = crate::scripting::Scripts::of(&mut *core.scripts).vm();
     let r = match sub {
         "load" => {
             if shared.over_maxmemory() {
@@ -718,6 +718,7 @@ pub fn fcall(
     ro: bool,
 ) -> Reply {
     let Core { engine, scripts } = core;
+    let scripts = crate::scripting::Scripts::of(&mut **scripts);
     let vm = scripts.vm();
     let Some(f) = vm
         .funcs

@@ -66,6 +66,19 @@ pub struct Scripts {
     profiling: bool,
 }
 
+impl crate::state::ScriptState for Scripts {
+    fn configure(&mut self, plans: bool, profiler: bool) {
+        self.plans_off = !plans;
+        self.set_profiler(profiler);
+    }
+    fn as_any(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+    fn as_any_ref(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// A compiled script.
 struct Cached {
     func: Function,
@@ -115,6 +128,24 @@ impl Scripts {
 
     /// `lua-profiler`: while on, the VM also has a line hook (none while off, so the
     /// profiler costs nothing then).
+    /// An empty script state, as `state::new_scripts` makes it.
+    pub fn boxed() -> Box<dyn crate::state::ScriptState> {
+        Box::<Scripts>::default()
+    }
+
+    /// A dataset's scripts (`Core::scripts` holds them as a `ScriptState`).
+    pub fn of(s: &mut dyn crate::state::ScriptState) -> &mut Scripts {
+        s.as_any()
+            .downcast_mut()
+            .expect("Core::scripts is scripting::Scripts")
+    }
+
+    pub fn of_ref(s: &dyn crate::state::ScriptState) -> &Scripts {
+        s.as_any_ref()
+            .downcast_ref()
+            .expect("Core::scripts is scripting::Scripts")
+    }
+
     pub fn set_profiler(&mut self, on: bool) {
         if on != self.profiling {
             self.profiling = on;
@@ -410,6 +441,7 @@ fn eval(
     }
     let nk = numkeys as usize;
     let Core { engine, scripts } = core;
+    let scripts = Scripts::of(&mut **scripts);
     let plans = !scripts.plans_off;
     let profiling = scripts.profiling;
     let vm = scripts.vm();
@@ -533,7 +565,7 @@ fn error_noscript() -> &'static str {
 fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
     match sub {
         "load" => {
-            let vm = core.scripts.vm();
+            let vm = Scripts::of(&mut *core.scripts).vm();
             let sha = sha1_hex(&a[2]);
             match vm.cache.get_mut(&sha) {
                 Some(c) => {
@@ -551,7 +583,7 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
             Reply::Bulk(Bytes::copy_from_slice(&sha))
         }
         "exists" => {
-            let vm = core.scripts.vm.as_ref();
+            let vm = Scripts::of(&mut *core.scripts).vm.as_ref();
             Reply::Array(
                 a[2..]
                     .iter()
@@ -568,8 +600,7 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
             )
         }
         "flush" => {
-            let functions = core
-                .scripts
+            let functions = Scripts::of(&mut *core.scripts)
                 .vm
                 .as_mut()
                 .map(|v| std::mem::take(&mut v.funcs.libraries));
@@ -583,9 +614,9 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
             }
             // Redis recreates the Lua state: scripts can leave nothing behind. Functions
             // survive SCRIPT FLUSH in Redis, so their libraries are loaded again.
-            core.scripts.vm = None;
+            Scripts::of(&mut *core.scripts).vm = None;
             if let Some(libs) = functions {
-                functions::reload_all(core.scripts.vm(), libs);
+                functions::reload_all(Scripts::of(&mut *core.scripts).vm(), libs);
             }
             Reply::ok()
         }
@@ -596,8 +627,7 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
                 k.make_ascii_lowercase();
                 true
             };
-            match core
-                .scripts
+            match Scripts::of(&mut *core.scripts)
                 .vm
                 .as_ref()
                 .and_then(|v| cached.then(|| v.cache.get(&k)).flatten())
@@ -618,7 +648,7 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
 fn plans_switch(shared: &Shared, core: &mut Core, a: &[Bytes]) -> Reply {
     let on = match a.get(2).map(|v| v.to_ascii_lowercase()) {
         None if a.len() == 2 => {
-            let on = !core.scripts.plans_off;
+            let on = !Scripts::of(&mut *core.scripts).plans_off;
             return Reply::Bulk(Bytes::from_static(if on { b"yes" } else { b"no" }));
         }
         Some(v) if a.len() == 3 && v == b"yes" => "yes",

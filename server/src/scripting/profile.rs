@@ -34,7 +34,7 @@ pub fn command(core: &mut Core, spec: &CommandSpec, a: &[Bytes]) -> Reply {
     match spec.name {
         "get" => get(core, a),
         "reset" => {
-            if let Some(vm) = &mut core.scripts.vm {
+            if let Some(vm) = &mut crate::scripting::Scripts::of(&mut *core.scripts).vm {
                 for c in vm.cache.values_mut() {
                     c.stats.profile = Default::default();
                 }
@@ -74,7 +74,7 @@ fn get(core: &mut Core, a: &[Bytes]) -> Reply {
         }
         Some(_) => return Reply::err(super::error_noscript()),
     };
-    let Some(vm) = &core.scripts.vm else {
+    let Some(vm) = &crate::scripting::Scripts::of(&mut *core.scripts).vm else {
         return match want {
             Some(_) => Reply::err(super::error_noscript()),
             None => Reply::Array(vec![]),

@@ -49,7 +49,32 @@ use crate::state::pubsub::PubSub;
 /// Everything guarded by the keyspace lock.
 pub struct Core {
     pub engine: Engine,
-    pub scripts: crate::scripting::Scripts,
+    /// The script engine's state (`scripting::Scripts`: the Lua VM and the script cache).
+    /// State holds it without knowing its type; scripting reaches it with `Scripts::of`.
+    pub scripts: Box<dyn ScriptState>,
+}
+
+/// What state asks of the script engine's state.
+pub trait ScriptState: std::any::Any + Send {
+    /// `lua-native-plans` and `lua-profiler`, applied with the rest of the config.
+    fn configure(&mut self, plans: bool, profiler: bool);
+    fn as_any(&mut self) -> &mut dyn std::any::Any;
+    fn as_any_ref(&self) -> &dyn std::any::Any;
+}
+
+static NEW_SCRIPTS: std::sync::OnceLock<fn() -> Box<dyn ScriptState>> = std::sync::OnceLock::new();
+
+/// Sets how a dataset makes its script state (`scripting::Scripts::boxed`), once at
+/// start-up, with the command router (lib.rs).
+pub fn install_scripts(new: fn() -> Box<dyn ScriptState>) {
+    let _ = NEW_SCRIPTS.set(new);
+}
+
+/// A dataset's empty script state.
+pub fn new_scripts() -> Box<dyn ScriptState> {
+    (NEW_SCRIPTS
+        .get()
+        .expect("the script engine is installed before any dataset exists (lib.rs)"))()
 }
 
 /// A message to a connection task from elsewhere.
@@ -399,7 +424,7 @@ impl Shared {
         let shared = Arc::new(Shared {
             core: Mutex::new(Core {
                 engine,
-                scripts: Default::default(),
+                scripts: new_scripts(),
             }),
             busy_threshold_ms: AtomicI64::new(
                 config.get_i64(crate::config::key::BUSY_REPLY_THRESHOLD),
@@ -473,11 +498,12 @@ impl Shared {
             cfg.get(crate::config::key::MAXMEMORY_POLICY) != "noeviction",
             Ordering::Relaxed,
         );
-        core.scripts.plans_off = !cfg.get_bool(crate::config::key::LUA_NATIVE_PLANS);
         crate::state::lockdep::apply(&cfg, &mut core.engine);
         self.cmdstats.apply_config(&cfg);
-        core.scripts
-            .set_profiler(cfg.get_bool(crate::config::key::LUA_PROFILER));
+        core.scripts.configure(
+            cfg.get_bool(crate::config::key::LUA_NATIVE_PLANS),
+            cfg.get_bool(crate::config::key::LUA_PROFILER),
+        );
         let ec = &mut core.engine.config;
         ec.notify = lockcore::storage::notify::NotifyFlags::parse(
             cfg.get(crate::config::key::NOTIFY_KEYSPACE_EVENTS)
