@@ -552,7 +552,7 @@ fn dump(vm: &Vm) -> Reply {
         lockcore::rdb::put_raw_string(&mut out, &lib.code);
     }
     out.extend_from_slice(&lockcore::rdb::RDB_VERSION.to_le_bytes());
-    let crc = lockcore::rdb::crc64(0, &out);
+    let crc = lockcore::rdb::crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     Reply::Bulk(Bytes::from(out))
 }
