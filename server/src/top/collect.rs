@@ -1,8 +1,9 @@
 //! What `tumbler top` shows: one row per lock, from LOCK.LIST / LOCK.INFO for native locks
 //! and from SCAN TYPE hash + HGETALL + PTTL for Redisson's lock hashes.
 
+use lockcore::redisson::{self, RedissonKind};
+
 use super::client::{int, pairs, text, Client, Frame};
-use super::redisson::{self, RedissonKind};
 
 /// One holder of a lock as the table shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,12 +2,11 @@
 //! of the locks on a server.
 //!
 //! Native locks, semaphores and read-write locks (LOCK.LIST, LOCK.INFO) and the Redisson
-//! lock hashes it recognises (`redisson`), with holders, tokens, TTLs and waiters, most
+//! lock hashes it recognises (`lockcore::redisson`), with holders, tokens, TTLs and waiters, most
 //! contended first. Redraws on every refresh and on terminal resize; `q` quits.
 
 pub mod client;
 pub mod collect;
-pub mod redisson;
 
 use std::time::{Duration, Instant};
 
