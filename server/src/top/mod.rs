@@ -5,9 +5,10 @@
 //! lock hashes it recognises (`lockcore::redisson`), with holders, tokens, TTLs and waiters, most
 //! contended first. Redraws on every refresh and on terminal resize; `q` quits.
 
-pub mod client;
 pub mod collect;
+pub mod reply;
 
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -17,9 +18,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Paragraph, Row as TRow, Table};
 use ratatui::Frame;
+use tumbler_client::Client;
 
-use client::Client;
 use collect::Row;
+use reply::call;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -57,12 +59,26 @@ impl Opts {
     }
 }
 
+/// A TCP connection as top and `tumbler bench`'s administrative connection make it: at
+/// most 2 s to connect and 5 s per reply (so a refresh never hangs the screen), Nagle off.
+pub fn tcp(host: &str, port: u16) -> std::io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let addr = (host, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| std::io::Error::other("no address"))?;
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
 fn connect(o: &Opts) -> Result<Client, String> {
-    let mut c =
-        Client::connect(&o.host, o.port).map_err(|e| format!("{}:{}: {e}", o.host, o.port))?;
+    let tcp = tcp(&o.host, o.port).map_err(|e| format!("{}:{}: {e}", o.host, o.port))?;
+    let mut c = Client::from_tcp(tcp);
     let mut check = |args: &[&str]| -> Result<(), String> {
-        match c.call(args) {
-            Ok(client::Frame::Error(e)) => Err(e),
+        match call(&mut c, args) {
+            Ok(reply::Frame::Error(e)) => Err(e),
             Ok(_) => Ok(()),
             Err(e) => Err(e.to_string()),
         }
