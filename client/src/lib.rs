@@ -144,6 +144,19 @@ impl Client {
         Ok(Client::over(Stream::Tcp(stream)))
     }
 
+    /// A client over a connection the caller made, with its own connect timeout, read
+    /// timeout and socket options.
+    pub fn from_tcp(stream: TcpStream) -> Client {
+        Client::over(Stream::Tcp(stream))
+    }
+
+    /// A client over a TLS connection the caller made (its own rustls configuration and
+    /// server name).
+    #[cfg(feature = "tls")]
+    pub fn from_tls(stream: rustls::StreamOwned<rustls::ClientConnection, TcpStream>) -> Client {
+        Client::over(Stream::Tls(Box::new(stream)))
+    }
+
     fn over(stream: Stream) -> Client {
         Client {
             stream,

@@ -191,7 +191,7 @@ fn corrupt_stream_payloads_are_refused_not_fatal() {
     let seal = |b: &[u8]| {
         let mut p = b.to_vec();
         p.extend_from_slice(&10u16.to_le_bytes());
-        let crc = lockcore::storage::rdb::crc64(0, &p);
+        let crc = lockcore::storage::rdb::crc64(&p);
         p.extend_from_slice(&crc.to_le_bytes());
         p
     };

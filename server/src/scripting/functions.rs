@@ -542,7 +542,7 @@ fn dump(vm: &Vm) -> Reply {
         lockcore::storage::rdb::put_raw_string(&mut out, &lib.code);
     }
     out.extend_from_slice(&lockcore::storage::rdb::RDB_VERSION.to_le_bytes());
-    let crc = lockcore::storage::rdb::crc64(0, &out);
+    let crc = lockcore::storage::rdb::crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     Reply::Bulk(Bytes::from(out))
 }

@@ -19,6 +19,7 @@
 //! release-then-acquire leaves no nesting behind.
 
 use bytes::Bytes;
+use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Owner ids and lock names come from clients: keyed aHash, as the keyspace uses
@@ -233,12 +234,50 @@ struct Wait {
     until: i64,
 }
 
-/// One finding, already rendered as its JSON entry.
-#[derive(Debug, Clone)]
-struct Finding {
-    json: String,
+/// One finding, as TUMBLER.LOCKDEP REPORT lists it and [`CHANNEL`] publishes it: the cycle
+/// (classes for an inversion, lock names for a deadlock) and its edges.
+#[derive(Debug, Clone, Serialize)]
+struct Finding<E> {
+    cycle: Vec<String>,
+    edges: Vec<E>,
     /// One line for logs and panics.
+    #[serde(skip)]
     text: String,
+}
+
+/// An edge of an inversion: `owner`, holding `held` (of class `from`), took `lock` (of
+/// class `to`).
+#[derive(Debug, Clone, Serialize)]
+struct InversionEdge {
+    from: String,
+    to: String,
+    owner: String,
+    held: String,
+    lock: String,
+    time: i64,
+    command: String,
+}
+
+/// An edge of a deadlock: `owner` holds `holds` and waits for `lock`.
+#[derive(Debug, Clone, Serialize)]
+struct DeadlockEdge {
+    owner: String,
+    holds: String,
+    lock: String,
+    time: i64,
+    command: String,
+}
+
+/// The document TUMBLER.LOCKDEP REPORT returns.
+#[derive(Serialize)]
+struct Report<'a> {
+    mode: &'static str,
+    inversions: &'a [Finding<InversionEdge>],
+    deadlocks: &'a [Finding<DeadlockEdge>],
+}
+
+fn json(v: &impl Serialize) -> String {
+    serde_json::to_string(v).expect("strings and integers serialize")
 }
 
 /// See [`Lockdep::last_uuid`].
@@ -277,8 +316,8 @@ pub struct Lockdep {
     /// class -> class -> the first edge seen.
     graph: Map<String, Map<String, Edge>>,
     waits: Map<String, Wait>,
-    inversions: Vec<Finding>,
-    deadlocks: Vec<Finding>,
+    inversions: Vec<Finding<InversionEdge>>,
+    deadlocks: Vec<Finding<DeadlockEdge>>,
     seen_cycles: HashSet<Vec<String>>,
     seen_deadlocks: HashSet<Vec<String>>,
     /// The owner of each `SET NX` lock taken (checked against its token when read; pruned
@@ -381,26 +420,18 @@ impl Lockdep {
 
     /// The JSON document TUMBLER.LOCKDEP REPORT returns.
     pub fn report(&self) -> String {
-        let list = |v: &[Finding]| {
-            v.iter()
-                .map(|f| f.json.as_str())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        format!(
-            "{{\"mode\":\"{}\",\"inversions\":[{}],\"deadlocks\":[{}]}}",
-            if self.strict { "strict" } else { "yes" },
-            list(&self.inversions),
-            list(&self.deadlocks)
-        )
+        json(&Report {
+            mode: if self.strict { "strict" } else { "yes" },
+            inversions: &self.inversions,
+            deadlocks: &self.deadlocks,
+        })
     }
 
     /// Every finding, one line each (inversions, then deadlocks); empty if none.
     pub fn describe(&self) -> String {
-        self.inversions
-            .iter()
-            .chain(&self.deadlocks)
-            .map(|f| f.text.as_str())
+        let inversions = self.inversions.iter().map(|f| f.text.as_str());
+        inversions
+            .chain(self.deadlocks.iter().map(|f| f.text.as_str()))
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -683,18 +714,30 @@ fn acquire_class(
             let mut canon = cycle.clone();
             canon.sort();
             if ld.seen_cycles.insert(canon) {
-                let json = inversion_json(&cycle, &edges);
                 let what = format!(
                     "lock order inversion {} (owner {owner} holds {} and acquires {})",
                     cycle_text(&cycle),
                     String::from_utf8_lossy(held_key),
                     String::from_utf8_lossy(key)
                 );
-                ld.inversions.push(Finding {
-                    json: json.clone(),
-                    text: what.clone(),
-                });
-                publish(eng, &what, &json);
+                let finding = Finding {
+                    cycle: cycle.clone(),
+                    edges: edges
+                        .iter()
+                        .map(|(from, to, e)| InversionEdge {
+                            from: from.clone(),
+                            to: to.clone(),
+                            owner: e.owner.clone(),
+                            held: lossy_string(&e.held),
+                            lock: lossy_string(&e.lock),
+                            time: e.site.time,
+                            command: e.site.command.clone(),
+                        })
+                        .collect(),
+                    text: what,
+                };
+                publish(eng, &finding.text, &json(&finding));
+                ld.inversions.push(finding);
             }
             if ld.strict {
                 ld.refused += 1;
@@ -852,7 +895,6 @@ fn wait(eng: &mut Engine, ld: &mut Lockdep, owner: String, db: usize, key: &Byte
             .collect();
         canon.sort();
         if ld.seen_deadlocks.insert(canon) {
-            let json = deadlock_json(&cycle);
             let names: Vec<String> = cycle
                 .iter()
                 .map(|(_, w)| String::from_utf8_lossy(&w.key).into_owned())
@@ -866,11 +908,25 @@ fn wait(eng: &mut Engine, ld: &mut Lockdep, owner: String, db: usize, key: &Byte
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            ld.deadlocks.push(Finding {
-                json: json.clone(),
-                text: what.clone(),
-            });
-            publish(eng, &what, &json);
+            let n = cycle.len();
+            let finding = Finding {
+                cycle: names,
+                edges: cycle
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (o, w))| DeadlockEdge {
+                        owner: o.clone(),
+                        // The lock this owner holds is the one the previous owner waits for.
+                        holds: lossy_string(&cycle[(i + n - 1) % n].1.key),
+                        lock: lossy_string(&w.key),
+                        time: w.site.time,
+                        command: w.site.command.clone(),
+                    })
+                    .collect(),
+                text: what,
+            };
+            publish(eng, &finding.text, &json(&finding));
+            ld.deadlocks.push(finding);
         }
     }
 }
@@ -971,76 +1027,8 @@ fn cycle_text(cycle: &[String]) -> String {
     s
 }
 
-/// A JSON string literal.
-fn js(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn jb(b: &[u8]) -> String {
-    js(&String::from_utf8_lossy(b))
-}
-
-fn inversion_json(cycle: &[String], edges: &[(String, String, Edge)]) -> String {
-    let cyc: Vec<String> = cycle.iter().map(|c| js(c)).collect();
-    let es: Vec<String> = edges
-        .iter()
-        .map(|(from, to, e)| {
-            format!(
-                "{{\"from\":{},\"to\":{},\"owner\":{},\"held\":{},\"lock\":{},\"time\":{},\"command\":{}}}",
-                js(from),
-                js(to),
-                js(&e.owner),
-                jb(&e.held),
-                jb(&e.lock),
-                e.site.time,
-                js(&e.site.command)
-            )
-        })
-        .collect();
-    format!(
-        "{{\"cycle\":[{}],\"edges\":[{}]}}",
-        cyc.join(","),
-        es.join(",")
-    )
-}
-
-fn deadlock_json(cycle: &[(String, Wait)]) -> String {
-    let locks: Vec<String> = cycle.iter().map(|(_, w)| jb(&w.key)).collect();
-    let n = cycle.len();
-    let es: Vec<String> = cycle
-        .iter()
-        .enumerate()
-        .map(|(i, (o, w))| {
-            // The lock this owner holds is the one the previous owner waits for.
-            let held = &cycle[(i + n - 1) % n].1.key;
-            format!(
-                "{{\"owner\":{},\"holds\":{},\"lock\":{},\"time\":{},\"command\":{}}}",
-                js(o),
-                jb(held),
-                jb(&w.key),
-                w.site.time,
-                js(&w.site.command)
-            )
-        })
-        .collect();
-    format!(
-        "{{\"cycle\":[{}],\"edges\":[{}]}}",
-        locks.join(","),
-        es.join(",")
-    )
+fn lossy_string(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
 }
 
 // ---------------------------------------------------------------- hooks
@@ -1266,7 +1254,11 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
 fn report_cmd(ctx: &mut Ctx, _: &[Bytes]) -> Reply {
     let doc = match ctx.eng.lockdep.as_deref() {
         Some(ld) => ld.report(),
-        None => "{\"mode\":\"no\",\"inversions\":[],\"deadlocks\":[]}".to_string(),
+        None => json(&Report {
+            mode: "no",
+            inversions: &[],
+            deadlocks: &[],
+        }),
     };
     Reply::Bulk(Bytes::from(doc))
 }
@@ -1387,8 +1379,88 @@ mod tests {
         assert_eq!(holder_owner(&mut last, b"\xff"), None);
     }
 
+    fn run_bytes(eng: &mut Engine, cl: &mut crate::engine::ClientCtx, args: &[&[u8]]) -> Reply {
+        let argv: Vec<Bytes> = args.iter().map(|a| Bytes::copy_from_slice(a)).collect();
+        // The lock commands' own rows (this layer), as `run` above.
+        let spec = crate::engine::locks::COMMANDS
+            .iter()
+            .find(|c| c.name.as_bytes() == args[0])
+            .unwrap();
+        eng.call(cl, spec, &argv)
+    }
+
+    /// An inversion and a deadlock between owners and keys with a quote, a backslash, a
+    /// control byte, a line feed, non-ASCII text and a byte that is not UTF-8: the report
+    /// and each entry are JSON that parses back to those names.
+    fn findings_with_awkward_names() -> Engine {
+        let clock = crate::storage::clock::ManualClock::new(1_700_000_000_000);
+        let mut eng = Engine::with_clock(1, clock);
+        eng.lockdep = Some(Box::new(Lockdep::new(
+            false,
+            ClassRules::parse("").unwrap(),
+        )));
+        let (a, b): (&[u8], &[u8]) = (b"a\"q\"\\\x01\n\xc3\xa9", b"b\xff\t");
+        let (w1, w2): (&[u8], &[u8]) = (b"w\"1\\", b"w2\x1f");
+        let mut c1 = crate::engine::ClientCtx::default();
+        let mut c2 = crate::engine::ClientCtx::default();
+        // An inversion: w1 takes x then y, releases both; w2 takes y then x.
+        let (x, y): (&[u8], &[u8]) = (b"x\"\x02", b"y\\\r");
+        for (c, w, first, second) in [(&mut c1, w1, x, y), (&mut c2, w2, y, x)] {
+            run_bytes(&mut eng, c, &[b"lock.acquire", first, w, b"60000"]);
+            run_bytes(&mut eng, c, &[b"lock.acquire", second, w, b"60000"]);
+            run_bytes(&mut eng, c, &[b"lock.release", second, w]);
+            run_bytes(&mut eng, c, &[b"lock.release", first, w]);
+        }
+        // A deadlock: each holds one and waits for the other's.
+        run_bytes(&mut eng, &mut c1, &[b"lock.acquire", a, w1, b"60000"]);
+        run_bytes(&mut eng, &mut c2, &[b"lock.acquire", b, w2, b"60000"]);
+        run_bytes(
+            &mut eng,
+            &mut c1,
+            &[b"lock.acquire", b, w1, b"60000", b"WAIT", b"5000"],
+        );
+        run_bytes(
+            &mut eng,
+            &mut c2,
+            &[b"lock.acquire", a, w2, b"60000", b"WAIT", b"5000"],
+        );
+        eng
+    }
+
     #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(js("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    fn report_is_json_with_awkward_names() {
+        let eng = findings_with_awkward_names();
+        let report = eng.lockdep.as_deref().unwrap().report();
+        // What the hand-written JSON gave: serde_json writes the same bytes, but for tab,
+        // line feed and carriage return, which it escapes as \t, \n and \r rather than
+        // \u0009, \u000a and \u000d (the same strings once parsed).
+        const BEFORE: &str = r#"{"mode":"yes","inversions":[{"cycle":["y\\\u000d","x\"\u0002"],"edges":[{"from":"y\\\u000d","to":"x\"\u0002","owner":"w2\u001f","held":"y\\\u000d","lock":"x\"\u0002","time":1700000000000,"command":"lock.acquire"},{"from":"x\"\u0002","to":"y\\\u000d","owner":"w\"1\\","held":"x\"\u0002","lock":"y\\\u000d","time":1700000000000,"command":"lock.acquire"}]}],"deadlocks":[{"cycle":["a\"q\"\\\u0001\u000aé","b�\u0009"],"edges":[{"owner":"w2\u001f","holds":"b�\u0009","lock":"a\"q\"\\\u0001\u000aé","time":1700000000000,"command":"lock.acquire"},{"owner":"w\"1\\","holds":"a\"q\"\\\u0001\u000aé","lock":"b�\u0009","time":1700000000000,"command":"lock.acquire"}]}]}"#;
+        let expected = BEFORE
+            .replace(r"\u0009", r"\t")
+            .replace(r"\u000a", r"\n")
+            .replace(r"\u000d", r"\r");
+        assert_eq!(report, expected);
+        let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+        let lock = &v["deadlocks"][0]["edges"][0];
+        assert_eq!(lock["owner"], "w2\u{1f}");
+        assert_eq!(lock["lock"], "a\"q\"\\\u{1}\né");
+        assert_eq!(lock["holds"], "b\u{fffd}\t");
+        let edge = &v["inversions"][0]["edges"][1];
+        assert_eq!(edge["owner"], "w\"1\\");
+        assert_eq!(edge["held"], "x\"\u{2}");
+        assert_eq!(edge["lock"], "y\\\r");
+    }
+
+    #[test]
+    fn report_when_off() {
+        let mut eng = Engine::new(1);
+        let mut cl = crate::engine::ClientCtx::default();
+        let r = run(&mut eng, &mut cl, &["tumbler.lockdep", "report"]);
+        assert_eq!(
+            r,
+            Reply::Bulk(Bytes::from_static(
+                br#"{"mode":"no","inversions":[],"deadlocks":[]}"#
+            ))
+        );
     }
 }

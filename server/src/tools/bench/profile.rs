@@ -7,7 +7,7 @@
 //! error, which is printed; the run goes on.
 
 use super::target::Admin;
-use crate::tools::top::client::{self, Frame};
+use crate::tools::top::reply::{self, Frame};
 
 pub const PARAM: &str = "lua-profiler";
 pub const GET: &[&str] = &["TUMBLER.PROFILE", "GET"];
@@ -39,21 +39,21 @@ pub fn report(a: &mut Admin, shas: &[String]) -> String {
 }
 
 fn int(f: Option<&&Frame>) -> i64 {
-    f.and_then(|f| client::int(f)).unwrap_or(0)
+    f.and_then(|f| reply::int(f)).unwrap_or(0)
 }
 
 /// Renders `TUMBLER.PROFILE GET`'s reply (RESP2: maps as name, value pairs): per script and
 /// path, its totals, interpreter against command time, and its lines, busiest first.
 pub fn render(f: &Frame) -> String {
     let Frame::Array(entries) = f else {
-        return format!("  {}\n", client::text(f));
+        return format!("  {}\n", reply::text(f));
     };
     if entries.is_empty() {
         return "  (no profile: the script did not run while the profiler was on)\n".into();
     }
     let mut out = String::new();
     for e in entries {
-        let m = client::pairs(e);
+        let m = reply::pairs(e);
         let get = |k: &str| m.iter().find(|(n, _)| n == k).map(|(_, v)| v);
         let usec = int(get("usec"));
         let calls = int(get("calls"));
@@ -61,7 +61,7 @@ pub fn render(f: &Frame) -> String {
         let cmd = int(get("command_usec"));
         out.push_str(&format!(
             "  path {}: {calls} calls, {usec} us ({:.2} us/call): interpreter {interp} us, commands {cmd} us\n",
-            get("path").map_or(String::new(), |p| client::text(p)),
+            get("path").map_or(String::new(), |p| reply::text(p)),
             usec as f64 / calls.max(1) as f64,
         ));
         out.push_str(&format!(
@@ -70,7 +70,7 @@ pub fn render(f: &Frame) -> String {
         ));
         if let Some(Frame::Array(lines)) = get("lines").copied() {
             for l in lines {
-                let lm = client::pairs(l);
+                let lm = reply::pairs(l);
                 let g = |k: &str| lm.iter().find(|(n, _)| n == k).map(|(_, v)| v);
                 let lu = int(g("usec"));
                 out.push_str(&format!(
@@ -80,9 +80,7 @@ pub fn render(f: &Frame) -> String {
                     lu,
                     int(g("command_usec")),
                     100.0 * lu as f64 / usec.max(1) as f64,
-                    g("source")
-                        .map_or(String::new(), |s| client::text(s))
-                        .trim()
+                    g("source").map_or(String::new(), |s| reply::text(s)).trim()
                 ));
             }
         }

@@ -7,7 +7,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 use super::tls::TlsTarget;
-use crate::tools::top::client::{self, Client, Frame};
+use tumbler_client::Client;
+
+use crate::tools::top::reply::{self, call, Frame};
 
 /// One `--url`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,14 +123,14 @@ impl Target {
     /// error is one line for the user.
     pub fn admin(&self, tls: Option<&TlsTarget>) -> Result<Admin, String> {
         let url = self.display();
-        let tcp = Client::tcp(&self.host, self.port)
+        let tcp = crate::tools::top::tcp(&self.host, self.port)
             .map_err(|e| format!("cannot connect to {url}: {e}"))?;
         let mut c = match tls {
-            None => Client::over(tcp),
-            Some(t) => Client::over(t.wrap_blocking(tcp).map_err(|e| format!("{url}: {e}"))?),
+            None => Client::from_tcp(tcp),
+            Some(t) => Client::from_tls(t.wrap_blocking(tcp).map_err(|e| format!("{url}: {e}"))?),
         };
         for cmd in self.handshake() {
-            match c.call(&cmd) {
+            match call(&mut c, &cmd) {
                 Ok(Frame::Error(e)) => return Err(format!("{url}: {} failed: {e}", cmd[0])),
                 Ok(_) => {}
                 Err(e) => {
@@ -138,7 +140,7 @@ impl Target {
             }
         }
         // A server that wants a password we were not given says so on the first command.
-        match c.call(&["PING"]) {
+        match call(&mut c, &["PING"]) {
             Ok(Frame::Error(e)) => return Err(format!("{url}: {e}")),
             Err(e) => return Err(format!("{url}: PING failed: {}", super::tls::describe(&e))),
             Ok(_) => {}
@@ -156,7 +158,7 @@ pub struct Admin {
 impl Admin {
     /// Sends a command; an error reply becomes `Err` with the server's text.
     pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Frame, String> {
-        match self.c.call(args) {
+        match call(&mut self.c, args) {
             Ok(Frame::Error(e)) => Err(e),
             Ok(f) => Ok(f),
             Err(e) => Err(format!("{}: {e}", self.url)),
@@ -166,7 +168,7 @@ impl Admin {
     /// `SCRIPT LOAD`; the SHA.
     pub fn script_load(&mut self, src: &str) -> Result<String, String> {
         match self.call(&["SCRIPT", "LOAD", src]) {
-            Ok(f) => Ok(client::text(&f)),
+            Ok(f) => Ok(reply::text(&f)),
             Err(e) => Err(format!("{}: SCRIPT LOAD failed: {e}", self.url)),
         }
     }
@@ -176,7 +178,7 @@ impl Admin {
         let Ok(f) = self.call(&["INFO", "server"]) else {
             return String::new();
         };
-        let info = client::text(&f);
+        let info = reply::text(&f);
         let field = |k: &str| {
             info.lines()
                 .find_map(|l| l.trim_end().strip_prefix(k)?.strip_prefix(':'))
@@ -194,7 +196,7 @@ impl Admin {
         let f = self
             .call(&["INFO", "cpu", "stats", "commandstats"])
             .map_err(|e| format!("{}: INFO failed: {e}", self.url))?;
-        Ok(ServerStats::parse(&client::text(&f)))
+        Ok(ServerStats::parse(&reply::text(&f)))
     }
 }
 

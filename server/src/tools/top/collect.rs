@@ -1,8 +1,10 @@
 //! What `tumbler top` shows: one row per lock, from LOCK.LIST / LOCK.INFO for native locks
 //! and from SCAN TYPE hash + HGETALL + PTTL for Redisson's lock hashes.
 
-use super::client::{int, pairs, text, Client, Frame};
-use super::redisson::{self, RedissonKind};
+use lockcore::engine::locks::redisson::{self, RedissonKind};
+use tumbler_client::Client;
+
+use super::reply::{call, int, pairs, text, Frame};
 
 /// One holder of a lock as the table shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,14 +71,14 @@ fn holder(fields: &[(String, &Frame)]) -> HolderView {
 
 /// Native locks, semaphores and read-write locks of the current database.
 pub fn native(c: &mut Client) -> std::io::Result<Vec<Row>> {
-    let list = c.call(&["LOCK.LIST", "COUNT", &MAX_LOCKS.to_string()])?;
+    let list = call(c, &["LOCK.LIST", "COUNT", &MAX_LOCKS.to_string()])?;
     let Frame::Array(keys) = list else {
         return Ok(Vec::new());
     };
     let mut rows = Vec::new();
     for k in keys {
         let key = text(&k);
-        let info = c.call(&["LOCK.INFO", key.as_str()])?;
+        let info = call(c, &["LOCK.INFO", key.as_str()])?;
         let fields = pairs(&info);
         if fields.is_empty() {
             continue; // released since LOCK.LIST
@@ -113,7 +115,10 @@ pub fn redisson_locks(c: &mut Client) -> std::io::Result<Vec<Row>> {
     let mut cursor = "0".to_string();
     let mut scanned = 0;
     loop {
-        let r = c.call(&["SCAN", cursor.as_str(), "TYPE", "hash", "COUNT", "1000"])?;
+        let r = call(
+            c,
+            &["SCAN", cursor.as_str(), "TYPE", "hash", "COUNT", "1000"],
+        )?;
         let Frame::Array(parts) = r else { break };
         let [next, Frame::Array(keys)] = parts.as_slice() else {
             break;
@@ -121,7 +126,7 @@ pub fn redisson_locks(c: &mut Client) -> std::io::Result<Vec<Row>> {
         scanned += keys.len().max(1);
         for k in keys {
             let key = text(k);
-            let Frame::Array(flat) = c.call(&["HGETALL", key.as_str()])? else {
+            let Frame::Array(flat) = call(c, &["HGETALL", key.as_str()])? else {
                 continue;
             };
             let fields: Vec<(Vec<u8>, Vec<u8>)> = flat
@@ -129,12 +134,12 @@ pub fn redisson_locks(c: &mut Client) -> std::io::Result<Vec<Row>> {
                 .filter(|p| p.len() == 2)
                 .map(|p| (text(&p[0]).into_bytes(), text(&p[1]).into_bytes()))
                 .collect();
-            let pttl = int(&c.call(&["PTTL", key.as_str()])?).unwrap_or(-2);
+            let pttl = int(&call(c, &["PTTL", key.as_str()])?).unwrap_or(-2);
             let Some(lock) = redisson::recognise(&fields, pttl) else {
                 continue;
             };
-            let queue = int(&c.call(&["LLEN", &redisson::fair_queue_for(&key)])?).unwrap_or(0);
-            let subs = match c.call(&["PUBSUB", "NUMSUB", &redisson::channel_for(&key)])? {
+            let queue = int(&call(c, &["LLEN", &redisson::fair_queue_for(&key)])?).unwrap_or(0);
+            let subs = match call(c, &["PUBSUB", "NUMSUB", &redisson::channel_for(&key)])? {
                 Frame::Array(a) if a.len() == 2 => int(&a[1]).unwrap_or(0),
                 _ => 0,
             };

@@ -2,75 +2,83 @@
 //! of the locks on a server.
 //!
 //! Native locks, semaphores and read-write locks (LOCK.LIST, LOCK.INFO) and the Redisson
-//! lock hashes it recognises (`redisson`), with holders, tokens, TTLs and waiters, most
+//! lock hashes it recognises (`lockcore::engine::locks::redisson`), with holders, tokens, TTLs and waiters, most
 //! contended first. Redraws on every refresh and on terminal resize; `q` quits.
 
-pub mod client;
 pub mod collect;
-pub mod redisson;
+pub mod reply;
 
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Paragraph, Row as TRow, Table};
 use ratatui::Frame;
+use tumbler_client::Client;
 
-use client::Client;
 use collect::Row;
+use reply::call;
 
+#[derive(Parser, Debug)]
+#[command(
+    name = "tumbler top",
+    about = "A live view of the locks on a server, most contended first; q quits",
+    // -h is --host, as in redis-cli; help is --help only.
+    disable_help_flag = true,
+    // An option given twice takes its last value.
+    args_override_self = true
+)]
 struct Opts {
+    /// The server's host.
+    #[arg(short = 'h', long, default_value = "127.0.0.1")]
     host: String,
+    /// The server's port.
+    #[arg(short = 'p', long, default_value_t = 6379)]
     port: u16,
+    /// Sent with AUTH before anything else.
+    #[arg(short = 'a', long)]
     password: Option<String>,
+    /// The database shown (SELECT).
+    #[arg(short = 'n', long, default_value_t = 0)]
     db: u32,
-    interval: Duration,
+    /// Milliseconds between refreshes (at least 50).
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    interval: u64,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
 }
 
-const USAGE: &str =
-    "usage: tumbler top [--host HOST] [--port PORT] [-a PASSWORD] [-n DB] [--interval MS]";
-
-fn parse(args: &[String]) -> Result<Opts, String> {
-    let mut o = Opts {
-        host: "127.0.0.1".into(),
-        port: 6379,
-        password: None,
-        db: 0,
-        interval: Duration::from_millis(500),
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut val = || {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{a} needs a value\n{USAGE}"))
-        };
-        match a.as_str() {
-            "-h" | "--host" => o.host = val()?,
-            "-p" | "--port" => o.port = val()?.parse().map_err(|_| format!("bad port\n{USAGE}"))?,
-            "-a" | "--password" => o.password = Some(val()?),
-            "-n" | "--db" => o.db = val()?.parse().map_err(|_| format!("bad db\n{USAGE}"))?,
-            "--interval" => {
-                let ms: u64 = val()?
-                    .parse()
-                    .map_err(|_| format!("bad interval\n{USAGE}"))?;
-                o.interval = Duration::from_millis(ms.max(50));
-            }
-            "--help" => return Err(USAGE.to_string()),
-            _ => return Err(format!("unexpected argument '{a}'\n{USAGE}")),
-        }
+impl Opts {
+    fn interval(&self) -> Duration {
+        Duration::from_millis(self.interval.max(50))
     }
-    Ok(o)
+}
+
+/// A TCP connection as top and `tumbler bench`'s administrative connection make it: at
+/// most 2 s to connect and 5 s per reply (so a refresh never hangs the screen), Nagle off.
+pub fn tcp(host: &str, port: u16) -> std::io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let addr = (host, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| std::io::Error::other("no address"))?;
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    stream.set_nodelay(true)?;
+    Ok(stream)
 }
 
 fn connect(o: &Opts) -> Result<Client, String> {
-    let mut c =
-        Client::connect(&o.host, o.port).map_err(|e| format!("{}:{}: {e}", o.host, o.port))?;
+    let tcp = tcp(&o.host, o.port).map_err(|e| format!("{}:{}: {e}", o.host, o.port))?;
+    let mut c = Client::from_tcp(tcp);
     let mut check = |args: &[&str]| -> Result<(), String> {
-        match c.call(args) {
-            Ok(client::Frame::Error(e)) => Err(e),
+        match call(&mut c, args) {
+            Ok(reply::Frame::Error(e)) => Err(e),
             Ok(_) => Ok(()),
             Err(e) => Err(e.to_string()),
         }
@@ -193,11 +201,13 @@ fn draw(f: &mut Frame, o: &Opts, v: &View) {
 
 /// Runs the view until `q`; returns the process exit status.
 pub fn run(args: &[String]) -> i32 {
-    let o = match parse(args) {
+    let argv = std::iter::once("tumbler top".to_string()).chain(args.iter().cloned());
+    let o = match Opts::try_parse_from(argv) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}");
-            return 2;
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
         }
     };
     // Fail before taking over the terminal if the server is not there.
@@ -217,7 +227,7 @@ pub fn run(args: &[String]) -> i32 {
     let mut due = Instant::now();
     let result = loop {
         if Instant::now() >= due {
-            due = Instant::now() + o.interval;
+            due = Instant::now() + o.interval();
             if client.is_none() {
                 client = connect(&o).map_err(|e| view.error = Some(e)).ok();
             }
@@ -264,6 +274,75 @@ pub fn run(args: &[String]) -> i32 {
         Err(e) => {
             eprintln!("tumbler top: {e}");
             1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Opts, clap::Error> {
+        Opts::try_parse_from(std::iter::once("tumbler top").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults() {
+        let o = parse(&[]).unwrap();
+        assert_eq!((o.host.as_str(), o.port, o.db), ("127.0.0.1", 6379, 0));
+        assert_eq!(o.password, None);
+        assert_eq!(o.interval(), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn short_and_long_options() {
+        let o = parse(&["-h", "db1", "-p", "7000", "-a", "pw", "-n", "3"]).unwrap();
+        assert_eq!((o.host.as_str(), o.port, o.db), ("db1", 7000, 3));
+        assert_eq!(o.password.as_deref(), Some("pw"));
+        let o = parse(&[
+            "--host",
+            "db2",
+            "--port",
+            "7001",
+            "--password",
+            "x",
+            "--db",
+            "4",
+            "--interval",
+            "100",
+        ])
+        .unwrap();
+        assert_eq!((o.host.as_str(), o.port, o.db), ("db2", 7001, 4));
+        assert_eq!(o.password.as_deref(), Some("x"));
+        assert_eq!(o.interval(), Duration::from_millis(100));
+        // The last of a repeated option wins; the interval is at least 50 ms.
+        let o = parse(&["--port", "1", "--port", "2", "--interval", "10"]).unwrap();
+        assert_eq!(o.port, 2);
+        assert_eq!(o.interval(), Duration::from_millis(50));
+    }
+
+    #[test]
+    fn help_and_mistakes() {
+        use clap::error::ErrorKind;
+        assert_eq!(
+            parse(&["--help"]).unwrap_err().kind(),
+            ErrorKind::DisplayHelp
+        );
+        let help = parse(&["--help"]).unwrap_err().to_string();
+        for opt in ["--host", "--port", "--password", "--db", "--interval"] {
+            assert!(help.contains(opt), "{help}");
+        }
+        for bad in [
+            &["--port", "x"][..],
+            &["--port", "70000"],
+            &["--db", "-1"],
+            &["--interval", "soon"],
+            &["--port"],
+            &["extra"],
+            &["--verbose"],
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.use_stderr(), "{bad:?}");
         }
     }
 }
