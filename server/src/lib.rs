@@ -60,7 +60,6 @@ fn install_router() {
     state::install_scripts(scripting::Scripts::boxed);
     conn::install(conn::Router {
         run: commands::server_command,
-        needs_core: commands::needs_core,
     });
 }
 

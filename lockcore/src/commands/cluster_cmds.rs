@@ -94,14 +94,14 @@ pub static CLUSTER_SUBS: &[CommandSpec] = &[
         "cluster",
         "countkeysinslot",
         3,
-        STALE,
+        STALE | CORE,
         "Returns the number of keys in a hash slot.",
     ),
     sub(
         "cluster",
         "getkeysinslot",
         4,
-        STALE,
+        STALE | CORE,
         "Returns the key names in a hash slot.",
     ),
     sub(

@@ -62,7 +62,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "migrate",
         arity: -6,
-        flags: WRITE | MAY_REPLICATE,
+        flags: WRITE | MAY_REPLICATE | CORE,
         keys: Keys::Migrate,
         acl: &["keyspace", "dangerous"],
         group: "generic",

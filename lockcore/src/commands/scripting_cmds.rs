@@ -13,7 +13,7 @@ const fn eval(name: &'static str, extra: u32) -> CommandSpec {
     CommandSpec {
         name,
         arity: -3,
-        flags: NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | extra,
+        flags: NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | CORE | extra,
         keys: EVAL_KEYS,
         acl: &["slow", "scripting"],
         group: "scripting",
@@ -38,15 +38,15 @@ const fn sub(name: &'static str, arity: i32, flags: u32) -> CommandSpec {
 }
 
 pub static SCRIPT_SUBS: &[CommandSpec] = &[
-    sub("exists", -3, NOSCRIPT),
-    sub("debug", 3, NOSCRIPT),
+    sub("exists", -3, NOSCRIPT | CORE),
+    sub("debug", 3, NOSCRIPT | CORE),
     sub("kill", 2, NOSCRIPT | ALLOW_BUSY),
     sub("help", 2, LOADING | STALE),
-    sub("flush", -2, NOSCRIPT),
-    sub("load", 3, NOSCRIPT | STALE),
+    sub("flush", -2, NOSCRIPT | CORE),
+    sub("load", 3, NOSCRIPT | STALE | CORE),
     // Tumbler's own (docs/scripting.md): which path a script takes, and the switch.
-    sub("plan", 3, NOSCRIPT),
-    sub("plans", -2, NOSCRIPT),
+    sub("plan", 3, NOSCRIPT | CORE),
+    sub("plans", -2, NOSCRIPT | CORE),
 ];
 
 pub static COMMANDS: &[CommandSpec] = &[

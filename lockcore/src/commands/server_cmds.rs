@@ -67,7 +67,7 @@ pub static CLIENT_SUBS: &[CommandSpec] = &[
     ),
     with_acl(
         CONN_ACL,
-        sub("client", "setname", 3, NOSCRIPT | LOADING | STALE),
+        sub("client", "setname", 3, NOSCRIPT | LOADING | STALE | CORE),
     ),
     with_acl(
         CONN_ACL,
@@ -79,7 +79,12 @@ pub static CLIENT_SUBS: &[CommandSpec] = &[
     ),
     with_acl(
         CONN_ACL,
-        sub("client", "kill", -3, ADMIN | NOSCRIPT | LOADING | STALE),
+        sub(
+            "client",
+            "kill",
+            -3,
+            ADMIN | NOSCRIPT | LOADING | STALE | CORE,
+        ),
     ),
     with_acl(
         CONN_ACL,
@@ -103,31 +108,51 @@ pub static CLIENT_SUBS: &[CommandSpec] = &[
     ),
     with_acl(
         CONN_ACL,
-        sub("client", "unblock", -3, ADMIN | NOSCRIPT | LOADING | STALE),
+        sub(
+            "client",
+            "unblock",
+            -3,
+            ADMIN | NOSCRIPT | LOADING | STALE | CORE,
+        ),
     ),
     with_acl(
         CONN_ACL,
-        sub("client", "getredir", 2, NOSCRIPT | LOADING | STALE),
+        sub("client", "getredir", 2, NOSCRIPT | LOADING | STALE | CORE),
     ),
     with_acl(
         CONN_ACL,
-        sub("client", "tracking", -3, NOSCRIPT | LOADING | STALE),
+        sub("client", "tracking", -3, NOSCRIPT | LOADING | STALE | CORE),
     ),
     with_acl(
         CONN_ACL,
-        sub("client", "caching", 3, NOSCRIPT | LOADING | STALE),
+        sub("client", "caching", 3, NOSCRIPT | LOADING | STALE | CORE),
     ),
     with_acl(
         CONN_ACL,
-        sub("client", "trackinginfo", 2, NOSCRIPT | LOADING | STALE),
+        sub(
+            "client",
+            "trackinginfo",
+            2,
+            NOSCRIPT | LOADING | STALE | CORE,
+        ),
     ),
     with_acl(CONN_ACL, sub("client", "help", 2, LOADING | STALE)),
 ];
 
 pub static CONFIG_SUBS: &[CommandSpec] = &[
     sub("config", "get", -3, ADMIN | NOSCRIPT | LOADING | STALE),
-    sub("config", "set", -4, ADMIN | NOSCRIPT | LOADING | STALE),
-    sub("config", "resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE),
+    sub(
+        "config",
+        "set",
+        -4,
+        ADMIN | NOSCRIPT | LOADING | STALE | CORE,
+    ),
+    sub(
+        "config",
+        "resetstat",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE | CORE,
+    ),
     sub("config", "rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE),
     sub("config", "help", 2, LOADING | STALE),
 ];
@@ -164,25 +189,25 @@ pub static COMMAND_SUBS: &[CommandSpec] = &[
 pub static FUNCTION_SUBS: &[CommandSpec] = &[
     with_acl(
         SCRIPTING_ACL,
-        sub("function", "flush", -2, WRITE | NOSCRIPT),
+        sub("function", "flush", -2, WRITE | NOSCRIPT | CORE),
     ),
-    with_acl(SCRIPTING_ACL, sub("function", "list", -2, NOSCRIPT)),
+    with_acl(SCRIPTING_ACL, sub("function", "list", -2, NOSCRIPT | CORE)),
     with_acl(
         SCRIPTING_ACL,
         sub("function", "stats", 2, NOSCRIPT | ALLOW_BUSY),
     ),
     with_acl(
         SCRIPTING_ACL,
-        sub("function", "load", -3, WRITE | DENYOOM | NOSCRIPT),
+        sub("function", "load", -3, WRITE | DENYOOM | NOSCRIPT | CORE),
     ),
     with_acl(
         SCRIPTING_ACL,
-        sub("function", "delete", 3, WRITE | NOSCRIPT),
+        sub("function", "delete", 3, WRITE | NOSCRIPT | CORE),
     ),
-    with_acl(SCRIPTING_ACL, sub("function", "dump", 2, NOSCRIPT)),
+    with_acl(SCRIPTING_ACL, sub("function", "dump", 2, NOSCRIPT | CORE)),
     with_acl(
         SCRIPTING_ACL,
-        sub("function", "restore", -3, WRITE | DENYOOM | NOSCRIPT),
+        sub("function", "restore", -3, WRITE | DENYOOM | NOSCRIPT | CORE),
     ),
     with_acl(
         SCRIPTING_ACL,
@@ -310,14 +335,19 @@ pub static COMMANDS: &[CommandSpec] = &[
     ),
     with_acl(
         TX_ACL,
-        srv("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, TX),
+        srv(
+            "exec",
+            1,
+            NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | CORE,
+            TX,
+        ),
     ),
     with_acl(
         TX_ACL,
         srv(
             "discard",
             1,
-            NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+            NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CORE,
             TX,
         ),
     ),
@@ -331,7 +361,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         ..srv(
             "watch",
             -2,
-            NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+            NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CORE,
             TX,
         )
     },
@@ -340,7 +370,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         srv(
             "unwatch",
             1,
-            NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+            NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CORE,
             TX,
         ),
     ),
@@ -369,7 +399,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         srv(
             "reset",
             1,
-            NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+            NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | CORE,
             CONN,
         ),
     ),
@@ -432,7 +462,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     },
     with_acl(
         &["dangerous"],
-        srv("info", -1, LOADING | STALE | SENTINEL, SERVER),
+        srv("info", -1, LOADING | STALE | SENTINEL | CORE, SERVER),
     ),
     eng("time", 1, LOADING | STALE | FAST, SERVER, time),
     with_acl(
@@ -470,7 +500,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         SERVER,
     ),
     srv("bgsave", -1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING, SERVER),
-    srv("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, SERVER),
+    srv(
+        "debug",
+        -2,
+        ADMIN | NOSCRIPT | LOADING | STALE | CORE,
+        SERVER,
+    ),
     CommandSpec {
         name: "memory",
         arity: -2,
@@ -489,6 +524,7 @@ pub static MEMORY_SUBS: &[CommandSpec] = &[
     // The server fills it: it reads the process' memory, clients and the Lua VM.
     CommandSpec {
         exec: Exec::Server,
+        flags: CORE,
         ..memory_sub("stats", memory_stats)
     },
     CommandSpec {

@@ -16,7 +16,8 @@ const fn sub(name: &'static str, arity: i32, flags: u32, summary: &'static str) 
         name,
         parent: TIME,
         arity,
-        flags,
+        // Every TUMBLER.TIME and TUMBLER.PROFILE subcommand runs under the keyspace lock.
+        flags: flags | CORE,
         group: "server",
         since: "0.1.0",
         summary,

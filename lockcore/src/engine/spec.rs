@@ -30,6 +30,9 @@ pub mod flag {
     pub const SENTINEL: u32 = 1 << 16;
     pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
     pub const NO_ASYNC_LOADING: u32 = 1 << 18;
+    /// Tumbler's own, not shown by COMMAND: a server command (`Exec::Server`) that runs
+    /// under the keyspace lock, which the connection takes before it runs.
+    pub const CORE: u32 = 1 << 19;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),

@@ -19,39 +19,6 @@ use crate::conn::{Conn, Flow, ReplyMode};
 use crate::state::core;
 use crate::state::{Core, CoreGuard, Msg};
 
-/// True if a command needs the keyspace lock.
-pub fn needs_core(spec: &CommandSpec) -> bool {
-    match spec.exec {
-        lockcore::engine::spec::Exec::Engine(_) => true,
-        _ => {
-            let top = if spec.parent.is_empty() {
-                spec.name
-            } else {
-                spec.parent
-            };
-            matches!(
-                top,
-                "exec"
-                    | "discard"
-                    | "watch"
-                    | "unwatch"
-                    | "reset"
-                    | "info"
-                    | "debug"
-                    | "migrate"
-                    | "memory"
-                    | "tumbler.time"
-                    | "tumbler.profile"
-            ) || (top == "function" && !matches!(spec.name, "kill" | "stats" | "help"))
-                || (top == "client" && matches!(spec.name, "unblock" | "kill" | "setname"))
-                || (top == "client" && crate::state::tracking::is_tracking_subcommand(spec.name))
-                || (top == "config" && matches!(spec.name, "set" | "resetstat"))
-                || crate::scripting::needs_core(spec)
-                || (top == "cluster" && matches!(spec.name, "countkeysinslot" | "getkeysinslot"))
-        }
-    }
-}
-
 fn arg_str(a: &[u8]) -> String {
     String::from_utf8_lossy(a).into_owned()
 }

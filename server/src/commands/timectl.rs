@@ -26,8 +26,8 @@ use crate::state::CoreGuard;
 /// The largest single ADVANCE, in ms (about 31 years): keeps `now + ttl` far from overflow.
 pub const MAX_ADVANCE_MS: i64 = 1_000_000_000_000;
 
-/// Runs a TUMBLER.TIME subcommand. The caller holds the keyspace lock (see
-/// `dispatch::needs_core`), so the clock moves between two commands, never inside one.
+/// Runs a TUMBLER.TIME subcommand. The caller holds the keyspace lock (each subcommand has the
+/// CORE flag in its row), so the clock moves between two commands, never inside one.
 pub fn command(
     c: &mut Conn,
     guard: &mut Option<CoreGuard<'_>>,

@@ -32,12 +32,11 @@ use crate::resp::{self, Limits};
 use crate::state::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared};
 
 /// The command router: what runs a command the table marks `Exec::Server`
-/// (commands::server_command) and says whether it needs the keyspace lock. It is the one
+/// (commands::server_command). It is the one
 /// call from conn up to the features, so it is passed in once at start-up ([`install`])
 /// rather than imported.
 pub struct Router {
     pub run: fn(&mut Conn, &mut Option<CoreGuard<'_>>, &'static CommandSpec, &[Bytes]) -> Reply,
-    pub needs_core: fn(&CommandSpec) -> bool,
 }
 
 static ROUTER: std::sync::OnceLock<Router> = std::sync::OnceLock::new();
@@ -45,6 +44,13 @@ static ROUTER: std::sync::OnceLock<Router> = std::sync::OnceLock::new();
 /// Sets the router; every server in the process shares it, so later calls change nothing.
 pub fn install(router: Router) {
     let _ = ROUTER.set(router);
+}
+
+/// True if a command runs under the keyspace lock: every engine command, and the server
+/// commands whose row has the CORE flag.
+#[inline]
+pub fn needs_core(spec: &CommandSpec) -> bool {
+    matches!(spec.exec, Exec::Engine(_)) || spec.has(flag::CORE)
 }
 
 #[inline]
@@ -849,7 +855,7 @@ impl Conn {
             }
         }
         self.last_spec = Some(spec);
-        if (router().needs_core)(spec) && guard.is_none() {
+        if needs_core(spec) && guard.is_none() {
             let locked = shared.lock_core(spec.has(flag::ALLOW_BUSY)).await;
             self.chain = None;
             match locked {

@@ -363,16 +363,6 @@ fn top_name(spec: &CommandSpec) -> &'static str {
     }
 }
 
-/// True if a scripting command needs the keyspace lock. SCRIPT KILL must not: it has to
-/// run while a script holds the lock.
-pub fn needs_core(spec: &CommandSpec) -> bool {
-    match top_name(spec) {
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => true,
-        "script" => !matches!(spec.name, "kill" | "help"),
-        _ => false,
-    }
-}
-
 pub fn command(
     c: &mut Conn,
     guard: &mut Option<CoreGuard<'_>>,

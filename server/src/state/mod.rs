@@ -640,7 +640,7 @@ pub fn used_memory() -> u64 {
 pub fn core<'g, 'a>(guard: &'g mut Option<CoreGuard<'a>>) -> &'g mut Core {
     guard
         .as_mut()
-        .expect("server command needs the keyspace lock; see needs_core")
+        .expect("a server command that uses the keyspace has the CORE flag in its row")
 }
 
 impl Core {

@@ -258,8 +258,3 @@ pub fn deliver(shared: &Shared, eng: &mut Engine) {
         }
     }
 }
-
-/// CLIENT subcommands that need the keyspace lock (the tracking table lives in the engine).
-pub fn is_tracking_subcommand(name: &str) -> bool {
-    matches!(name, "tracking" | "caching" | "getredir" | "trackinginfo")
-}
