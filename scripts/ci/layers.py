@@ -174,6 +174,12 @@ def crate_edges(crate):
         for m in re.finditer(r"pub\s+use\s+([a-z_][a-z0-9_]*)\s*::\s*(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)", strip(open(lib).read())):
             for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", m.group(2)):
                 root_aliases[name] = m.group(1)
+    # `#[macro_export]` macros live at the crate root by path (`crate::server_command!`)
+    # but belong to the module that defines them.
+    macros = {}
+    for f in files:
+        for m in re.finditer(r"#\[macro_export\]\s*macro_rules!\s*([A-Za-z_][A-Za-z0-9_]*)", strip(open(f).read())):
+            macros[m.group(1)] = tuple(module_path(src, f)) or ("lib",)
     edges = []  # (from module path, to module path, file, line)
     for f in files:
         text = strip(open(f).read())
@@ -187,7 +193,13 @@ def crate_edges(crate):
             for s0, s1, name in spans:
                 if s0 < m.start() < s1:
                     base = base + [name]
+            is_macro = text[m.end():m.end() + 1] == "!"
             for segs in expand(m.group(2), text, m.end()):
+                if m.group(1) == "crate" and is_macro and len(segs) == 1 and segs[0] in macros:
+                    src_mod = ["main"] if is_main else (here or ["lib"])
+                    line = text.count("\n", 0, m.start()) + 1
+                    edges.append((tuple(src_mod), macros[segs[0]], os.path.relpath(f, ROOT), line))
+                    continue
                 if m.group(1) == "crate":
                     target = []
                 elif m.group(1) == "self":

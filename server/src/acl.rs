@@ -591,3 +591,5 @@ const HELP: &[&str] = &[
     "HELP",
     "    Prints this help.",
 ];
+
+crate::server_command!(["acl"], |c, _, spec, a| command(c, spec, a));

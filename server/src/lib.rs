@@ -8,7 +8,7 @@
 // (scripts/ci/layers.py checks it in CI): base <- resp <- config <- stats <- state <- io <-
 // conn <- acl, cluster <- scripting <- observe <- commands <- tools <- embed, lib, main.
 // Feature state (ACL users, cluster topology, MIGRATE's sockets) sits in state, feature
-// code above conn. The two calls that go up are passed in at start-up (install_router).
+// code above conn. The two calls that go up are passed in at start-up (install_script_state).
 pub mod base;
 pub mod resp;
 
@@ -55,12 +55,9 @@ pub fn worker_threads(setting: i64) -> usize {
     }
 }
 
-/// Hands conn the command router (the one call from conn up to the features).
-fn install_router() {
+/// Hands state the script engine's constructor (the one call from state up to a feature).
+fn install_script_state() {
     state::install_scripts(scripting::Scripts::boxed);
-    conn::install(conn::Router {
-        run: commands::server_command,
-    });
 }
 
 /// A running server.
@@ -88,7 +85,7 @@ impl Server {
     /// serving on the current runtime. With `nodes N` (or `cluster-enabled yes`), serves N
     /// nodes on ports port..port+N-1 (each a free port if `port` is 0).
     pub async fn start(config: Config) -> std::io::Result<Server> {
-        install_router();
+        install_script_state();
         if state::cluster::multi_node(&config) {
             let (topo, shards, addrs, tasks) = cluster::nodes::start(config).await?;
             return Ok(Server {
@@ -116,7 +113,7 @@ impl Server {
     /// Serves listeners bound earlier with [`io::net::bind`] (the binary binds before it forks
     /// for `daemonize`). One node only.
     pub fn serve(bound: io::net::Bound, config: Config) -> std::io::Result<Server> {
-        install_router();
+        install_script_state();
         let users = acl::users_from_config(&config)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let listen = bound.addrs();

@@ -306,3 +306,10 @@ const HELP_CLUSTER: &[&str] = &[
 fn help(lines: &[&'static str]) -> Reply {
     Reply::Array(lines.iter().map(|s| Reply::simple(s)).collect())
 }
+
+crate::server_command!(["tumbler.node"], |c, g, spec, a| node_command(
+    c, g, spec, a
+));
+crate::server_command!(["tumbler.cluster"], |c, g, spec, a| {
+    cluster_command(c, g, spec, a)
+});

@@ -301,3 +301,8 @@ fn nodes_text(topo: &Topology, me: &Node) -> String {
     }
     out
 }
+
+crate::server_command!(["cluster"], |c, g, spec, a| cluster_command(c, g, spec, a));
+crate::server_command!(["asking", "readonly", "readwrite"], |c, _, spec, _| {
+    conn_command(c, spec.name)
+});

@@ -316,3 +316,9 @@ fn attempt(cs: &mut Cached, job: &Job<'_>, core: &mut Core, db: usize) -> Result
         }
     })
 }
+
+crate::server_command!(["migrate"], |c, g, _, a| command(
+    c,
+    crate::state::core(g),
+    a
+));

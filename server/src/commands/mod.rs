@@ -27,78 +27,53 @@ fn eq(a: &[u8], s: &str) -> bool {
     a.eq_ignore_ascii_case(s.as_bytes())
 }
 
-pub fn server_command(
-    c: &mut Conn,
-    guard: &mut Option<CoreGuard<'_>>,
-    spec: &'static CommandSpec,
-    a: &[Bytes],
-) -> Reply {
-    let top = if spec.parent.is_empty() {
-        spec.name
-    } else {
-        spec.parent
-    };
-    match top {
-        "ping" => ping(c, a),
-        "echo" => Reply::Bulk(a[1].clone()),
-        "quit" => {
-            c.handle
-                .quitting
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-            c.reply(Reply::ok());
-            c.flow = Flow::Close;
-            Reply::NoReply
-        }
-        "reset" => reset(c, guard),
-        "auth" => auth(c, a),
-        "acl" => crate::acl::command(c, spec, a),
-        "hello" => hello(c, a),
-        "client" => client(c, guard, spec, a),
-        "config" => config(c, guard, spec, a),
-        "command" => command(c, a),
-        "info" => crate::observe::info::info(c, core(guard), a),
-        "wait" => match (parse_i64(&a[1]), parse_i64(&a[2])) {
-            (Some(_), Some(t)) if t >= 0 => Reply::Int(0),
-            (Some(_), Some(_)) => Reply::err(error::TIMEOUT_NEGATIVE),
-            _ => error::not_integer(),
-        },
-        "waitaof" => waitaof(a),
-        "shutdown" => shutdown(c, a),
-        "save" => Reply::ok(),
-        "bgsave" => Reply::simple("Background saving started"),
-        "debug" => debug(c, core(guard), a),
-        "multi" | "exec" | "discard" | "watch" | "unwatch" => {
-            crate::conn::multi::command(c, guard, top, a)
-        }
-        "monitor" => crate::observe::monitor::command(c),
-        "subscribe" | "ssubscribe" | "psubscribe" => pubsub::subscribe(c, top, a),
-        "unsubscribe" | "sunsubscribe" | "punsubscribe" => pubsub::unsubscribe(c, top, &a[1..]),
-        "pubsub" => pubsub::pubsub_command(c, spec, a),
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script" | "fcall" | "fcall_ro" => {
-            crate::scripting::command(c, guard, spec, a)
-        }
-        "tumbler.time" => crate::commands::timectl::command(c, guard, spec, a),
-        "tumbler.profile" => crate::scripting::profile::command(core(guard), spec, a),
-        "cluster" => crate::cluster::cluster_command(c, guard, spec, a),
-        "asking" | "readonly" | "readwrite" => crate::cluster::conn_command(c, top),
-        "tumbler.node" => crate::cluster::control::node_command(c, guard, spec, a),
-        "tumbler.cluster" => crate::cluster::control::cluster_command(c, guard, spec, a),
-        "function" => function(c, guard, spec, a),
-        "latency" => {
-            let slowlog = c
-                .shared
-                .config
-                .read()
-                .get_i64(crate::config::key::SLOWLOG_LOG_SLOWER_THAN);
-            crate::stats::latency_report::command(&c.shared.cmdstats, slowlog, spec, a)
-        }
-        "slowlog" => crate::stats::slowlog::command(&c.shared.slowlog, spec, a),
-        "migrate" => crate::commands::migrate::command(c, core(guard), a),
-        "memory" => crate::observe::info::memory_stats(&c.shared, core(guard)),
-        _ => Reply::err(format!(
-            "ERR command '{}' is not implemented yet",
-            spec.full_name()
-        )),
+// The handlers of the server commands whose code is here; the others register beside
+// their code (acl.rs, cluster/, scripting/, observe/, conn/multi.rs, commands/pubsub.rs...).
+crate::server_command!(["ping"], |c, _, _, a| ping(c, a));
+crate::server_command!(["echo"], |_, _, _, a| Reply::Bulk(a[1].clone()));
+crate::server_command!(["quit"], |c, _, _, _| quit(c));
+crate::server_command!(["reset"], |c, g, _, _| reset(c, g));
+crate::server_command!(["auth"], |c, _, _, a| auth(c, a));
+crate::server_command!(["hello"], |c, _, _, a| hello(c, a));
+crate::server_command!(["client"], client);
+crate::server_command!(["config"], config);
+crate::server_command!(["command"], |c, _, _, a| command(c, a));
+crate::server_command!(["wait"], |_, _, _, a| wait(a));
+crate::server_command!(["waitaof"], |_, _, _, a| waitaof(a));
+crate::server_command!(["shutdown"], |c, _, _, a| shutdown(c, a));
+crate::server_command!(["save"], |_, _, _, _| Reply::ok());
+crate::server_command!(["bgsave"], |_, _, _, _| Reply::simple(
+    "Background saving started"
+));
+crate::server_command!(["debug"], |c, g, _, a| debug(c, core(g), a));
+crate::server_command!(["function"], function);
+crate::server_command!(["latency"], |c, _, spec, a| {
+    let slowlog = c
+        .shared
+        .config
+        .read()
+        .get_i64(crate::config::key::SLOWLOG_LOG_SLOWER_THAN);
+    crate::stats::latency_report::command(&c.shared.cmdstats, slowlog, spec, a)
+});
+crate::server_command!(["slowlog"], |c, _, spec, a| {
+    crate::stats::slowlog::command(&c.shared.slowlog, spec, a)
+});
+
+fn quit(c: &mut Conn) -> Reply {
+    c.handle
+        .quitting
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    c.reply(Reply::ok());
+    c.flow = Flow::Close;
+    Reply::NoReply
+}
+
+/// WAIT: no replicas, so at once 0 (after Redis' argument checks).
+fn wait(a: &[Bytes]) -> Reply {
+    match (parse_i64(&a[1]), parse_i64(&a[2])) {
+        (Some(_), Some(t)) if t >= 0 => Reply::Int(0),
+        (Some(_), Some(_)) => Reply::err(error::TIMEOUT_NEGATIVE),
+        _ => error::not_integer(),
     }
 }
 
@@ -946,4 +921,46 @@ fn waitaof(a: &[Bytes]) -> Reply {
         );
     }
     Reply::Array(vec![Reply::Int(0), Reply::Int(0)])
+}
+
+#[cfg(test)]
+mod tests {
+    use lockcore::engine::spec::Exec;
+
+    /// A server command is one row (lockcore's table) plus one handler (a
+    /// `server_command!` beside its code): every row the server runs has exactly one
+    /// handler, and every handler serves a row.
+    #[test]
+    fn every_server_row_has_one_handler() {
+        let mut names: Vec<&str> = crate::conn::SERVER_COMMANDS
+            .iter()
+            .flat_map(|r| r.names.iter().copied())
+            .collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len(), "a row registered twice");
+        let mut rows = 0;
+        for top in lockcore::commands::all() {
+            let server = matches!(top.exec, Exec::Server)
+                || top
+                    .subcommands
+                    .iter()
+                    .any(|s| matches!(s.exec, Exec::Server));
+            let registered = names.contains(&top.name);
+            assert_eq!(
+                server, registered,
+                "row {}: server-run {server}, handler {registered}",
+                top.name
+            );
+            rows += server as usize;
+            for s in std::iter::once(top).chain(top.subcommands.iter()) {
+                if matches!(s.exec, Exec::Server) {
+                    assert!(crate::conn::handler(s).is_some(), "{}", s.full_name());
+                }
+            }
+        }
+        assert_eq!(rows, names.len(), "a handler names no row");
+        assert!(rows > 40, "{rows} server rows");
+    }
 }

@@ -149,3 +149,13 @@ pub fn pubsub_command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
         )),
     }
 }
+
+crate::server_command!(
+    ["subscribe", "ssubscribe", "psubscribe"],
+    |c, _, spec, a| { subscribe(c, spec.name, a) }
+);
+crate::server_command!(
+    ["unsubscribe", "sunsubscribe", "punsubscribe"],
+    |c, _, spec, a| unsubscribe(c, spec.name, &a[1..])
+);
+crate::server_command!(["pubsub"], |c, _, spec, a| pubsub_command(c, spec, a));

@@ -93,3 +93,5 @@ pub fn command(
         _ => error::unknown_subcommand("tumbler.time", spec.name.as_bytes()),
     }
 }
+
+crate::server_command!(["tumbler.time"], |c, g, spec, a| command(c, g, spec, a));

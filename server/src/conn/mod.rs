@@ -31,19 +31,57 @@ use crate::io::stream::{Stream, Transport};
 use crate::resp::{self, Limits};
 use crate::state::{ClientHandle, ClientInfo, CoreGuard, LockError, Msg, Shared};
 
-/// The command router: what runs a command the table marks `Exec::Server`
-/// (commands::server_command). It is the one
-/// call from conn up to the features, so it is passed in once at start-up ([`install`])
-/// rather than imported.
-pub struct Router {
-    pub run: fn(&mut Conn, &mut Option<CoreGuard<'_>>, &'static CommandSpec, &[Bytes]) -> Reply,
+/// A server command's handler: what runs a row the table marks `Exec::Server`. The row
+/// is in lockcore's table; the handler registers itself beside its code with
+/// [`server_command!`](crate::server_command), so a server command is one row plus one
+/// handler. A container's handler runs all of its subcommands.
+pub type Handler =
+    fn(&mut Conn, &mut Option<CoreGuard<'_>>, &'static CommandSpec, &[Bytes]) -> Reply;
+
+/// One registration: the top-level names of the rows `run` serves.
+pub struct ServerCommand {
+    pub names: &'static [&'static str],
+    pub run: Handler,
 }
 
-static ROUTER: std::sync::OnceLock<Router> = std::sync::OnceLock::new();
+/// Every server command's handler, gathered at link time from the `server_command!` lines
+/// in the features (a test checks each `Exec::Server` row has exactly one).
+#[linkme::distributed_slice]
+pub static SERVER_COMMANDS: [ServerCommand];
 
-/// Sets the router; every server in the process shares it, so later calls change nothing.
-pub fn install(router: Router) {
-    let _ = ROUTER.set(router);
+/// Registers a handler for the table rows named: `server_command!(["ping"], ping);`.
+#[macro_export]
+macro_rules! server_command {
+    ([$($name:literal),+ $(,)?], $run:expr) => {
+        const _: () = {
+            #[linkme::distributed_slice($crate::conn::SERVER_COMMANDS)]
+            static REGISTRATION: $crate::conn::ServerCommand = $crate::conn::ServerCommand {
+                names: &[$($name),+],
+                run: $run,
+            };
+        };
+    };
+}
+
+/// The handler of a server command's row (a subcommand's is its container's), found by
+/// the row's address.
+#[inline]
+pub fn handler(spec: &'static CommandSpec) -> Option<Handler> {
+    static BY_SPEC: std::sync::OnceLock<std::collections::HashMap<usize, Handler>> =
+        std::sync::OnceLock::new();
+    let map = BY_SPEC.get_or_init(|| {
+        let mut map = std::collections::HashMap::new();
+        for top in lockcore::commands::all() {
+            let Some(r) = SERVER_COMMANDS.iter().find(|r| r.names.contains(&top.name)) else {
+                continue;
+            };
+            for s in std::iter::once(top).chain(top.subcommands.iter()) {
+                map.insert(s as *const CommandSpec as usize, r.run);
+            }
+        }
+        map
+    });
+    map.get(&(spec as *const CommandSpec as usize)).copied()
 }
 
 /// True if a command runs under the keyspace lock: every engine command, and the server
@@ -51,13 +89,6 @@ pub fn install(router: Router) {
 #[inline]
 pub fn needs_core(spec: &CommandSpec) -> bool {
     matches!(spec.exec, Exec::Engine(_)) || spec.has(flag::CORE)
-}
-
-#[inline]
-fn router() -> &'static Router {
-    ROUTER
-        .get()
-        .expect("the command router is installed before anything listens (lib.rs)")
 }
 
 /// CLIENT REPLY mode.
@@ -949,18 +980,26 @@ impl Conn {
                 let core = guard
                     .as_mut()
                     .expect("engine command without the keyspace lock");
+                let db = self.cl.db;
                 let r = core.engine.call(&mut self.cl, spec, argv);
                 // Inside EXEC or a script (deny_blocking) blocked clients are served once,
                 // after the whole transaction/script, as in Redis; the caller does that.
                 if !self.cl.deny_blocking {
                     core.engine.after_command();
                 }
-                if spec.name == "select" && !r.is_error() {
+                // SELECT: CLIENT LIST shows the client's db.
+                if self.cl.db != db {
                     self.handle.info.lock().db = self.cl.db;
                 }
                 r
             }
-            Exec::Server | Exec::Container => (router().run)(self, guard, spec, argv),
+            Exec::Server | Exec::Container => match handler(spec) {
+                Some(run) => run(self, guard, spec, argv),
+                None => Reply::err(format!(
+                    "ERR command '{}' is not implemented yet",
+                    spec.full_name()
+                )),
+            },
         };
         let ended = crate::base::clock::Mono::ended_since(started);
         self.chain = Some(ended);

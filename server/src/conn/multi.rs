@@ -118,3 +118,8 @@ fn exec(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
     }
     Reply::NoReply
 }
+
+crate::server_command!(
+    ["multi", "exec", "discard", "watch", "unwatch"],
+    |c, g, spec, a| command(c, g, spec.name, a)
+);

@@ -344,3 +344,9 @@ pub fn memory_stats(sh: &crate::state::Shared, core: &crate::state::Core) -> Rep
             .collect(),
     )
 }
+
+crate::server_command!(["info"], |c, g, _, a| info(c, crate::state::core(g), a));
+crate::server_command!(["memory"], |c, g, _, _| memory_stats(
+    &c.shared,
+    crate::state::core(g)
+));

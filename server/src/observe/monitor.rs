@@ -14,3 +14,5 @@ pub fn command(c: &mut crate::conn::Conn) -> lockcore::Reply {
     c.shared.monitors.insert(c.cl.id, c.handle.clone());
     lockcore::Reply::ok()
 }
+
+crate::server_command!(["monitor"], |c, _, _, _| command(c));

@@ -691,3 +691,16 @@ fn script_help() -> Reply {
     ];
     Reply::Array(LINES.iter().map(|l| Reply::simple(l)).collect())
 }
+
+crate::server_command!(
+    [
+        "eval",
+        "evalsha",
+        "eval_ro",
+        "evalsha_ro",
+        "script",
+        "fcall",
+        "fcall_ro"
+    ],
+    |c, g, spec, a| command(c, g, spec, a)
+);

@@ -147,3 +147,7 @@ fn entry(sha: &[u8; 40], path: &str, p: &Profile, source: &[u8]) -> Reply {
         field("lines", Reply::Array(lines)),
     ])
 }
+
+crate::server_command!(["tumbler.profile"], |_, g, spec, a| {
+    command(crate::state::core(g), spec, a)
+});
