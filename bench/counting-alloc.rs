@@ -1,4 +1,4 @@
-//! What the counting allocator (server/src/memory.rs) adds to an allocation: alloc + free
+//! What the counting allocator (server/src/state/memory.rs) adds to an allocation: alloc + free
 //! of 40-byte blocks, 20M per thread and round, the system allocator and the counting one
 //! side by side, three interleaved rounds, on 1 and 2 threads (the relaxed counter is one
 //! shared cache line). Standalone, no dependencies:

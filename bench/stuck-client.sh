@@ -11,7 +11,7 @@
 # an optional second one run beside it (a binary from before a change).
 #
 # Measured (issue 11, seventh round): a connection waiting for its turn in the arrival order
-# (server/src/arrival.rs) behind a ticket given back out of order was only woken when the
+# (server/src/state/arrival.rs) behind a ticket given back out of order was only woken when the
 # first ticket in line was given back; with the stuck client's ticket first in line, such
 # waits ran to their 10 ms bound. redis-server's output buffer for the stuck client grows
 # without bound here (client-output-buffer-limit normal 0 0 0), which is its own cost.

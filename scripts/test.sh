@@ -120,7 +120,7 @@ done
 # ---- end lockdep
 
 # ---- issue 11: plain TCP connections run on our own event loop by default
-# (server/src/evloop.rs); these files again with them on tokio, the path TLS and Unix-socket
+# (server/src/io/evloop.rs); these files again with them on tokio, the path TLS and Unix-socket
 # connections take, whose arrival order and long-script hand-off differ. About 60 s.
 log "connection tests with TCP connections on tokio (event-loop no)"
 for t in arrival_order one_worker pubsub blocking scripting multi monitor client_limits robustness fuzz_protocol; do

@@ -10,7 +10,7 @@ use std::io::Write;
 
 use tumbler::config::{self, Config};
 
-/// Counts allocated bytes for INFO's `used_memory` and maxmemory (server/src/memory.rs).
+/// Counts allocated bytes for INFO's `used_memory` and maxmemory (server/src/state/memory.rs).
 #[global_allocator]
 static ALLOC: tumbler::state::memory::CountingAlloc = tumbler::state::memory::CountingAlloc;
 
@@ -347,7 +347,7 @@ fn main() {
         tracing::warn!("{w}");
     }
 
-    // Bind before forking (server/src/process.rs says why). Several nodes bind their ports
+    // Bind before forking (server/src/base/process.rs says why). Several nodes bind their ports
     // themselves once the runtime runs (server/src/cluster/nodes.rs).
     let bound = if tumbler::state::cluster::multi_node(&cfg) {
         None

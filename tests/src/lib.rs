@@ -47,7 +47,7 @@ impl Tumbler {
             }
         }
         // `TUMBLER_TEST_EVENT_LOOP=no` runs every server's TCP connections on tokio instead
-        // of the event loop of our own (server/src/evloop.rs, the default) unless the test
+        // of the event loop of our own (server/src/io/evloop.rs, the default) unless the test
         // sets `event-loop` itself.
         if let Ok(v) = std::env::var("TUMBLER_TEST_EVENT_LOOP") {
             if !directives.iter().any(|(k, _)| *k == "event-loop") {

@@ -1,4 +1,4 @@
-//! Order across connections (server/src/arrival.rs). Redis runs commands in the order their
+//! Order across connections (server/src/state/arrival.rs). Redis runs commands in the order their
 //! data reached it: a client that sends a blocking XREADGROUP and, right after, another
 //! client's SET on the same key always see the XREADGROUP block first and the SET unblock it
 //! with "the key no longer exists". Redis' Tcl suite (unit/type/stream-cgroups, "Blocking

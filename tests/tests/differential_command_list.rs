@@ -1,5 +1,5 @@
 //! COMMAND LIST with its filters, COMMAND GETKEYS of a command without mandatory keys, and
-//! SORT_RO's movablekeys flag (server/src/cmdlist.rs; unit/introspection-2), against
+//! SORT_RO's movablekeys flag (server/src/commands/cmdlist.rs; unit/introspection-2), against
 //! redis-server. The unfiltered list comes back in Redis' dict order, so it is checked for
 //! members rather than compared byte for byte.
 

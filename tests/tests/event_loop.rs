@@ -1,4 +1,4 @@
-//! The event loop of our own (`event-loop yes`, server/src/evloop.rs): plain TCP
+//! The event loop of our own (`event-loop yes`, server/src/io/evloop.rs): plain TCP
 //! connections run on one thread that waits in epoll itself. These tests set it explicitly;
 //! scripts/test.sh also runs other test files with the other setting.
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tumbler_tests::{Raw, Tumbler};
 
 // Redisson's RLock acquire and release scripts (RedissonLock.tryLockInnerAsync and
-// unlockInnerAsync), byte for byte: the copies `tumbler bench` sends (server/src/benchcmd/workloads.rs).
+// unlockInnerAsync), byte for byte: the copies `tumbler bench` sends (server/src/tools/bench/workloads.rs).
 const LOCK: &str = tumbler::tools::bench::workloads::REDISSON_LOCK;
 const UNLOCK: &str = tumbler::tools::bench::workloads::REDISSON_UNLOCK;
 // Redisson's RReadWriteLock read and write acquire scripts (RedissonReadLock and

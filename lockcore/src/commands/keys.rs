@@ -58,7 +58,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         &["keyspace", "dangerous"],
         cmd("restore", -4, WRITE | DENYOOM, KEY1, restore),
     ),
-    // Run by the server (server/src/migrate.rs): it opens a connection to another server.
+    // Run by the server (server/src/commands/migrate.rs): it opens a connection to another server.
     CommandSpec {
         name: "migrate",
         arity: -6,

@@ -157,7 +157,7 @@ pub static CONFIG_SUBS: &[CommandSpec] = &[
     sub("config", "help", 2, LOADING | STALE),
 ];
 
-/// LATENCY: the latency monitor and the per-command histograms (server/src/latency.rs).
+/// LATENCY: the latency monitor and the per-command histograms (server/src/stats/latency.rs).
 pub static LATENCY_SUBS: &[CommandSpec] = &[
     sub("latency", "doctor", 2, ADMIN | NOSCRIPT | LOADING | STALE),
     sub("latency", "graph", 3, ADMIN | NOSCRIPT | LOADING | STALE),

@@ -1,4 +1,4 @@
-//! SLOWLOG's command table. The log itself lives in the server (server/src/slowlog.rs):
+//! SLOWLOG's command table. The log itself lives in the server (server/src/stats/slowlog.rs):
 //! it records what connections ran, which the keyspace engine never sees.
 
 use crate::engine::spec::{flag::*, CommandSpec, Exec, BASE};

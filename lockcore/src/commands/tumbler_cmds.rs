@@ -4,7 +4,7 @@
 //! timeout and lock lease reads that clock, so a test can let a 30 s lease lapse in
 //! microseconds. It exists only when the server was started with
 //! `--enable-time-control yes`; otherwise the server answers exactly as for an unknown
-//! command and hides it from COMMAND (server/src/timectl.rs).
+//! command and hides it from COMMAND (server/src/commands/timectl.rs).
 
 use crate::engine::spec::{flag::*, CommandSpec, Exec, BASE};
 

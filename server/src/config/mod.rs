@@ -131,9 +131,9 @@ pub static PARAMS: &[Param] = &[
     p("hll-sparse-max-bytes", "3000", Kind::Memory),
     p("stream-node-max-bytes", "4096", Kind::Memory),
     p("stream-node-max-entries", "100", Kind::Int(0, BIG)),
-    // Immutable: a client must not be able to switch time control on (server/src/timectl.rs).
+    // Immutable: a client must not be able to switch time control on (server/src/commands/timectl.rs).
     fixed("enable-time-control", "no", Kind::Bool),
-    // Prometheus /metrics on this port (server/src/metrics.rs); -1 = off, 0 = a free port.
+    // Prometheus /metrics on this port (server/src/observe/metrics.rs); -1 = off, 0 = a free port.
     fixed("metrics-port", "-1", Kind::Int(-1, 65535)),
     // Accepted for compatibility with redis-server scripts; Tumbler keeps no files.
     p("save", "", Kind::Special),
@@ -197,7 +197,7 @@ pub static PARAMS: &[Param] = &[
     fixed("io-threads", "1", Kind::Int(1, 128)),
     // Tumbler's own: tokio worker threads; 0 = 1 on up to two cores, else one per core.
     fixed("worker-threads", "0", Kind::Int(0, 256)),
-    // Tumbler's own: plain TCP connections on an epoll loop of our own (server/src/evloop.rs);
+    // Tumbler's own: plain TCP connections on an epoll loop of our own (server/src/io/evloop.rs);
     // "no" runs them on tokio's scheduler as TLS and Unix-socket connections are.
     fixed("event-loop", "yes", Kind::Bool),
     // Tumbler's own: shut down when stdin reaches end of file, so a test process that starts
@@ -249,11 +249,11 @@ pub static PARAMS: &[Param] = &[
     p("cluster-allow-pubsubshard-when-down", "yes", Kind::Bool),
     // Hidden (as in Redis): only an exact CONFIG GET shows it. Stored, no effect.
     p("key-load-delay", "0", Kind::Int(i64::MIN, BIG)),
-    // Process surface and transports (server/src/process.rs, server/src/net/).
+    // Process surface and transports (server/src/base/process.rs, server/src/io/net/).
     fixed("pidfile", "", Kind::Str),
     fixed("unixsocket", "", Kind::Str),
     fixed("unixsocketperm", "0", Kind::Special),
-    // TLS (server/src/net/tls.rs). `tls-port 0` is off unless given explicitly (then a
+    // TLS (server/src/io/net/tls.rs). `tls-port 0` is off unless given explicitly (then a
     // free port, as `--port 0`); the certificate parameters reload on CONFIG SET.
     fixed("tls-port", "0", Kind::Int(0, 65535)),
     p("tls-cert-file", "", Kind::Str),

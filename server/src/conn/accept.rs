@@ -51,7 +51,7 @@ pub fn serve(bound: Bound, shared: &Arc<Shared>) -> io::Result<Vec<JoinHandle<()
 }
 
 /// Accepts connections on `listener`; with `lp`, plain TCP connections run on our own
-/// event loop (`event-loop yes`, server/src/evloop.rs) instead of tokio's.
+/// event loop (`event-loop yes`, server/src/io/evloop.rs) instead of tokio's.
 async fn accept_tcp(
     shared: Arc<Shared>,
     listener: tokio::net::TcpListener,

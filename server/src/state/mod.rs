@@ -278,7 +278,7 @@ pub struct Shared {
     pub normal_output_limit: crate::state::climits::ClassLimit,
     pub port: AtomicU64,
     /// The TLS configuration new TLS connections get (None: no TLS listener). CONFIG SET
-    /// of a `tls-*` parameter swaps it (server/src/net/tls.rs).
+    /// of a `tls-*` parameter swaps it (server/src/io/net/tls.rs).
     pub tls: RwLock<Option<Arc<rustls::ServerConfig>>>,
     /// ACL users and the ACL log (acl.rs).
     pub acl: acl::Acl,

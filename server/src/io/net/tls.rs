@@ -14,7 +14,7 @@
 //!
 //!
 //! Certificates are taken as OpenSSL takes them (X.509 v1, no subjectAltName, chains in the
-//! CA file, PKCS#1, PKCS#8 and SEC1 keys), not as webpki would: server/src/net/x509.rs.
+//! CA file, PKCS#1, PKCS#8 and SEC1 keys), not as webpki would: server/src/io/net/x509.rs.
 //!
 //! Redis reads certificates when TLS is configured and again on every CONFIG SET of a
 //! `tls-*` parameter, never on its own; so does Tumbler. A failed reload leaves the running

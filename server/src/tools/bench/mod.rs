@@ -3,7 +3,7 @@
 //! ratios against the first server (docs/benchmarking.md).
 //!
 //! What it sends: `--script FILE` (SCRIPT LOAD once, then EVALSHA with the `--keys` and
-//! `--args` templates), `--workload NAME` (server/src/benchcmd/workloads.rs), or a raw
+//! `--args` templates), `--workload NAME` (server/src/tools/bench/workloads.rs), or a raw
 //! command after `--`. Where it reports: a table on stdout (a progress bar too when stdout
 //! is a terminal), `--json FILE`, `--html FILE`.
 

@@ -1,5 +1,5 @@
 //! The servers a bench runs against: `redis://[user:pass@]host:port[/db]` URLs (and
-//! `rediss://`, TLS, server/src/benchcmd/tls.rs), the
+//! `rediss://`, TLS, server/src/tools/bench/tls.rs), the
 //! administrative connection (AUTH, SELECT, SCRIPT LOAD, INFO) and the Tumbler the bench
 //! starts itself when no URL is given.
 

@@ -1,7 +1,7 @@
 //! `rediss://` for `tumbler bench`: the client side of TLS, with the options redis-cli takes
 //! (`--cacert`, `--cert`/`--key`, `--insecure`, `--sni`).
 //!
-//! rustls on the `ring` provider, as the server uses (server/src/net/tls.rs): no OpenSSL.
+//! rustls on the `ring` provider, as the server uses (server/src/io/net/tls.rs): no OpenSSL.
 //! Without `--cacert` the system's CA bundle is read from `SSL_CERT_FILE` or the usual
 //! distribution paths, so a server with a public certificate needs no option; a test or
 //! private CA is given with `--cacert`, as redis-cli wants it.
