@@ -24,7 +24,7 @@ use bytes::{Bytes, BytesMut};
 use lockcore::commands::check_spec;
 use lockcore::engine::spec::Exec;
 use lockcore::{ClientCtx, Engine, Reply};
-use tumbler::base::clock::Mono;
+use tumbler::base::mono::Mono;
 use tumbler::resp::{parse_into, Limits, NameCache};
 
 const LISTENER: u64 = u64::MAX;

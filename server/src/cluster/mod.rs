@@ -24,7 +24,7 @@ use crate::state::cluster::*;
 /// the cluster bus); the count it returns is this node's, as in Redis. Sharded messages
 /// and keyspace notifications stay on the node.
 pub struct ClusterBroker {
-    pub local: Arc<crate::state::pubsub::PubSub>,
+    pub local: Arc<crate::state::fanout::PubSub>,
     pub topo: Weak<Topology>,
     pub shard: usize,
 }

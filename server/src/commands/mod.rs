@@ -297,7 +297,7 @@ fn client(
             Reply::Int(core(guard).engine.unblock_with(id as u64, reply) as i64)
         }
         "pause" | "unpause" => Reply::ok(),
-        "getredir" => crate::state::tracking::getredir(&core(guard).engine, c.cl.id),
+        "getredir" => crate::state::invalidations::getredir(&core(guard).engine, c.cl.id),
         "tracking" => {
             let shared = c.shared.clone();
             if !core(guard).engine.tracking.is_tracking(c.cl.id)
@@ -305,14 +305,19 @@ fn client(
             {
                 c.cl.tracking_caching = false;
             }
-            crate::state::tracking::client_tracking(&shared, &mut core(guard).engine, c.cl.id, a)
+            crate::state::invalidations::client_tracking(
+                &shared,
+                &mut core(guard).engine,
+                c.cl.id,
+                a,
+            )
         }
         "caching" => {
-            let r = crate::state::tracking::client_caching(&core(guard).engine, c.cl.id, a);
+            let r = crate::state::invalidations::client_caching(&core(guard).engine, c.cl.id, a);
             c.cl.tracking_caching |= !r.is_error();
             r
         }
-        "trackinginfo" => crate::state::tracking::trackinginfo(
+        "trackinginfo" => crate::state::invalidations::trackinginfo(
             &core(guard).engine,
             c.cl.id,
             c.cl.tracking_caching,

@@ -1,5 +1,5 @@
 //! SUBSCRIBE, UNSUBSCRIBE (and their pattern and shard forms) and PUBSUB; the tables and
-//! the fan-out are in state/pubsub.rs.
+//! the fan-out are in state/fanout.rs.
 
 use bytes::Bytes;
 use dashmap::DashMap;
@@ -8,7 +8,7 @@ use lockcore::Reply;
 use std::sync::Arc;
 
 use crate::conn::Conn;
-use crate::state::pubsub::*;
+use crate::state::fanout::*;
 use crate::state::ClientHandle;
 
 /// SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE. Confirmations are pushes: they are written even under

@@ -14,7 +14,7 @@ pub mod multi;
 pub mod route;
 pub mod subs;
 
-use crate::state::pubsub::SubSet;
+use crate::state::fanout::SubSet;
 use bytes::{Buf, Bytes, BytesMut};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -126,14 +126,14 @@ pub struct Conn {
     /// The command this client ran last (CLIENT LIST `cmd=`).
     pub last_spec: Option<&'static CommandSpec>,
     /// When the current batch of commands started (CLIENT LIST idle), read once per batch.
-    pub batch_started: crate::base::clock::Mono,
+    pub batch_started: crate::base::mono::Mono,
     /// When the command running now started (`execute`); a script's run takes it as its
     /// own start instead of reading the clock again.
-    pub cmd_started: crate::base::clock::Mono,
+    pub cmd_started: crate::base::mono::Mono,
     /// A reading the next command of this batch takes as its start: the batch's start, then
     /// the end of each command. Cleared at every await, so a command's time never counts a
     /// wait for the keyspace lock (or anything else) that happened before it.
-    chain: Option<crate::base::clock::Mono>,
+    chain: Option<crate::base::mono::Mono>,
     pub shared: Arc<Shared>,
     pub handle: Arc<ClientHandle>,
     pub cl: ClientCtx,
@@ -200,7 +200,7 @@ pub async fn serve_node<S: Stream>(
             multi: -1,
             tracking_redir: -1,
             user: "default".into(),
-            last_interaction: Some(crate::base::clock::Mono::now()),
+            last_interaction: Some(crate::base::mono::Mono::now()),
             ..Default::default()
         }),
         pending_out: Default::default(),
@@ -216,8 +216,8 @@ pub async fn serve_node<S: Stream>(
         .fetch_add(1, Ordering::Relaxed);
     let mut conn = Conn {
         last_spec: None,
-        batch_started: crate::base::clock::Mono::now(),
-        cmd_started: crate::base::clock::Mono::now(),
+        batch_started: crate::base::mono::Mono::now(),
+        cmd_started: crate::base::mono::Mono::now(),
         chain: None,
         shared: shared.clone(),
         handle,
@@ -589,7 +589,7 @@ impl Conn {
 
     /// Runs the complete commands in `buf`; returns how many ran.
     async fn process_buffer(&mut self, buf: &mut BytesMut) -> usize {
-        self.batch_started = crate::base::clock::Mono::now();
+        self.batch_started = crate::base::mono::Mono::now();
         self.chain = Some(self.batch_started);
         let mut ran = 0;
         let shared = self.shared.clone();
@@ -927,7 +927,7 @@ impl Conn {
         if !engine.tracking.has_pending() {
             return;
         }
-        for r in crate::state::tracking::own_pushes(engine, self.cl.id) {
+        for r in crate::state::invalidations::own_pushes(engine, self.cl.id) {
             if self.cl.resp3 {
                 self.push(r);
             }
@@ -965,7 +965,7 @@ impl Conn {
         let started = self
             .chain
             .take()
-            .unwrap_or_else(crate::base::clock::Mono::now);
+            .unwrap_or_else(crate::base::mono::Mono::now);
         self.cmd_started = started;
         let reply = match spec.exec {
             Exec::Engine(_) => {
@@ -1001,7 +1001,7 @@ impl Conn {
                 )),
             },
         };
-        let ended = crate::base::clock::Mono::ended_since(started);
+        let ended = crate::base::mono::Mono::ended_since(started);
         self.chain = Some(ended);
         let took = ended.since(started);
         // A command that blocked counts its call now and its outcome when it is answered

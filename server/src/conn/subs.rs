@@ -1,6 +1,6 @@
 //! A connection's subscriptions: the counts CLIENT LIST shows, and dropping them all.
 
-use crate::state::pubsub::remove;
+use crate::state::fanout::remove;
 
 impl super::Conn {
     pub fn set_sub_counts(&self) {

@@ -216,7 +216,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let _ = write!(out, "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n");
         }
         "modules" => out.push_str("# Modules\r\n"),
-        "lockdep" => crate::state::lockdep::info(eng, out),
+        "lockdep" => crate::state::lockdep_config::info(eng, out),
         "commandstats" => sh.cmdstats.info_commandstats(out),
         "errorstats" => sh.cmdstats.info_errorstats(out),
         "latencystats" => crate::stats::latency_report::info_latencystats(&sh.cmdstats, out),

@@ -2,7 +2,7 @@
 //! between typed [`Reply`] values and Lua values (RESP2 and RESP3 rules from Redis' docs),
 //! without a round trip through RESP.
 
-use crate::base::clock::Mono;
+use crate::base::mono::Mono;
 use bytes::Bytes;
 use mlua::debug::{Debug, DebugEvent};
 use mlua::{Function, Lua, MultiValue, Table, Value, VmState};

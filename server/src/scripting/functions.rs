@@ -768,7 +768,7 @@ pub fn fcall(
         false,
         // Functions have no SHA and are not in the script cache: not in INFO scriptstats.
         bridge::Observe::NONE,
-        crate::base::clock::Mono::now(),
+        crate::base::mono::Mono::now(),
     );
     *shared.script.running_fn.lock().unwrap() = None;
     r

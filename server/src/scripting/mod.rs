@@ -418,7 +418,7 @@ fn eval(
     a: &[Bytes],
     by_sha: bool,
     ro: bool,
-    started: crate::base::clock::Mono,
+    started: crate::base::mono::Mono,
 ) -> Reply {
     let Some(numkeys) = parse_i64(&a[2]) else {
         return error::not_integer();

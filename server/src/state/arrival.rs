@@ -26,7 +26,7 @@
 //! before it, pop), with no allocation, and no clock reading and no timer unless there is
 //! someone to wait for.
 
-use crate::base::clock::Mono;
+use crate::base::mono::Mono;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::pin::Pin;

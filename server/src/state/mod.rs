@@ -24,12 +24,12 @@ pub mod arrival;
 pub mod climits;
 pub mod cluster;
 pub mod cron;
-pub mod lockdep;
+pub mod fanout;
+pub mod invalidations;
+pub mod lockdep_config;
 pub mod memory;
 pub mod migrate;
-pub mod pubsub;
 pub mod timectl;
-pub mod tracking;
 
 use bytes::Bytes;
 use dashmap::DashMap;
@@ -44,7 +44,7 @@ use lockcore::storage::clock::{Clock, ControlledClock};
 use lockcore::{ClientId, Engine, Reply};
 
 use crate::config::Config;
-use crate::state::pubsub::PubSub;
+use crate::state::fanout::PubSub;
 
 /// Everything guarded by the keyspace lock.
 pub struct Core {
@@ -174,7 +174,7 @@ pub struct ClientInfo {
     pub db: usize,
     pub resp: u8,
     pub last_cmd: Option<&'static lockcore::CommandSpec>,
-    pub last_interaction: Option<crate::base::clock::Mono>,
+    pub last_interaction: Option<crate::base::mono::Mono>,
     pub flags: String,
     pub subs: usize,
     pub psubs: usize,
@@ -352,7 +352,7 @@ impl Drop for CoreGuard<'_> {
             }
         }
         // After the wake-ups: an unblocked client's own invalidation follows its reply.
-        crate::state::tracking::deliver(self.shared, eng);
+        crate::state::invalidations::deliver(self.shared, eng);
         // Only a deadline before the timer's own next run needs it early. A watchdog's or
         // a lock script's PEXPIRE renews a TTL tens of seconds out on every call; waking
         // the timer for each made it take the keyspace lock and walk every db's expiry
@@ -498,7 +498,7 @@ impl Shared {
             cfg.get(crate::config::key::MAXMEMORY_POLICY) != "noeviction",
             Ordering::Relaxed,
         );
-        crate::state::lockdep::apply(&cfg, &mut core.engine);
+        crate::state::lockdep_config::apply(&cfg, &mut core.engine);
         self.cmdstats.apply_config(&cfg);
         core.scripts.configure(
             cfg.get_bool(crate::config::key::LUA_NATIVE_PLANS),
@@ -554,7 +554,7 @@ impl Shared {
     /// How long the running script has run, in ms, if one runs.
     pub fn script_running_for(&self) -> Option<i64> {
         let s = self.script.started_ms.load(Ordering::Acquire);
-        (s != 0).then(|| crate::base::clock::Mono::now().ms() - s)
+        (s != 0).then(|| crate::base::mono::Mono::now().ms() - s)
     }
 
     /// True if a script has run past the busy threshold.

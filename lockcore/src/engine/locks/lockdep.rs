@@ -1304,11 +1304,16 @@ mod tests {
 
     fn run(eng: &mut Engine, cl: &mut crate::engine::ClientCtx, args: &[&str]) -> Reply {
         let argv: Vec<Bytes> = args.iter().map(|a| Bytes::from(a.to_string())).collect();
-        // The lock commands' own rows (this layer), not the registry in `commands` above.
-        let spec = crate::engine::locks::COMMANDS
+        // The lock commands' and TUMBLER.LOCKDEP's own rows (this layer), not the registry
+        // in `commands` above.
+        let mut spec = crate::engine::locks::COMMANDS
             .iter()
+            .chain(COMMANDS.iter())
             .find(|c| c.name == args[0])
             .unwrap();
+        if !spec.subcommands.is_empty() {
+            spec = spec.subcommands.iter().find(|c| c.name == args[1]).unwrap();
+        }
         eng.call(cl, spec, &argv)
     }
 
