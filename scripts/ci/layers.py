@@ -12,9 +12,10 @@ and string literals stripped), resolves it to the module it names, and checks tw
     python3 scripts/ci/layers.py            # exit 1 on a cycle, an upward import or an unlisted module
     python3 scripts/ci/layers.py --graph    # also print every edge between root modules
 
-One call goes up on purpose and is therefore not an import: conn runs server commands
-through the router lib.rs installs at start-up (conn::install), and state makes a dataset's
-script state through the constructor installed with it (state::install_scripts).
+Two things would point up and are therefore not imports: server commands' handlers register
+themselves with conn (conn::SERVER_COMMANDS), and the Lua engine registers how to make its
+state with state (state::SCRIPT_STATE), both at link time. A `#[macro_export]` macro counts
+as its defining module, not the crate root.
 """
 import os
 import re

@@ -8,7 +8,9 @@
 // (scripts/ci/layers.py checks it in CI): base <- resp <- config <- stats <- state <- io <-
 // conn <- acl, cluster <- scripting <- observe <- commands <- tools <- embed, lib, main.
 // Feature state (ACL users, cluster topology, MIGRATE's sockets) sits in state, feature
-// code above conn. The two calls that go up are passed in at start-up (install_script_state).
+// code above conn. What would point up registers itself at link time instead: server
+// commands' handlers with conn (conn::SERVER_COMMANDS), the Lua engine's state with state
+// (state::SCRIPT_STATE).
 pub mod base;
 pub mod resp;
 
@@ -55,11 +57,6 @@ pub fn worker_threads(setting: i64) -> usize {
     }
 }
 
-/// Hands state the script engine's constructor (the one call from state up to a feature).
-fn install_script_state() {
-    state::install_scripts(scripting::Scripts::boxed);
-}
-
 /// A running server.
 pub struct Server {
     /// The first plaintext TCP address, or the first TLS one when TLS is all there is
@@ -85,7 +82,6 @@ impl Server {
     /// serving on the current runtime. With `nodes N` (or `cluster-enabled yes`), serves N
     /// nodes on ports port..port+N-1 (each a free port if `port` is 0).
     pub async fn start(config: Config) -> std::io::Result<Server> {
-        install_script_state();
         if state::cluster::multi_node(&config) {
             let (topo, shards, addrs, tasks) = cluster::nodes::start(config).await?;
             return Ok(Server {
@@ -113,7 +109,6 @@ impl Server {
     /// Serves listeners bound earlier with [`io::net::bind`] (the binary binds before it forks
     /// for `daemonize`). One node only.
     pub fn serve(bound: io::net::Bound, config: Config) -> std::io::Result<Server> {
-        install_script_state();
         let users = acl::users_from_config(&config)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let listen = bound.addrs();

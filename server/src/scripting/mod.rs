@@ -66,6 +66,9 @@ pub struct Scripts {
     profiling: bool,
 }
 
+#[linkme::distributed_slice(crate::state::SCRIPT_STATE)]
+static NEW: fn() -> Box<dyn crate::state::ScriptState> = Scripts::boxed;
+
 impl crate::state::ScriptState for Scripts {
     fn configure(&mut self, plans: bool, profiler: bool) {
         self.plans_off = !plans;

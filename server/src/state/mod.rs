@@ -62,19 +62,17 @@ pub trait ScriptState: std::any::Any + Send {
     fn as_any_ref(&self) -> &dyn std::any::Any;
 }
 
-static NEW_SCRIPTS: std::sync::OnceLock<fn() -> Box<dyn ScriptState>> = std::sync::OnceLock::new();
-
-/// Sets how a dataset makes its script state (`scripting::Scripts::boxed`), once at
-/// start-up, with the command router (lib.rs).
-pub fn install_scripts(new: fn() -> Box<dyn ScriptState>) {
-    let _ = NEW_SCRIPTS.set(new);
-}
+/// How a dataset makes its script state: `scripting::Scripts::boxed`, registered beside it
+/// (state cannot name the Lua engine, which sits above it).
+#[linkme::distributed_slice]
+pub static SCRIPT_STATE: [fn() -> Box<dyn ScriptState>];
 
 /// A dataset's empty script state.
 pub fn new_scripts() -> Box<dyn ScriptState> {
-    (NEW_SCRIPTS
-        .get()
-        .expect("the script engine is installed before any dataset exists (lib.rs)"))()
+    match &SCRIPT_STATE[..] {
+        [new] => new(),
+        other => panic!("{} script engines registered, not one", other.len()),
+    }
 }
 
 /// A message to a connection task from elsewhere.
