@@ -12,6 +12,7 @@ pub mod certs;
 pub mod clients;
 pub mod cluster;
 pub mod fuzz;
+pub mod tools;
 
 /// A tumbler server running in this process on its own runtime thread
 /// (a thin wrapper over [`tumbler::embed::TestServer`]).
@@ -85,12 +86,8 @@ pub struct RedisServer {
     child: Child,
 }
 
-/// True when running under CI, where a missing reference server is a failure, not a skip.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-fn free_port() -> u16 {
+/// A free loopback port (bound, then released), for a server that is given a fixed port.
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -120,8 +117,9 @@ fn server_pid(s: &mut TcpStream) -> Option<u32> {
 }
 
 impl RedisServer {
-    /// Starts redis-server. Returns `None` (and the caller skips) when it is not installed,
-    /// except under `CI=true`, where that panics: differential tests must not silently skip.
+    /// Starts redis-server (`REDIS_SERVER` names another binary). When it is not installed
+    /// the test fails, or with `TUMBLER_SKIP_MISSING=1` this returns `None` and the caller
+    /// skips ([`tools::missing`]).
     pub fn start() -> Option<RedisServer> {
         RedisServer::start_with(&[])
     }
@@ -151,10 +149,7 @@ impl RedisServer {
             let mut child = match child {
                 Ok(c) => c,
                 Err(e) => {
-                    if in_ci() {
-                        panic!("redis-server is required for differential tests under CI: {e}");
-                    }
-                    eprintln!("skipping: redis-server not available ({e})");
+                    tools::missing(&format!("{bin} ({e})"));
                     return None;
                 }
             };
@@ -341,7 +336,7 @@ pub fn diff_script(t: &mut Raw, r: &mut Raw, script: &str) {
 }
 
 /// Starts a fresh tumbler and redis-server and runs `script` on both with
-/// [`diff_script`]. Skips (returns) when redis-server is absent, except under CI.
+/// [`diff_script`]. Without redis-server it fails, or skips under `TUMBLER_SKIP_MISSING=1`.
 pub fn diff_against_redis(script: &str) {
     let Some(redis) = RedisServer::start() else {
         return;
