@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+pub mod binary;
 pub mod certs;
 pub mod clients;
 pub mod cluster;
@@ -157,6 +158,15 @@ impl RedisServer {
             let deadline = Instant::now() + Duration::from_secs(5);
             while Instant::now() < deadline {
                 if let Ok(mut s) = TcpStream::connect(addr) {
+                    // With `--requirepass P` (extra), AUTH first.
+                    if let Some(w) = extra.windows(2).find(|w| w[0] == "--requirepass") {
+                        let _ = s.write_all(&encode_cmd(&["AUTH", w[1]]));
+                        let mut ok = [0u8; 5];
+                        if s.read_exact(&mut ok).is_err() || &ok != b"+OK\r\n" {
+                            std::thread::sleep(Duration::from_millis(20));
+                            continue;
+                        }
+                    }
                     let _ = s.write_all(b"PING\r\n");
                     let mut b = [0u8; 7];
                     if s.read_exact(&mut b).is_ok() && &b == b"+PONG\r\n" {
