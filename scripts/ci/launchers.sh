@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 33: the tools that start redis-server for users, unchanged from their registries, start
+# The tools that start redis-server for users, unchanged from their registries, start
 # the tumbler binary as they start redis-server, and TLS material made as users make it; every
 # scenario runs against redis-server too, in the same run, with the same assertions.
 #   pytest-redis (redis_proc, redis_noproc, --redis-exec / redis_exec), npm redis-server,
