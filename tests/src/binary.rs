@@ -6,10 +6,11 @@
 //! binary is found beside the test executable instead: a test built into
 //! `<target-dir>/<profile>/deps/` runs `<target-dir>/<profile>/tumbler`. scripts/test.sh
 //! builds it in the same cargo invocation as the tests. If it is missing, or older than a
-//! file it is built from (server/src, lockcore/src, the manifests, Cargo.lock), the first use in a
-//! test process runs `cargo build --profile <profile> -p tumbler --bin tumbler` (under
-//! cargo, which sets `CARGO` for the tests it runs), so a plain `cargo test` never runs a
-//! stale binary. `TUMBLER_TEST_BINARY=path` runs that binary instead and builds nothing.
+//! file it is built from (server/src, lockcore/src, the manifests, Cargo.lock), the first
+//! use in a test process runs `cargo build --profile <profile> --workspace --bin tumbler`
+//! (under cargo, which sets `CARGO` for the tests it runs), so a plain `cargo test` never
+//! runs a stale binary. `TUMBLER_TEST_BINARY=path` runs that binary instead and builds
+//! nothing.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -99,9 +100,11 @@ fn build(cargo: &std::ffi::OsStr, profile_dir: &Path) {
         "debug" => "dev",
         p => p,
     };
+    // `--workspace`: the features `cargo test -p tumbler-tests` resolves too, so the server
+    // library that build compiled is reused (`-p tumbler` would compile it once more).
     let mut cmd = Command::new(cargo);
     cmd.args(["build", "--quiet", "--profile", profile])
-        .args(["-p", "tumbler", "--bin", "tumbler"]);
+        .args(["--workspace", "--bin", "tumbler"]);
     // <target-dir>/<profile>, or <target-dir>/<triple>/<profile> under --target: cargo marks
     // the target directory's root with CACHEDIR.TAG.
     let up = profile_dir.parent().unwrap();
