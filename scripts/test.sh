@@ -152,11 +152,13 @@ log "cargo test --workspace"
 cargo test --profile ci-test --workspace
 
 # ---- lock-order checker: the lock tests again with the lock-order checker (lockdep) on in
-# every server they start (tests/src/lib.rs reads TUMBLER_TEST_LOCKDEP); already built above,
-# so this costs their run time only, about 40 s (lock_checker 12 s, fuzz_locks 25 s).
+# every server they start (tests/src/lib.rs reads TUMBLER_TEST_LOCKDEP); already built above
+# (--workspace, as there: -p tumbler-tests would resolve features differently and compile the
+# server library again), so this costs their run time only, about 40 s (lock_checker 12 s,
+# fuzz_locks 25 s).
 log "lock tests with lockdep on"
 for t in lock_checker locks scripting_fairlock fuzz_locks; do
-  TUMBLER_TEST_LOCKDEP=yes timeout 300 cargo test --profile ci-test -p tumbler-tests --test "$t"
+  TUMBLER_TEST_LOCKDEP=yes timeout 300 cargo test --profile ci-test --workspace --test "$t"
 done
 # ---- end lock-order checker
 
@@ -165,7 +167,7 @@ done
 # connections take, whose arrival order and long-script hand-off differ. About 60 s.
 log "connection tests with TCP connections on tokio (event-loop no)"
 for t in arrival_order one_worker pubsub blocking scripting multi monitor client_limits robustness fuzz_protocol; do
-  TUMBLER_TEST_EVENT_LOOP=no timeout 300 cargo test --profile ci-test -p tumbler-tests --test "$t"
+  TUMBLER_TEST_EVENT_LOOP=no timeout 300 cargo test --profile ci-test --workspace --test "$t"
 done
 # ---- end connections on tokio
 
