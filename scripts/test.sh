@@ -14,28 +14,56 @@
 #       against tumbler and redis-server (scripts/ci/java-*.sh), and the Go module
 #       (scripts/ci/go.sh),
 #   5. Redis 7.0's own Tcl units against a tumbler binary, with a ratchet of pass counts.
-# .ci/run calls exactly this. Under CI=true a missing reference server fails the run.
+# .ci/run calls exactly this.
+#
+#   bash scripts/test.sh --quick   the fast loop: the release build, the unit tests and the
+#                                  integration tests in quick_tests below (redis-server,
+#                                  redis-cli and the newer reference servers needed; no client
+#                                  libraries, static build, packages, launchers, Java, Go or Tcl)
+#
+# A missing tool or reference server fails the run, under CI or not; TUMBLER_SKIP_MISSING=1
+# skips what needs it instead (scripts/ci/lib.sh). docs/testing.md lists every switch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/ci/lib.sh
+
+quick=false
+case "${1:-}" in
+  --quick) quick=true ;;
+  "") ;;
+  *) echo "usage: bash scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
+# The integration tests --quick runs (tests/tests/*.rs): a sample of each kind, about a
+# minute of running. The ones that need the Python and Node clients are left out.
+quick_tests=(
+  e2e_basic e2e_foundation e2e_lists e2e_streams embed          # end to end, embedding
+  differential_basic differential_keys differential_protocol    # against redis-server
+  differential_functions
+  locks lock_checker scripting multi pubsub blocking             # locks and connections
+  notifications cluster client_limits robustness
+  cli cli_nodes process metrics_cli                              # the binary as a process
+)
 
 log() { printf '\n==> %s\n' "$*"; }
 
 need_pkgs=()
 command -v redis-server >/dev/null 2>&1 || need_pkgs+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need_pkgs+=(redis-tools)
-command -v tclsh8.6 >/dev/null 2>&1 || command -v tclsh8.7 >/dev/null 2>&1 || need_pkgs+=(tcl)
-command -v dpkg-source >/dev/null 2>&1 || need_pkgs+=(dpkg-dev)
-command -v musl-gcc >/dev/null 2>&1 || need_pkgs+=(musl-tools)   # static binary (Dockerfile)
-# Client-library tests (tests/clients): a Python venv and npm.
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3 python3-venv)
-command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
-command -v tmux >/dev/null 2>&1 || need_pkgs+=(tmux)   # `tumbler top` in a real terminal
-command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)   # TLS material as users make it
-# The Java artifact and client tests (Java 17+, Maven) and the Go module (Go 1.26: the
-# machine image has it; Debian's golang-go is older, so go.sh says so if that is all there is).
-command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
-command -v mvn >/dev/null 2>&1 || need_pkgs+=(maven)
-command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)
+if ! $quick; then
+  command -v tclsh8.6 >/dev/null 2>&1 || command -v tclsh8.7 >/dev/null 2>&1 || need_pkgs+=(tcl)
+  command -v dpkg-source >/dev/null 2>&1 || need_pkgs+=(dpkg-dev)
+  command -v musl-gcc >/dev/null 2>&1 || need_pkgs+=(musl-tools)   # static binary (Dockerfile)
+  # Client-library tests (tests/clients): a Python venv and npm.
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3 python3-venv)
+  command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
+  command -v tmux >/dev/null 2>&1 || need_pkgs+=(tmux)   # `tumbler top` in a real terminal
+  command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)   # TLS material as users make it
+  # The Java artifact and client tests (Java 17+, Maven) and the Go module (Go 1.26: the
+  # machine image has it; Debian's golang-go is older, so go.sh says so if that is all there is).
+  command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
+  command -v mvn >/dev/null 2>&1 || need_pkgs+=(maven)
+  command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)
+fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     log "installing ${need_pkgs[*]}"
@@ -43,8 +71,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     $SUDO timeout 300 apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO timeout 600 apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
   else
-    echo "missing: ${need_pkgs[*]}; install them (redis-server 7.0, tcl 8.6) and re-run" >&2
-    [ "${CI:-}" = "true" ] && exit 1
+    missing "${need_pkgs[*]} (no apt-get: install them, redis-server 7.0 and tcl 8.6, and re-run)"
   fi
 fi
 
@@ -58,8 +85,24 @@ if [ -f "$installer" ]; then
   timeout 900 bash "$installer" "$refdir" >/dev/null
   export PATH="$refdir/bin:$PATH"
 else
-  echo "no $installer: tests against redis 8.0 and valkey 9 will be skipped (a failure under CI)" >&2
-  [ "${CI:-}" = "true" ] && exit 1
+  missing "$installer (redis8-server and valkey9-server, the newer reference servers)"
+fi
+
+if $quick; then
+  tests=()
+  for t in "${quick_tests[@]}"; do tests+=(--test "$t"); done
+  # One cargo invocation's features throughout (--workspace, as the full run's): the server
+  # library is compiled once, and the binary the process tests run is built beside the
+  # tests that run it (tests/src/binary.rs).
+  log "building the shipped binary (release) and the quick tests (ci-test profile)"
+  cargo build --release -p tumbler --bin tumbler
+  cargo build --profile ci-test --workspace --bin tumbler "${tests[@]}"
+  log "unit tests (lockcore, server, client, bench)"
+  cargo test --profile ci-test --workspace --lib --bins
+  log "integration tests: ${quick_tests[*]}"
+  cargo test --profile ci-test --workspace "${tests[@]}"
+  log "quick run passed (the full run: bash scripts/test.sh)"
+  exit 0
 fi
 
 # Client libraries for tests/tests/clients_*.rs. Pinned in tests/clients/; reinstalled only
@@ -76,8 +119,7 @@ if command -v python3 >/dev/null 2>&1; then
     cp "$req" "$clients/venv/requirements.txt"
   fi
 else
-  echo "python3 missing: Python client tests will be skipped (a failure under CI)" >&2
-  [ "${CI:-}" = "true" ] && exit 1
+  missing "python3 (the Python client tests)"
 fi
 if command -v npm >/dev/null 2>&1; then
   pkg=tests/clients/node/package.json
@@ -96,8 +138,7 @@ if command -v npm >/dev/null 2>&1; then
     cat "$pkg" "$lock" > "$clients/node/installed-package.json"
   fi
 else
-  echo "npm missing: Node client tests will be skipped (a failure under CI)" >&2
-  [ "${CI:-}" = "true" ] && exit 1
+  missing "npm (the Node client tests)"
 fi
 
 log "building"
@@ -110,39 +151,41 @@ log "cargo test --workspace"
 # (includes doctests: docs/embedding.md's examples run via server/src/embed.rs)
 cargo test --profile ci-test --workspace
 
-# ---- lockdep (issue 18): the lock tests again with the lock-order checker on in every
-# server they start (tests/src/lib.rs reads TUMBLER_TEST_LOCKDEP); already built above, so
-# this costs their run time only, about 40 s (lock_checker 12 s, fuzz_locks 25 s).
+# ---- lock-order checker: the lock tests again with the lock-order checker (lockdep) on in
+# every server they start (tests/src/lib.rs reads TUMBLER_TEST_LOCKDEP); already built above
+# (--workspace, as there: -p tumbler-tests would resolve features differently and compile the
+# server library again), so this costs their run time only, about 40 s (lock_checker 12 s,
+# fuzz_locks 25 s).
 log "lock tests with lockdep on"
 for t in lock_checker locks scripting_fairlock fuzz_locks; do
-  TUMBLER_TEST_LOCKDEP=yes timeout 300 cargo test --profile ci-test -p tumbler-tests --test "$t"
+  TUMBLER_TEST_LOCKDEP=yes timeout 300 cargo test --profile ci-test --workspace --test "$t"
 done
-# ---- end lockdep
+# ---- end lock-order checker
 
-# ---- issue 11: plain TCP connections run on our own event loop by default
+# ---- connections on tokio: plain TCP connections run on our own event loop by default
 # (server/src/io/evloop.rs); these files again with them on tokio, the path TLS and Unix-socket
 # connections take, whose arrival order and long-script hand-off differ. About 60 s.
 log "connection tests with TCP connections on tokio (event-loop no)"
 for t in arrival_order one_worker pubsub blocking scripting multi monitor client_limits robustness fuzz_protocol; do
-  TUMBLER_TEST_EVENT_LOOP=no timeout 300 cargo test --profile ci-test -p tumbler-tests --test "$t"
+  TUMBLER_TEST_EVENT_LOOP=no timeout 300 cargo test --profile ci-test --workspace --test "$t"
 done
-# ---- end issue 11
+# ---- end connections on tokio
 
 log "static binary for the container image (Dockerfile; no Docker engine needed)"
 bash scripts/static-build.sh
 
-# ---- packages (issue 15): the pip wheel and the npm tarball, built around the static
-# binary above (never recompiled), installed into fresh environments without the repository
-# or cargo, each running its example suite (packaging/*/example-tests). About 40 s.
+# ---- packages: the pip wheel and the npm tarball, built around the static binary above
+# (never recompiled), installed into fresh environments without the repository or cargo,
+# each running its example suite (packaging/*/example-tests). About 40 s.
 log "packages: pip wheel and npm tarball, example suites against the installed packages"
 static_bin=$(bash packaging/static-bin.sh)
 TUMBLER_BINARY=$static_bin timeout 600 bash packaging/python/ci.sh
 TUMBLER_BINARY=$static_bin timeout 600 bash packaging/npm/ci.sh
 # ---- end packages
 
-# ---- issues 33, 34, 37: the tools users start Tumbler with, unchanged, and the Java and Go
-# packages. Each script installs its pinned dependencies (pip/npm/Maven/Go module caches) and
-# runs every scenario against redis-server too.
+# ---- launchers, Java and Go: the tools users start Tumbler with, unchanged, and the Java
+# and Go packages. Each script installs its pinned dependencies (pip/npm/Maven/Go module
+# caches) and runs every scenario against redis-server too.
 log "launchers (pytest-redis, npm redis-server, redis-memory-server, Testcontainers) and TLS material"
 TUMBLER_BINARY=target/release/tumbler timeout 900 bash scripts/ci/launchers.sh
 log "Java: the tumbler-junit artifact and the example project that depends on it"
@@ -151,7 +194,7 @@ log "Java: Redisson 3.x and 4.x, Jedis, Lettuce, Spring Data Redis against tumbl
 TUMBLER_BINARY=target/release/tumbler timeout 1500 bash scripts/ci/java-compat.sh
 log "Go: the tumbler.dev/tumbler module, its example module, and the miniredis comparison"
 TUMBLER_BINARY=target/release/tumbler timeout 900 bash scripts/ci/go.sh
-# ---- end issues 33, 34, 37
+# ---- end launchers, Java and Go
 
 log "Redis 7.0 Tcl units against tumbler (ratchet: tests/tcl/tumbler.baseline)"
 out=$(mktemp); ./target/release/tumbler --port 0 --loglevel warning >"$out" 2>&1 &
@@ -163,17 +206,18 @@ units=$(grep -v '^#' tests/tcl/tumbler.baseline | awk '{print $1}' | tr '\n' ' '
 bash scripts/redis-tcl-suite.sh --port "$port" --units "$units" --baseline tests/tcl/tumbler.baseline --logdir target/tcl-logs
 kill $pid 2>/dev/null || true
 
-# --- ACL and auth units in spawn mode (issue 12): the suite starts its own servers from its
+# ---- Tcl units in spawn mode (ACL, auth): the suite starts its own servers from its
 # config files, with the tumbler binary as src/redis-server. About 35 s in total (unit/dump
 # waits 15 s for MIGRATE's connection cache to expire).
 log "Redis 7.0 Tcl units in spawn mode (ratchet: tests/tcl/tumbler-spawn.baseline)"
 spawn_units=$(grep -v '^#' tests/tcl/tumbler-spawn.baseline | awk 'NF == 2 {print $1}' | tr '\n' ' ')
 timeout 600 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$spawn_units" \
   --unit-timeout 180 --baseline tests/tcl/tumbler-spawn.baseline --logdir target/tcl-spawn-logs
-# --- issue 17: unit/info and unit/latency-monitor (baseline lines marked `tags:-slow`). Their
-# tests are tagged needs:debug and needs:latency; the spawned servers enable DEBUG from the
-# suite's default.conf, so they run with Redis CI's own tags. About 30 s (LATENCY's tests sleep).
+# ---- slow-tagged Tcl units: unit/info and unit/latency-monitor (baseline lines marked
+# `tags:-slow`). Their tests are tagged needs:debug and needs:latency; the spawned servers
+# enable DEBUG from the suite's default.conf, so they run with Redis CI's own tags. About
+# 30 s (LATENCY's tests sleep).
 slow_units=$(grep -v '^#' tests/tcl/tumbler-spawn.baseline | awk '$3 == "tags:-slow" {print $1}' | tr '\n' ' ')
 timeout 300 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$slow_units" --tags "-slow" \
   --unit-timeout 180 --baseline tests/tcl/tumbler-spawn.baseline --logdir target/tcl-spawn-slow-logs
-# ---- end issue 17
+# ---- end slow-tagged Tcl units

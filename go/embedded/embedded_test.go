@@ -12,10 +12,12 @@ func TestRunUsesTheEmbeddedBinary(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // extract into the test's directory
 	p, err := embedded.Path()
 	if err != nil {
-		if os.Getenv("TUMBLER_EMBED_REQUIRED") == "1" {
-			t.Fatal(err)
+		// No binary embedded (go/embedded/build.sh puts one in): fails, or skips under
+		// TUMBLER_SKIP_MISSING=1 (docs/testing.md).
+		if os.Getenv("TUMBLER_SKIP_MISSING") != "1" {
+			t.Fatalf("%v (run go/embedded/build.sh, or set TUMBLER_SKIP_MISSING=1 to skip)", err)
 		}
-		t.Skipf("%v", err)
+		t.Skipf("%v (TUMBLER_SKIP_MISSING=1)", err)
 	}
 	// Neither TUMBLER_BINARY nor PATH: only the blank import can provide the binary.
 	t.Setenv("TUMBLER_BINARY", "")

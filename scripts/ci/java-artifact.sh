@@ -7,18 +7,13 @@
 # the local Maven repository, with the binary the jar carries (TUMBLER_BINARY unset).
 #
 # Dependencies come from Maven Central, pinned in the two POMs. Set TUMBLER_MAVEN_REPO to use
-# another local repository (an empty one measures a cold run). Under CI=true a missing java
-# or mvn fails the run; elsewhere it is skipped. Exits non-zero if a build or test fails.
+# another local repository (an empty one measures a cold run). A missing java or mvn fails
+# the run, or skips it under TUMBLER_SKIP_MISSING=1 (scripts/ci/lib.sh). Exits non-zero if a
+# build or test fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
-
-skip_or_fail() {
-  echo "java-artifact.sh: $*" >&2
-  if [ "${CI:-}" = "true" ]; then exit 1; fi
-  echo "java-artifact.sh: skipped (not under CI=true)" >&2
-  exit 0
-}
+. scripts/ci/lib.sh
 
 command -v java >/dev/null 2>&1 || skip_or_fail "no java on PATH (Java 17+ is needed)"
 command -v mvn >/dev/null 2>&1 || skip_or_fail "no mvn on PATH (Maven 3.6+ is needed)"

@@ -7,24 +7,22 @@
 #   MAVEN_REPO_LOCAL Maven local repository (default: Maven's own, ~/.m2/repository, so that
 #                    CI's fresh clones on one machine share downloads)
 #   COMPAT_RUNS      which runs, default "redisson4 redisson3 spring"
-#   CI=true          a missing java, mvn, redis-server or tumbler binary fails instead of skipping
+#   TUMBLER_SKIP_MISSING=1  a missing java, mvn, redis-server or tumbler binary skips the run
+#                    instead of failing it (scripts/ci/lib.sh)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+. "$root/scripts/ci/lib.sh"
 module="$root/java/redisson-compat"
 export TUMBLER_BINARY="${TUMBLER_BINARY:-$root/target/release/tumbler}"
 case "$TUMBLER_BINARY" in /*) ;; *) TUMBLER_BINARY="$root/$TUMBLER_BINARY" ;; esac
 runs="${COMPAT_RUNS:-redisson4 redisson3 spring}"
 
-missing=()
+absent=()
 for tool in java mvn redis-server redis-cli; do
-  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  command -v "$tool" >/dev/null 2>&1 || absent+=("$tool")
 done
-[ -x "$TUMBLER_BINARY" ] || missing+=("tumbler binary at $TUMBLER_BINARY")
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "java-compat: missing: ${missing[*]}" >&2
-  if [ "${CI:-}" = "true" ]; then exit 1; fi
-  echo "java-compat: skipped (not under CI=true)"; exit 0
-fi
+[ -x "$TUMBLER_BINARY" ] || absent+=("tumbler binary at $TUMBLER_BINARY")
+[ ${#absent[@]} -eq 0 ] || skip_or_fail "${absent[*]}"
 
 mvn_args=(-B -q -f "$module/pom.xml" "-Dtumbler.binary=$TUMBLER_BINARY")
 [ -n "${MAVEN_REPO_LOCAL:-}" ] && mvn_args+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")

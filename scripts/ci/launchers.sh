@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 33: the tools that start redis-server for users, unchanged from their registries, start
+# The tools that start redis-server for users, unchanged from their registries, start
 # the tumbler binary as they start redis-server, and TLS material made as users make it; every
 # scenario runs against redis-server too, in the same run, with the same assertions.
 #   pytest-redis (redis_proc, redis_noproc, --redis-exec / redis_exec), npm redis-server,
@@ -7,10 +7,13 @@
 #   the TLS matrix (openssl CLI, Redis' utils/gen-test-certs.sh; redis-cli, redis-py, ioredis).
 # Usage: [TUMBLER_BINARY=path] bash scripts/ci/launchers.sh [pytest args...]
 # Installs pinned packages into target/launchers (reinstalled only when the pins change).
-# Under CI=true anything missing fails the run. Exits non-zero on any failure.
+# Anything missing fails the run (TUMBLER_SKIP_MISSING=1 skips the tests whose tool is
+# missing: scripts/ci/lib.sh, tests/launchers/python/conftest.py). Exits non-zero on any
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
+. scripts/ci/lib.sh
 log() { printf '\n==> %s\n' "$*"; }
 die() { echo "launchers.sh: $*" >&2; exit 1; }
 
@@ -82,7 +85,7 @@ ours_running() {
 
 log "launcher and TLS tests against redis-server and $bin ($("$bin" --version | head -1))"
 set +e
-(cd tests/launchers/python && export LAUNCHERS_RUN=$run_mark && CI=${CI:-} TUMBLER_BINARY=$bin LAUNCHER_NODE_DIR=$work/node \
+(cd tests/launchers/python && export LAUNCHERS_RUN=$run_mark && TUMBLER_BINARY=$bin LAUNCHER_NODE_DIR=$work/node \
   REDIS_GEN_TEST_CERTS=$gen REDIS_GEN_TEST_CERTS_OUT=$work/gen-test-certs \
   timeout 1200 "$work/venv/bin/python" -m pytest -p no:cacheprovider -q -rfE "$@")
 rc=$?
@@ -94,10 +97,10 @@ log "embedded-redis (Java) against redis-server and $bin"
 if command -v mvn >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
   (export LAUNCHERS_RUN=$run_mark && TUMBLER_BINARY=$bin \
     timeout 600 mvn -B -ntp -q -f tests/launchers/java/embedded-redis/pom.xml test) || rc=1
-elif [ "${CI:-}" = "true" ]; then
-  echo "launchers.sh: mvn and a JDK are needed for the embedded-redis step" >&2; rc=1
+elif skip_missing; then
+  echo "embedded-redis: skipped (no mvn or javac; TUMBLER_SKIP_MISSING=1)"
 else
-  echo "embedded-redis: skipped (no mvn or javac; not under CI=true)"
+  echo "launchers.sh: mvn and a JDK are needed for the embedded-redis step" >&2; rc=1
 fi
 
 left=$(ours_running)

@@ -1,7 +1,8 @@
 //! Test certificates, generated per test with rcgen: a CA, a server certificate for
 //! `localhost` and `127.0.0.1`, a client certificate from the same CA, and a client
 //! certificate from another CA that the server does not trust. PEM files go to a fresh
-//! temporary directory (removed on drop), as redis-server and redis-cli want files.
+//! temporary directory (removed on drop), as redis-server and redis-cli want files:
+//! `ca.crt`, `server.crt`/`.key`, `client.crt`/`.key`, `rogue.crt`/`.key`, `rogue-ca.crt`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,6 +22,8 @@ pub struct Certs {
     /// A client certificate signed by a CA the server does not trust.
     pub rogue_cert: PathBuf,
     pub rogue_key: PathBuf,
+    /// That other CA's certificate (`rogue-ca.crt`): a trust store that is not the server's.
+    pub rogue_ca: PathBuf,
     ca_cert: Certificate,
     ca_key: KeyPair,
 }
@@ -73,6 +76,7 @@ impl Certs {
         let (sc, sk) = leaf("server", false, &ca_cert, &ca_key);
         let (cc, ck) = leaf("client", true, &ca_cert, &ca_key);
         let (rc, rk) = leaf("rogue", true, &rogue_ca, &rogue_ca_key);
+        let rogue_ca_path = write("rogue-ca.crt", &rogue_ca.pem());
         Certs {
             ca: ca_path,
             server_cert: write("server.crt", &sc),
@@ -81,6 +85,7 @@ impl Certs {
             client_key: write("client.key", &ck),
             rogue_cert: write("rogue.crt", &rc),
             rogue_key: write("rogue.key", &rk),
+            rogue_ca: rogue_ca_path,
             dir,
             ca_cert,
             ca_key,

@@ -2,8 +2,8 @@
 //!
 //! scripts/test.sh installs the libraries (tests/clients/python/requirements.txt into
 //! `target/clients/venv`, tests/clients/node/package.json into `target/clients/node`). A
-//! test whose toolchain is missing skips with a message, except under `CI=true`, where it
-//! fails: CI must run them.
+//! test whose toolchain is missing fails, or skips under `TUMBLER_SKIP_MISSING=1`
+//! ([`crate::tools`]).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use tumbler::embed::TestServer;
 
-use crate::in_ci;
+use crate::tools;
 
 /// Where the client toolchains are installed (`TUMBLER_CLIENTS_DIR` overrides).
 pub fn clients_dir() -> PathBuf {
@@ -25,21 +25,11 @@ pub fn programs_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("clients")
 }
 
-/// `path` if it exists; otherwise skip (`None`) or, under CI, fail.
+/// `path` if it exists; otherwise the test fails, or skips (`None`) under
+/// `TUMBLER_SKIP_MISSING=1` (scripts/test.sh installs the toolchains; docs/clients.md).
+#[track_caller]
 pub fn require(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        !in_ci(),
-        "{what} missing at {} under CI (scripts/test.sh installs it)",
-        path.display()
-    );
-    eprintln!(
-        "skipping: {what} not installed at {} (run scripts/test.sh or see docs/clients.md)",
-        path.display()
-    );
-    None
+    tools::installed(path, what)
 }
 
 /// `n` servers for a client scenario, with time control on so leases lapse on ADVANCE.

@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+pub mod binary;
 pub mod certs;
 pub mod clients;
 pub mod cluster;
 pub mod fuzz;
+pub mod tools;
 
 /// A tumbler server running in this process on its own runtime thread
 /// (a thin wrapper over [`tumbler::embed::TestServer`]).
@@ -85,12 +87,8 @@ pub struct RedisServer {
     child: Child,
 }
 
-/// True when running under CI, where a missing reference server is a failure, not a skip.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-fn free_port() -> u16 {
+/// A free loopback port (bound, then released), for a server that is given a fixed port.
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -120,8 +118,9 @@ fn server_pid(s: &mut TcpStream) -> Option<u32> {
 }
 
 impl RedisServer {
-    /// Starts redis-server. Returns `None` (and the caller skips) when it is not installed,
-    /// except under `CI=true`, where that panics: differential tests must not silently skip.
+    /// Starts redis-server (`REDIS_SERVER` names another binary). When it is not installed
+    /// the test fails, or with `TUMBLER_SKIP_MISSING=1` this returns `None` and the caller
+    /// skips ([`tools::missing`]).
     pub fn start() -> Option<RedisServer> {
         RedisServer::start_with(&[])
     }
@@ -151,10 +150,7 @@ impl RedisServer {
             let mut child = match child {
                 Ok(c) => c,
                 Err(e) => {
-                    if in_ci() {
-                        panic!("redis-server is required for differential tests under CI: {e}");
-                    }
-                    eprintln!("skipping: redis-server not available ({e})");
+                    tools::missing(&format!("{bin} ({e})"));
                     return None;
                 }
             };
@@ -162,6 +158,15 @@ impl RedisServer {
             let deadline = Instant::now() + Duration::from_secs(5);
             while Instant::now() < deadline {
                 if let Ok(mut s) = TcpStream::connect(addr) {
+                    // With `--requirepass P` (extra), AUTH first.
+                    if let Some(w) = extra.windows(2).find(|w| w[0] == "--requirepass") {
+                        let _ = s.write_all(&encode_cmd(&["AUTH", w[1]]));
+                        let mut ok = [0u8; 5];
+                        if s.read_exact(&mut ok).is_err() || &ok != b"+OK\r\n" {
+                            std::thread::sleep(Duration::from_millis(20));
+                            continue;
+                        }
+                    }
                     let _ = s.write_all(b"PING\r\n");
                     let mut b = [0u8; 7];
                     if s.read_exact(&mut b).is_ok() && &b == b"+PONG\r\n" {
@@ -341,7 +346,7 @@ pub fn diff_script(t: &mut Raw, r: &mut Raw, script: &str) {
 }
 
 /// Starts a fresh tumbler and redis-server and runs `script` on both with
-/// [`diff_script`]. Skips (returns) when redis-server is absent, except under CI.
+/// [`diff_script`]. Without redis-server it fails, or skips under `TUMBLER_SKIP_MISSING=1`.
 pub fn diff_against_redis(script: &str) {
     let Some(redis) = RedisServer::start() else {
         return;

@@ -453,10 +453,10 @@ fn a_pipeline_larger_than_the_socket_buffers_is_answered_in_full() {
     let t = Tumbler::start();
     let redis = RedisServer::start();
     let mut servers = vec![("tumbler", t.raw())];
+    // Without redis-server (and TUMBLER_SKIP_MISSING=1, or start() fails the test) the
+    // check runs on tumbler alone.
     if let Some(r) = &redis {
         servers.push(("redis-server", r.raw()));
-    } else {
-        assert!(!tumbler_tests::in_ci(), "redis-server is required under CI");
     }
     let n = 200;
     let arg = vec![b'x'; 256 * 1024];

@@ -472,7 +472,7 @@ fn protocol_fuzz_many_connections() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000u64);
     let mut set = Settings::from_env("FUZZ_PROTO_BATCHES", u64::MAX, 30);
-    if std::env::var("FUZZ_PROTO_BATCHES").is_err() {
+    if std::env::var("FUZZ_PROTO_BATCHES_COUNT").is_err() {
         set.count = u64::MAX; // bounded by the frame count (FUZZ_SEED alone does not limit it)
     }
     fuzz::count_panics();

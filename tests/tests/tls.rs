@@ -15,7 +15,7 @@ use tumbler::embed::TestServer;
 use tumbler_client::{text, Client, Frame};
 use tumbler_tests::certs::Certs;
 use tumbler_tests::clients::{self, require, run_scenario};
-use tumbler_tests::in_ci;
+use tumbler_tests::{free_port, tools};
 
 fn p(path: &std::path::Path) -> &str {
     path.to_str().unwrap()
@@ -348,24 +348,8 @@ fn tls_config_errors_match_redis_server() {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn redis_cli() -> Option<&'static str> {
-    let ok = Command::new("redis-cli")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(!in_ci(), "redis-cli is required under CI");
-        return None;
-    }
-    Some("redis-cli")
+    tools::tool("redis-cli")
 }
 
 fn run_bounded(cmd: &mut Command) -> std::process::Output {

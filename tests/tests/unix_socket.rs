@@ -8,7 +8,7 @@ use std::time::Duration;
 use tumbler::embed::TestServer;
 use tumbler_client::{text, Client, Frame};
 use tumbler_tests::clients::{self, require, run_scenario};
-use tumbler_tests::in_ci;
+use tumbler_tests::tools;
 
 fn sock_path(tag: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("tumbler-{}-{tag}.sock", std::process::id()))
@@ -64,22 +64,17 @@ fn rust_client_over_the_unix_socket_next_to_tcp() {
 
 #[test]
 fn redis_cli_dash_s() {
-    let ok = Command::new("redis-cli")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(!in_ci(), "redis-cli is required under CI");
+    let Some(cli) = tools::tool("redis-cli") else {
         return;
-    }
+    };
     let s = server("cli");
     let path = s.unix_path().unwrap().to_str().unwrap().to_string();
-    let o = Command::new("redis-cli")
+    let o = Command::new(cli)
         .args(["-s", &path, "SET", "via", "socket"])
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), "OK\n");
-    let o = Command::new("redis-cli")
+    let o = Command::new(cli)
         .args(["-s", &path, "GET", "via"])
         .output()
         .unwrap();

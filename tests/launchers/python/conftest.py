@@ -9,6 +9,8 @@ Environment:
   REDIS_SERVER      the reference redis-server (default: the one on PATH)
   LAUNCHER_SERVERS  comma-separated subset of "redis-server,tumbler" (default: both)
   LAUNCHER_NODE_DIR node_modules root with the Node launchers (scripts/ci/launchers.sh sets it)
+  TUMBLER_SKIP_MISSING=1  a test whose tool (node, java, openssl...) is missing skips instead
+                    of failing (docs/testing.md); the servers themselves are always required
 """
 
 import os
@@ -19,16 +21,22 @@ import time
 
 import pytest
 
-CI = os.environ.get("CI") == "true"
+SKIP_MISSING = os.environ.get("TUMBLER_SKIP_MISSING") == "1"
+
+
+def missing(what):
+    """A tool the test needs is missing: the test fails, or skips under TUMBLER_SKIP_MISSING=1
+    (the one rule of tests/src/tools.rs and scripts/ci/lib.sh)."""
+    if SKIP_MISSING:
+        pytest.skip(f"{what} missing (TUMBLER_SKIP_MISSING=1)")
+    pytest.fail(f"{what} missing (TUMBLER_SKIP_MISSING=1 skips instead)")
 
 
 def _require(path, what):
     if path and os.path.isfile(path) and os.access(path, os.X_OK):
         return os.path.abspath(path)
-    message = f"{what} not found ({path!r})"
-    if CI:
-        raise RuntimeError(message + ": a missing reference or binary fails under CI=true")
-    pytest.exit(message, returncode=1)
+    # Every scenario compares the two servers: without either the whole run fails.
+    pytest.exit(f"{what} not found ({path!r})", returncode=1)
 
 
 def server_paths():

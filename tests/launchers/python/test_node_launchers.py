@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import CI, SERVER_NAMES, SERVERS
+from conftest import SERVER_NAMES, SERVERS, missing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "node", "launchers.mjs")
@@ -18,10 +18,7 @@ NODE_DIR = os.environ.get("LAUNCHER_NODE_DIR", "")
 
 def run_node(scenario, server, timeout=60):
     if not NODE or not os.path.isdir(os.path.join(NODE_DIR, "node_modules")):
-        message = f"node or the Node launchers (LAUNCHER_NODE_DIR={NODE_DIR!r}) missing"
-        if CI:
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"node or the Node launchers (LAUNCHER_NODE_DIR={NODE_DIR!r})")
     env = dict(os.environ, LAUNCHER_NODE_DIR=NODE_DIR, REDISMS_SYSTEM_BINARY=SERVERS[server])
     out = subprocess.run([NODE, SCRIPT, scenario, SERVERS[server]], env=env,
                          capture_output=True, text=True, timeout=timeout)

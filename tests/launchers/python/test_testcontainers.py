@@ -18,7 +18,7 @@ import subprocess
 import pytest
 import redis
 
-from conftest import CI, SERVER_NAMES, free_port, start_server
+from conftest import SERVER_NAMES, missing, free_port, start_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # As in Testcontainers' documentation and the Redis examples built on it (Java source text).
@@ -53,9 +53,7 @@ def test_testcontainers_python_ping_wait_strategy(server, started):
 def test_testcontainers_java_log_regex(server, started, tmp_path):
     java = shutil.which("java")
     if not java:
-        if CI:
-            pytest.fail("java missing")
-        pytest.skip("java missing")
+        missing("java")
     port = free_port()
     s = start_server(server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", ready_port=port)
     started.append(s)

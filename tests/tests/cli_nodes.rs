@@ -2,38 +2,31 @@
 //! `TUMBLER_NODES`, one port line per node, `--cluster-enabled yes` with `redis-cli -c`
 //! following redirects across the nodes, and SHUTDOWN on any node stopping them all.
 
-mod common;
 use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_tumbler");
+use tumbler_tests::binary;
+use tumbler_tests::tools;
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
+/// A tumbler serving several nodes, and their ports.
 struct Proc {
-    child: Child,
+    p: binary::Proc,
     ports: Vec<u16>,
 }
 
 impl Proc {
     /// Starts tumbler and reads `n` port lines `tumbler listening on ADDR port=P node=I`.
     fn start(args: &[&str], env: &[(&str, &str)], n: usize) -> Proc {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("run tumbler");
-        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut cmd = binary::command();
+        cmd.args(args).envs(env.iter().copied());
+        let p = binary::Proc::spawn(cmd);
         let mut ports = Vec::new();
         for i in 0..n {
-            let line = common::tumbler_line(&mut out);
-            let line = line.trim();
+            let line = p
+                .next_line(Duration::from_secs(10))
+                .unwrap_or_else(|| panic!("port line {i} missing; output: {}", p.log()));
             assert!(
                 line.starts_with("tumbler listening on 127.0.0.1:"),
                 "{line:?}"
@@ -44,27 +37,11 @@ impl Proc {
             assert!(line.starts_with(&format!("tumbler listening on 127.0.0.1:{port} ")));
             ports.push(port.parse().unwrap());
         }
-        std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = out.read_to_string(&mut rest);
-        });
-        Proc { child, ports }
+        Proc { p, ports }
     }
 
     fn cmd(&self, node: usize, line: &str) -> String {
-        let mut s = TcpStream::connect(("127.0.0.1", self.ports[node])).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(format!("{line}\r\n").as_bytes()).unwrap();
-        let mut b = vec![0u8; 65536];
-        let n = s.read(&mut b).unwrap();
-        String::from_utf8_lossy(&b[..n]).into_owned()
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        binary::Proc::cmd_on(self.ports[node], line)
     }
 }
 
@@ -103,7 +80,7 @@ fn fixed_ports_are_consecutive() {
         if base > 65000 {
             continue;
         }
-        let mut child = Command::new(BIN)
+        let mut child = binary::command()
             .args(["--nodes", "3", "--port", &base.to_string()])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -112,7 +89,7 @@ fn fixed_ports_are_consecutive() {
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut lines = Vec::new();
         for _ in 0..3 {
-            let l = common::tumbler_line(&mut out);
+            let l = binary::tumbler_line(&mut out);
             if l.is_empty() {
                 break;
             }
@@ -135,14 +112,9 @@ fn fixed_ports_are_consecutive() {
 
 #[test]
 fn redis_cli_follows_redirects_across_the_cluster() {
-    let ok = Command::new("redis-cli")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(!in_ci(), "redis-cli is required under CI");
+    let Some(redis_cli) = tools::tool("redis-cli") else {
         return;
-    }
+    };
     let p = Proc::start(
         &["--cluster-enabled", "yes", "--nodes", "3", "--port", "0"],
         &[],
@@ -151,7 +123,7 @@ fn redis_cli_follows_redirects_across_the_cluster() {
     let cli = |port: u16, args: &[&str]| {
         let o = Command::new("timeout")
             .arg("20")
-            .arg("redis-cli")
+            .arg(redis_cli)
             .args(["-c", "-p", &port.to_string()])
             .args(args)
             .output()
@@ -168,7 +140,7 @@ fn redis_cli_follows_redirects_across_the_cluster() {
     assert_eq!(cli(p.ports[1], &["GET", "bar"]), "2\n");
     let o = Command::new("timeout")
         .arg("20")
-        .arg("redis-cli")
+        .arg(redis_cli)
         .args(["--cluster", "check", &format!("127.0.0.1:{}", p.ports[0])])
         .output()
         .unwrap();
@@ -183,7 +155,7 @@ fn shutdown_on_any_node_stops_the_process() {
     s.write_all(b"SHUTDOWN NOSAVE\r\n").unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        if let Some(st) = p.child.try_wait().unwrap() {
+        if let Some(st) = p.p.child.try_wait().unwrap() {
             assert!(st.success());
             return;
         }

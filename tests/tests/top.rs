@@ -8,12 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tumbler::embed::TestServer;
-
-const BIN: &str = env!("CARGO_BIN_EXE_tumbler");
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
+use tumbler_tests::{binary, tools};
 
 /// Sends one command; with `read`, returns the reply's first chunk.
 fn send(s: &mut TcpStream, args: &[&str], read: bool) -> String {
@@ -86,12 +81,7 @@ fn line_of<'a>(screen: &'a str, key: &str) -> &'a str {
 
 #[test]
 fn shows_a_held_lock_with_its_waiters_resizes_and_quits() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            !in_ci(),
-            "tmux missing under CI (scripts/test.sh installs it)"
-        );
-        eprintln!("skipping: tmux not installed");
+    if tools::tool_probed("tmux", "-V").is_none() {
         return;
     }
     let srv = TestServer::builder().spawn().unwrap();
@@ -142,7 +132,11 @@ fn shows_a_held_lock_with_its_waiters_resizes_and_quits() {
     let tmux = Tmux {
         socket: format!("tumbler-top-test-{}", std::process::id()),
     };
-    let top = format!("{BIN} top --port {} --interval 100", addr.port());
+    let top = format!(
+        "{} top --port {} --interval 100",
+        binary::path().display(),
+        addr.port()
+    );
     let out = tmux.cmd(&[
         "new-session",
         "-d",

@@ -2,27 +2,15 @@
 //! (the CI snippet), `logfile`, SIGTERM/SIGINT log lines, several `bind` addresses, the
 //! Unix socket, and the TLS listener's port line and startup errors.
 
-mod common;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_tumbler");
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-fn have(tool: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(ok || !in_ci(), "{tool} is required under CI");
-    ok
-}
+use tumbler_tests::binary::{self, port_of, Proc};
+use tumbler_tests::certs::Certs;
+use tumbler_tests::{free_port, tools};
 
 fn tmpdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("tumbler-proc-{}-{tag}", std::process::id()));
@@ -60,15 +48,15 @@ fn ping(port: u16) -> String {
 /// Done-when of issue 12, verbatim: the CI-style snippet works unchanged.
 #[test]
 fn ci_snippet_daemonize_pidfile_ping_kill() {
-    if !have("redis-cli") {
+    if tools::tool("redis-cli").is_none() {
         return;
     }
     let dir = tmpdir("ci");
     let pidfile = dir.join("redis.pid");
-    let port = common::free_port();
+    let port = free_port();
     let path = format!(
         "{}:{}",
-        Path::new(BIN).parent().unwrap().display(),
+        binary::path().parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
     let script = r#"
@@ -114,7 +102,7 @@ fn daemonized_server_logs_to_its_logfile_and_reports_its_port() {
     let dir = tmpdir("daemon-log");
     let pidfile = dir.join("t.pid");
     let log = dir.join("t.log");
-    let o = Command::new(BIN)
+    let o = binary::command()
         .args(["--daemonize", "yes", "--port", "0", "--pidfile"])
         .arg(&pidfile)
         .arg("--logfile")
@@ -152,77 +140,13 @@ fn daemonized_server_logs_to_its_logfile_and_reports_its_port() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A foreground tumbler and everything it prints (its log is on stdout, as redis-server's).
-struct Running {
-    child: Child,
-    output: std::sync::Arc<std::sync::Mutex<String>>,
-}
-
 /// A foreground tumbler; returns it and its listener lines (`tumbler listening on ...`).
-fn start(args: &[&str]) -> (Running, Vec<String>) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let out = BufReader::new(child.stdout.take().unwrap());
-    let mut lines = Vec::new();
-    // The listener lines are printed together, then nothing: read until a short quiet.
-    let (tx, rx) = std::sync::mpsc::channel();
-    let sink = output.clone();
-    std::thread::spawn(move || {
-        for l in out.lines() {
-            let Ok(l) = l else { return };
-            sink.lock().unwrap().push_str(&format!("{l}\n"));
-            if l.starts_with("tumbler ") {
-                let _ = tx.send(l.trim().to_string());
-            }
-        }
-    });
-    if let Ok(l) = rx.recv_timeout(Duration::from_secs(15)) {
-        lines.push(l);
-    }
-    while let Ok(l) = rx.recv_timeout(Duration::from_millis(300)) {
-        lines.push(l);
-    }
-    (Running { child, output }, lines)
-}
-
-/// SIGTERM, a bounded wait for the exit, and all it printed.
-fn stop(r: Running) -> String {
-    let Running { mut child, output } = r;
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("tumbler ignored SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    // The reader thread sees end of file once the process is gone.
-    std::thread::sleep(Duration::from_millis(50));
-    let out = output.lock().unwrap().clone();
-    out + &err
-}
-
-fn port_of(line: &str, key: &str) -> u16 {
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(key))
-        .unwrap_or_else(|| panic!("no {key} in {line:?}"))
-        .parse()
-        .unwrap()
+fn start(args: &[&str]) -> (Proc, Vec<String>) {
+    let mut cmd = binary::command();
+    cmd.args(args);
+    let p = Proc::spawn(cmd);
+    let lines = p.startup_lines();
+    (p, lines)
 }
 
 #[test]
@@ -241,9 +165,9 @@ fn bind_several_addresses_including_optional_ones() {
         let n = s.read(&mut b).unwrap();
         assert!(String::from_utf8_lossy(&b[..n]).contains("127.0.0.1 -::1 -192.0.2.1"));
     }
-    stop(child);
+    child.stop();
     // A required address that is not there fails at once, with a message.
-    let o = Command::new(BIN)
+    let o = binary::command()
         .args(["--bind", "192.0.2.1", "--port", "0"])
         .output()
         .unwrap();
@@ -274,44 +198,26 @@ fn unixsocket_with_redis_cli_dash_s_and_its_file_removed_on_exit() {
         std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777,
         0o770
     );
-    if have("redis-cli") {
+    if tools::tool("redis-cli").is_some() {
         let o = Command::new("redis-cli")
             .args(["-s", sock.to_str().unwrap(), "ping"])
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&o.stdout), "PONG\n");
     }
-    let log = stop(child);
+    let log = child.stop();
     assert!(log.contains("Removing the unix socket file."), "{log}");
     assert!(!sock.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn write_certs(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, "test ca");
-    let ca_key = KeyPair::generate().unwrap();
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let leaf = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let cert = leaf.signed_by(&key, &ca_cert, &ca_key).unwrap();
-    let (c, k, a) = (dir.join("s.crt"), dir.join("s.key"), dir.join("ca.crt"));
-    std::fs::write(&c, cert.pem()).unwrap();
-    std::fs::write(&k, key.serialize_pem()).unwrap();
-    std::fs::write(&a, ca_cert.pem()).unwrap();
-    (c, k, a)
-}
-
 #[test]
 fn tls_port_line_tls_only_and_redis_cli_tls() {
-    let dir = tmpdir("tls");
-    let (c, k, ca) = write_certs(&dir);
+    let certs = Certs::new();
     let (c, k, ca) = (
-        c.to_str().unwrap(),
-        k.to_str().unwrap(),
-        ca.to_str().unwrap(),
+        Certs::path(&certs.server_cert),
+        Certs::path(&certs.server_key),
+        Certs::path(&certs.ca),
     );
     let (child, lines) = start(&[
         "--port",
@@ -334,18 +240,18 @@ fn tls_port_line_tls_only_and_redis_cli_tls() {
         "{lines:?}"
     );
     let tls_port = port_of(&lines[0], "tls-port=");
-    if have("redis-cli") {
+    if tools::tool("redis-cli").is_some() {
         let o = Command::new("redis-cli")
             .args(["--tls", "--cacert", ca, "-p", &tls_port.to_string(), "ping"])
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&o.stdout), "PONG\n", "{o:?}");
     }
-    let log = stop(child);
+    let log = child.stop();
     assert!(log.contains("Ready to accept connections tls"), "{log}");
 
     // Next to a plaintext port: one line each, plaintext first.
-    let plain = common::free_port();
+    let plain = free_port();
     let (child, lines) = start(&[
         "--port",
         &plain.to_string(),
@@ -364,20 +270,21 @@ fn tls_port_line_tls_only_and_redis_cli_tls() {
     assert_eq!(port_of(&lines[0], "port="), plain);
     assert!(port_of(&lines[1], "tls-port=") != 0);
     assert_eq!(ping(plain), "+PONG\r\n");
-    let log = stop(child);
+    let log = child.stop();
     // OpenSSL cipher rules rustls cannot apply: one clear warning each.
     assert!(
         log.contains("tls-ciphers: 'HIGH' is an OpenSSL cipher rule"),
         "{log}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn tls_startup_errors_are_clear_and_fatal() {
-    let dir = tmpdir("tls-bad");
-    let (c, k, _) = write_certs(&dir);
-    let (c, k) = (c.to_str().unwrap(), k.to_str().unwrap());
+    let certs = Certs::new();
+    let (c, k) = (
+        Certs::path(&certs.server_cert),
+        Certs::path(&certs.server_key),
+    );
     for (args, want) in [
         (vec!["--tls-port", "0"], "No tls-cert-file configured!"),
         (
@@ -430,11 +337,10 @@ fn tls_startup_errors_are_clear_and_fatal() {
     ] {
         let mut all = vec!["--port", "0"];
         all.extend(args);
-        let o = Command::new(BIN).args(&all).output().unwrap();
+        let o = binary::command().args(&all).output().unwrap();
         // Redis logs why it cannot start (to stdout without a logfile).
         let err = String::from_utf8_lossy(&o.stdout) + String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{all:?} started");
         assert!(err.contains(want), "{all:?}: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,68 +1,18 @@
 //! `tumbler bench` end to end: the built binary runs small workloads against a Tumbler and a
 //! redis-server (both on free ports), and the tests read its table, its `--json` report and
 //! its `--html` page, then check the keys it left on the servers. Every bad input gets one
-//! line on stderr and a non-zero exit. Under CI=true a missing redis-server fails.
+//! line on stderr and a non-zero exit. A missing redis-server fails (tumbler_tests::tools).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 use tumbler::embed::TestServer;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tumbler");
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// A redis-server on a free port, killed on drop; `None` (skip) if not installed, except
-/// under CI.
-struct Redis {
-    addr: SocketAddr,
-    child: Child,
-}
-
-impl Redis {
-    fn start(extra: &[&str]) -> Option<Redis> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match child {
-            Ok(c) => c,
-            Err(e) => {
-                assert!(!in_ci(), "redis-server is required under CI: {e}");
-                eprintln!("skipping: no redis-server ({e})");
-                return None;
-            }
-        };
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if TcpStream::connect(addr).is_ok() {
-                return Some(Redis { addr, child });
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("redis-server did not start");
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use tumbler_tests::binary;
+use tumbler_tests::certs::Certs;
+use tumbler_tests::RedisServer;
 
 fn url(a: SocketAddr) -> String {
     format!("redis://{a}")
@@ -95,43 +45,17 @@ fn bench(args: &[&str]) -> Out {
 
 /// `bench` with extra environment variables.
 fn bench_env(args: &[&str], env: &[(&str, &str)]) -> Out {
-    let mut child = Command::new(BIN)
-        .envs(env.iter().copied())
+    let mut cmd = binary::command();
+    cmd.envs(env.iter().copied())
         .arg("bench")
         .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tumbler bench");
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let t1 = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let t2 = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("tumbler bench {args:?} did not finish in 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        .stdin(Stdio::null());
+    let (o, killed) = binary::output_within(&mut cmd, Duration::from_secs(120));
+    assert!(!killed, "tumbler bench {args:?} did not finish in 120 s");
     Out {
-        code: status.code().unwrap_or(-1),
-        stdout: t1.join().unwrap(),
-        stderr: t2.join().unwrap(),
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     }
 }
 
@@ -152,7 +76,7 @@ fn assert_one_line_failure(o: &Out, needle: &str) {
 
 #[test]
 fn redisson_lock_on_tumbler_and_redis_json_and_html() {
-    let Some(redis) = Redis::start(&[]) else {
+    let Some(redis) = RedisServer::start() else {
         return;
     };
     let t = TestServer::builder().spawn().unwrap();
@@ -281,7 +205,7 @@ fn script_file_with_templates_and_its_own_server() {
         "-- a user's script\nredis.call('SET', KEYS[1], ARGV[1])\nreturn 1\n",
     )
     .unwrap();
-    let Some(redis) = Redis::start(&[]) else {
+    let Some(redis) = RedisServer::start() else {
         return;
     };
     let o = bench(&[
@@ -425,7 +349,7 @@ fn bad_input_gets_one_line_and_a_failure_exit() {
     ]);
     assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
 
-    let Some(redis) = Redis::start(&["--requirepass", "secret"]) else {
+    let Some(redis) = RedisServer::start_with(&["--requirepass", "secret"]) else {
         return;
     };
     let o = bench(&[
@@ -536,69 +460,11 @@ fn profile_puts_the_slow_line_first() {
     }
 }
 
-/// A CA, a server certificate for `localhost` and `127.0.0.1` and a client certificate
-/// signed by it, and a second CA that signed only a `rogue` client certificate; PEM files
-/// in a fresh directory.
-struct TlsFiles {
-    dir: std::path::PathBuf,
-}
-
-impl TlsFiles {
-    fn new(name: &str) -> TlsFiles {
-        use rcgen::{
-            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
-        };
-        let dir = tmp(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let ca = |cn: &str| {
-            let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-            p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-            p.distinguished_name.push(DnType::CommonName, cn);
-            let k = KeyPair::generate().unwrap();
-            (p.self_signed(&k).unwrap(), k)
-        };
-        let (ca_cert, ca_key) = ca("bench test CA");
-        let (other_ca, other_key) = ca("another CA");
-        let write = |f: &str, text: String| std::fs::write(dir.join(f), text).unwrap();
-        for (stem, purpose, (issuer, issuer_key)) in [
-            (
-                "server",
-                ExtendedKeyUsagePurpose::ServerAuth,
-                (&ca_cert, &ca_key),
-            ),
-            (
-                "client",
-                ExtendedKeyUsagePurpose::ClientAuth,
-                (&ca_cert, &ca_key),
-            ),
-            (
-                "rogue",
-                ExtendedKeyUsagePurpose::ClientAuth,
-                (&other_ca, &other_key),
-            ),
-        ] {
-            let mut p =
-                CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-            p.extended_key_usages = vec![purpose];
-            let k = KeyPair::generate().unwrap();
-            let c = p.signed_by(&k, issuer, issuer_key).unwrap();
-            write(&format!("{stem}.crt"), c.pem());
-            write(&format!("{stem}.key"), k.serialize_pem());
-        }
-        write("ca.crt", ca_cert.pem());
-        write("other-ca.crt", other_ca.pem());
-        TlsFiles { dir }
-    }
-
-    fn path(&self, f: &str) -> String {
-        self.dir.join(f).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for TlsFiles {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// A file of the test certificates (tumbler_tests::certs: a CA, server and client
+/// certificates from it for `localhost` and `127.0.0.1`, a `rogue` client certificate from
+/// another CA, `rogue-ca.crt`).
+fn cert_file(c: &Certs, name: &str) -> String {
+    c.dir.join(name).to_str().unwrap().to_string()
 }
 
 /// The `runs` of a JSON report: every one against `url`, without errors.
@@ -619,16 +485,20 @@ fn tls_runs(json: &std::path::Path, url: &str, rounds: usize, requests: u64) {
 
 #[test]
 fn rediss_verifies_the_server_with_cacert_insecure_and_sni() {
-    let f = TlsFiles::new("tls-verify");
+    let f = Certs::new();
     let t = TestServer::builder()
-        .tls(&f.path("server.crt"), &f.path("server.key"), None)
+        .tls(
+            &cert_file(&f, "server.crt"),
+            &cert_file(&f, "server.key"),
+            None,
+        )
         .spawn()
         .unwrap();
     let port = t.tls_addr().unwrap().port();
     let u = format!("rediss://127.0.0.1:{port}");
     let json = tmp("tls-verify.json");
     let j = json.to_str().unwrap();
-    let ca = f.path("ca.crt");
+    let ca = cert_file(&f, "ca.crt");
     let o = bench(&[
         "--url",
         &u,
@@ -722,7 +592,7 @@ fn rediss_verifies_the_server_with_cacert_insecure_and_sni() {
     assert_eq!(o.code, 0, "stdout {}\nstderr {}", o.stdout, o.stderr);
     let o = bench_env(
         &["--url", &u, "--requests", "200", "--", "PING"],
-        &[("SSL_CERT_FILE", &f.path("other-ca.crt"))],
+        &[("SSL_CERT_FILE", &cert_file(&f, "rogue-ca.crt"))],
     );
     assert_one_line_failure(&o, "UnknownIssuer");
     // --insecure: no CA at all.
@@ -743,7 +613,7 @@ fn rediss_verifies_the_server_with_cacert_insecure_and_sni() {
     tls_runs(&json, &u, 1, 200);
 
     // A CA that did not sign the server's certificate.
-    let other = f.path("other-ca.crt");
+    let other = cert_file(&f, "rogue-ca.crt");
     let o = bench(&[
         "--url",
         &u,
@@ -759,10 +629,17 @@ fn rediss_verifies_the_server_with_cacert_insecure_and_sni() {
         "TLS handshake failed: invalid peer certificate: UnknownIssuer",
     );
     // Files that are not CA bundles.
-    let missing = f.path("nope.crt");
+    let missing = cert_file(&f, "nope.crt");
     let o = bench(&["--url", &u, "--cacert", &missing, "--", "PING"]);
     assert_one_line_failure(&o, "--cacert ");
-    let o = bench(&["--url", &u, "--cacert", &f.path("server.key"), "--", "PING"]);
+    let o = bench(&[
+        "--url",
+        &u,
+        "--cacert",
+        &cert_file(&f, "server.key"),
+        "--",
+        "PING",
+    ]);
     assert_one_line_failure(&o, "no PEM certificate");
     // TLS options without a rediss:// URL, and TLS against the plaintext port.
     let o = bench(&["--url", &url(t.addr()), "--cacert", &ca, "--", "PING"]);
@@ -774,12 +651,12 @@ fn rediss_verifies_the_server_with_cacert_insecure_and_sni() {
 
 #[test]
 fn rediss_with_a_client_certificate() {
-    let f = TlsFiles::new("tls-mutual");
+    let f = Certs::new();
     let t = TestServer::builder()
         .tls(
-            &f.path("server.crt"),
-            &f.path("server.key"),
-            Some(&f.path("ca.crt")),
+            &cert_file(&f, "server.crt"),
+            &cert_file(&f, "server.key"),
+            Some(&cert_file(&f, "ca.crt")),
         )
         .config("requirepass", "s3cret")
         .spawn()
@@ -788,7 +665,11 @@ fn rediss_with_a_client_certificate() {
     let u = format!("rediss://:s3cret@{}/2", t.tls_addr().unwrap());
     let shown = format!("rediss://:***@{}/2", t.tls_addr().unwrap());
     let json = tmp("tls-mutual.json");
-    let (ca, cert, key) = (f.path("ca.crt"), f.path("client.crt"), f.path("client.key"));
+    let (ca, cert, key) = (
+        cert_file(&f, "ca.crt"),
+        cert_file(&f, "client.crt"),
+        cert_file(&f, "client.key"),
+    );
     let o = bench(&[
         "--url",
         &u,
@@ -835,9 +716,9 @@ fn rediss_with_a_client_certificate() {
         "--cacert",
         &ca,
         "--cert",
-        &f.path("rogue.crt"),
+        &cert_file(&f, "rogue.crt"),
         "--key",
-        &f.path("rogue.key"),
+        &cert_file(&f, "rogue.key"),
         "--",
         "PING",
     ]);

@@ -2,13 +2,12 @@
 //! redis.conf file and `TUMBLER_METRICS_PORT`, on the binary itself. The endpoint's
 //! contents are tested in tests/tests/metrics.rs.
 
-mod common;
 use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tumbler");
+use tumbler_tests::binary;
 
 /// Starts the binary and returns it with the addresses from its two stdout lines.
 fn start(cmd: &mut Command) -> (Child, String, String) {
@@ -18,8 +17,8 @@ fn start(cmd: &mut Command) -> (Child, String, String) {
         .spawn()
         .expect("run tumbler");
     let mut out = BufReader::new(child.stdout.take().unwrap());
-    let main = common::tumbler_line(&mut out);
-    let metrics = common::tumbler_line(&mut out);
+    let main = binary::tumbler_line(&mut out);
+    let metrics = binary::tumbler_line(&mut out);
     assert!(main.starts_with("tumbler listening on "), "{main:?}");
     assert!(
         metrics.starts_with("tumbler metrics on http://"),
@@ -62,7 +61,7 @@ fn check(mut cmd: Command) {
 
 #[test]
 fn from_the_command_line() {
-    let mut c = Command::new(BIN);
+    let mut c = binary::command();
     c.args(["--port", "0", "--metrics-port", "0"]);
     check(c);
 }
@@ -73,7 +72,7 @@ fn from_a_config_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let conf = dir.join("redis.conf");
     std::fs::write(&conf, "port 0\nmetrics-port 0\n").unwrap();
-    let mut c = Command::new(BIN);
+    let mut c = binary::command();
     c.arg(&conf);
     check(c);
     let _ = std::fs::remove_dir_all(dir);
@@ -81,14 +80,14 @@ fn from_a_config_file() {
 
 #[test]
 fn from_the_environment() {
-    let mut c = Command::new(BIN);
+    let mut c = binary::command();
     c.args(["--port", "0"]).env("TUMBLER_METRICS_PORT", "0");
     check(c);
 }
 
 #[test]
 fn a_bad_value_is_refused() {
-    let out = Command::new(BIN)
+    let out = binary::command()
         .args(["--port", "0", "--metrics-port", "70000"])
         .output()
         .unwrap();
