@@ -14,6 +14,7 @@
 #       against tumbler and redis-server (scripts/ci/java-*.sh), and the Go module
 #       (scripts/ci/go.sh),
 #   5. Redis 7.0's own Tcl units against a tumbler binary, with a ratchet of pass counts.
+# First of all, scripts/ci/layers.py checks the crates' layers (both modes).
 # .ci/run calls exactly this.
 #
 #   bash scripts/test.sh --quick   the fast loop: the release build, the unit tests and the
@@ -45,6 +46,11 @@ quick_tests=(
 )
 
 log() { printf '\n==> %s\n' "$*"; }
+
+# The crates' layers (docs/architecture.md, "The server's layers"): no import cycle between
+# modules, no import from a lower layer to a higher one. Seconds, so before anything else.
+log "layering check (scripts/ci/layers.py)"
+python3 scripts/ci/layers.py
 
 need_pkgs=()
 command -v redis-server >/dev/null 2>&1 || need_pkgs+=(redis-server)
