@@ -603,82 +603,93 @@ impl Key {
 }
 
 /// The parameters the code reads.
+/// Declares the key constants and [`key::ALL`], the list the test checks against the table.
+macro_rules! keys {
+    ($($name:ident = $param:literal,)+) => {
+        $(pub const $name: Key = Key($param);)+
+        /// Every key above.
+        pub const ALL: &[Key] = &[$($name),+];
+    };
+}
+
 pub mod key {
     use super::Key;
 
-    pub const ACLFILE: Key = Key("aclfile");
-    pub const ACLLOG_MAX_LEN: Key = Key("acllog-max-len");
-    pub const ACL_PUBSUB_DEFAULT: Key = Key("acl-pubsub-default");
-    pub const ALWAYS_SHOW_LOGO: Key = Key("always-show-logo");
-    pub const BIND: Key = Key("bind");
-    pub const BUSY_REPLY_THRESHOLD: Key = Key("busy-reply-threshold");
-    pub const CLIENT_OUTPUT_BUFFER_LIMIT: Key = Key("client-output-buffer-limit");
-    pub const CLIENT_QUERY_BUFFER_LIMIT: Key = Key("client-query-buffer-limit");
-    pub const CLUSTER_ENABLED: Key = Key("cluster-enabled");
-    pub const CLUSTER_REPLICAS: Key = Key("cluster-replicas");
-    pub const DAEMONIZE: Key = Key("daemonize");
-    pub const DATABASES: Key = Key("databases");
-    pub const DIR: Key = Key("dir");
-    pub const ENABLE_TEST_CONTROL: Key = Key("enable-test-control");
-    pub const ENABLE_TIME_CONTROL: Key = Key("enable-time-control");
-    pub const EVENT_LOOP: Key = Key("event-loop");
-    pub const HASH_MAX_LISTPACK_ENTRIES: Key = Key("hash-max-listpack-entries");
-    pub const HASH_MAX_LISTPACK_VALUE: Key = Key("hash-max-listpack-value");
-    pub const HLL_SPARSE_MAX_BYTES: Key = Key("hll-sparse-max-bytes");
-    pub const HZ: Key = Key("hz");
-    pub const LATENCY_MONITOR_THRESHOLD: Key = Key("latency-monitor-threshold");
-    pub const LATENCY_TRACKING: Key = Key("latency-tracking");
-    pub const LATENCY_TRACKING_INFO_PERCENTILES: Key = Key("latency-tracking-info-percentiles");
-    pub const LFU_DECAY_TIME: Key = Key("lfu-decay-time");
-    pub const LFU_LOG_FACTOR: Key = Key("lfu-log-factor");
-    pub const LIST_MAX_LISTPACK_SIZE: Key = Key("list-max-listpack-size");
-    pub const LOCKDEP: Key = Key("lockdep");
-    pub const LOCKDEP_CLASSES: Key = Key("lockdep-classes");
-    pub const LOGFILE: Key = Key("logfile");
-    pub const LOGLEVEL: Key = Key("loglevel");
-    pub const LUA_NATIVE_PLANS: Key = Key("lua-native-plans");
-    pub const LUA_PROFILER: Key = Key("lua-profiler");
-    pub const MAXCLIENTS: Key = Key("maxclients");
-    pub const MAXMEMORY: Key = Key("maxmemory");
-    pub const MAXMEMORY_POLICY: Key = Key("maxmemory-policy");
-    pub const MAXMEMORY_SAMPLES: Key = Key("maxmemory-samples");
-    pub const METRICS_PORT: Key = Key("metrics-port");
-    pub const NODES: Key = Key("nodes");
-    pub const NOTIFY_KEYSPACE_EVENTS: Key = Key("notify-keyspace-events");
-    pub const PIDFILE: Key = Key("pidfile");
-    pub const PORT: Key = Key("port");
-    pub const PROTECTED_MODE: Key = Key("protected-mode");
-    pub const PROTO_MAX_BULK_LEN: Key = Key("proto-max-bulk-len");
-    pub const REQUIREPASS: Key = Key("requirepass");
-    pub const SAVE: Key = Key("save");
-    pub const SLOWLOG_LOG_SLOWER_THAN: Key = Key("slowlog-log-slower-than");
-    pub const SLOWLOG_MAX_LEN: Key = Key("slowlog-max-len");
-    pub const STREAM_NODE_MAX_BYTES: Key = Key("stream-node-max-bytes");
-    pub const STREAM_NODE_MAX_ENTRIES: Key = Key("stream-node-max-entries");
-    pub const TCP_BACKLOG: Key = Key("tcp-backlog");
-    pub const TLS_AUTH_CLIENTS: Key = Key("tls-auth-clients");
-    pub const TLS_CA_CERT_DIR: Key = Key("tls-ca-cert-dir");
-    pub const TLS_CA_CERT_FILE: Key = Key("tls-ca-cert-file");
-    pub const TLS_CERT_FILE: Key = Key("tls-cert-file");
-    pub const TLS_CIPHERS: Key = Key("tls-ciphers");
-    pub const TLS_CIPHERSUITES: Key = Key("tls-ciphersuites");
-    pub const TLS_CLUSTER: Key = Key("tls-cluster");
-    pub const TLS_DH_PARAMS_FILE: Key = Key("tls-dh-params-file");
-    pub const TLS_KEY_FILE: Key = Key("tls-key-file");
-    pub const TLS_KEY_FILE_PASS: Key = Key("tls-key-file-pass");
-    pub const TLS_PORT: Key = Key("tls-port");
-    pub const TLS_PREFER_SERVER_CIPHERS: Key = Key("tls-prefer-server-ciphers");
-    pub const TLS_PROTOCOLS: Key = Key("tls-protocols");
-    pub const TLS_REPLICATION: Key = Key("tls-replication");
-    pub const TLS_SESSION_CACHE_SIZE: Key = Key("tls-session-cache-size");
-    pub const TLS_SESSION_CACHING: Key = Key("tls-session-caching");
-    pub const TRACKING_TABLE_MAX_KEYS: Key = Key("tracking-table-max-keys");
-    pub const UNIXSOCKET: Key = Key("unixsocket");
-    pub const UNIXSOCKETPERM: Key = Key("unixsocketperm");
-    pub const WATCH_STDIN: Key = Key("watch-stdin");
-    pub const WORKER_THREADS: Key = Key("worker-threads");
-    pub const ZSET_MAX_LISTPACK_ENTRIES: Key = Key("zset-max-listpack-entries");
-    pub const ZSET_MAX_LISTPACK_VALUE: Key = Key("zset-max-listpack-value");
+    keys! {
+        ACLFILE = "aclfile",
+        ACLLOG_MAX_LEN = "acllog-max-len",
+        ACL_PUBSUB_DEFAULT = "acl-pubsub-default",
+        ALWAYS_SHOW_LOGO = "always-show-logo",
+        BIND = "bind",
+        BUSY_REPLY_THRESHOLD = "busy-reply-threshold",
+        CLIENT_OUTPUT_BUFFER_LIMIT = "client-output-buffer-limit",
+        CLIENT_QUERY_BUFFER_LIMIT = "client-query-buffer-limit",
+        CLUSTER_ENABLED = "cluster-enabled",
+        CLUSTER_REPLICAS = "cluster-replicas",
+        DAEMONIZE = "daemonize",
+        DATABASES = "databases",
+        DIR = "dir",
+        ENABLE_TEST_CONTROL = "enable-test-control",
+        ENABLE_TIME_CONTROL = "enable-time-control",
+        EVENT_LOOP = "event-loop",
+        HASH_MAX_LISTPACK_ENTRIES = "hash-max-listpack-entries",
+        HASH_MAX_LISTPACK_VALUE = "hash-max-listpack-value",
+        HLL_SPARSE_MAX_BYTES = "hll-sparse-max-bytes",
+        HZ = "hz",
+        LATENCY_MONITOR_THRESHOLD = "latency-monitor-threshold",
+        LATENCY_TRACKING = "latency-tracking",
+        LATENCY_TRACKING_INFO_PERCENTILES = "latency-tracking-info-percentiles",
+        LFU_DECAY_TIME = "lfu-decay-time",
+        LFU_LOG_FACTOR = "lfu-log-factor",
+        LIST_MAX_LISTPACK_SIZE = "list-max-listpack-size",
+        LOCKDEP = "lockdep",
+        LOCKDEP_CLASSES = "lockdep-classes",
+        LOGFILE = "logfile",
+        LOGLEVEL = "loglevel",
+        LUA_NATIVE_PLANS = "lua-native-plans",
+        LUA_PROFILER = "lua-profiler",
+        MAXCLIENTS = "maxclients",
+        MAXMEMORY = "maxmemory",
+        MAXMEMORY_POLICY = "maxmemory-policy",
+        MAXMEMORY_SAMPLES = "maxmemory-samples",
+        METRICS_PORT = "metrics-port",
+        NODES = "nodes",
+        NOTIFY_KEYSPACE_EVENTS = "notify-keyspace-events",
+        PIDFILE = "pidfile",
+        PORT = "port",
+        PROTECTED_MODE = "protected-mode",
+        PROTO_MAX_BULK_LEN = "proto-max-bulk-len",
+        REQUIREPASS = "requirepass",
+        SAVE = "save",
+        SLOWLOG_LOG_SLOWER_THAN = "slowlog-log-slower-than",
+        SLOWLOG_MAX_LEN = "slowlog-max-len",
+        STREAM_NODE_MAX_BYTES = "stream-node-max-bytes",
+        STREAM_NODE_MAX_ENTRIES = "stream-node-max-entries",
+        TCP_BACKLOG = "tcp-backlog",
+        TLS_AUTH_CLIENTS = "tls-auth-clients",
+        TLS_CA_CERT_DIR = "tls-ca-cert-dir",
+        TLS_CA_CERT_FILE = "tls-ca-cert-file",
+        TLS_CERT_FILE = "tls-cert-file",
+        TLS_CIPHERS = "tls-ciphers",
+        TLS_CIPHERSUITES = "tls-ciphersuites",
+        TLS_CLUSTER = "tls-cluster",
+        TLS_DH_PARAMS_FILE = "tls-dh-params-file",
+        TLS_KEY_FILE = "tls-key-file",
+        TLS_KEY_FILE_PASS = "tls-key-file-pass",
+        TLS_PORT = "tls-port",
+        TLS_PREFER_SERVER_CIPHERS = "tls-prefer-server-ciphers",
+        TLS_PROTOCOLS = "tls-protocols",
+        TLS_REPLICATION = "tls-replication",
+        TLS_SESSION_CACHE_SIZE = "tls-session-cache-size",
+        TLS_SESSION_CACHING = "tls-session-caching",
+        TRACKING_TABLE_MAX_KEYS = "tracking-table-max-keys",
+        UNIXSOCKET = "unixsocket",
+        UNIXSOCKETPERM = "unixsocketperm",
+        WATCH_STDIN = "watch-stdin",
+        WORKER_THREADS = "worker-threads",
+        ZSET_MAX_LISTPACK_ENTRIES = "zset-max-listpack-entries",
+        ZSET_MAX_LISTPACK_VALUE = "zset-max-listpack-value",
+    }
 }
 
 /// The current value of every parameter.
@@ -884,17 +895,12 @@ pub fn apply_directive(
 mod tests {
     #[test]
     fn every_key_names_a_parameter() {
-        let src = include_str!("mod.rs");
-        let block = &src[src.find("pub mod key {").unwrap()..];
-        let block = &block[..block.find("\n}").unwrap()];
-        let mut n = 0;
-        for line in block.lines().filter(|l| l.contains(": Key = Key(")) {
-            let name = line.split('"').nth(1).unwrap();
+        for key in super::key::ALL {
+            let name = key.name();
             let p = super::find(name).unwrap_or_else(|| panic!("key {name} is no parameter"));
             assert_eq!(p.name, name, "key {name} uses an alias; name the parameter");
-            n += 1;
         }
-        assert!(n > 50, "read {n} keys");
+        assert!(super::key::ALL.len() > 50, "{} keys", super::key::ALL.len());
     }
 
     use super::*;
