@@ -195,11 +195,11 @@ def crate_edges(crate):
                 if s0 < m.start() < s1:
                     base = base + [name]
             is_macro = text[m.end():m.end() + 1] == "!"
+            src_mod = ("main",) if is_main else (tuple(here) or ("lib",))
+            where = (os.path.relpath(f, ROOT), text.count("\n", 0, m.start()) + 1)
             for segs in expand(m.group(2), text, m.end()):
                 if m.group(1) == "crate" and is_macro and len(segs) == 1 and segs[0] in macros:
-                    src_mod = ["main"] if is_main else (here or ["lib"])
-                    line = text.count("\n", 0, m.start()) + 1
-                    edges.append((tuple(src_mod), macros[segs[0]], os.path.relpath(f, ROOT), line))
+                    edges.append((src_mod, macros[segs[0]]) + where)
                     continue
                 if m.group(1) == "crate":
                     target = []
@@ -215,9 +215,7 @@ def crate_edges(crate):
                     target = [root_aliases[segs[0]]]
                 if not target:
                     target = ["lib"]
-                src_mod = ["main"] if is_main else (here or ["lib"])
-                line = text.count("\n", 0, m.start()) + 1
-                edges.append((tuple(src_mod), tuple(target), os.path.relpath(f, ROOT), line))
+                edges.append((src_mod, tuple(target)) + where)
     return edges
 
 
