@@ -7,12 +7,17 @@
 The server is the static binary shipped in this wheel (``tumbler/bin/tumbler``), or the
 one named by ``$TUMBLER_BINARY`` or ``Server(binary=...)``. It listens on loopback on a
 free port; ``srv.url`` and ``srv.port`` say where.
+
+``srv.snapshot_save(name)`` and ``srv.snapshot_restore(name)`` keep and bring back the
+contents of one database (``srv.db``); ``srv.write_artifacts(dir, name)`` writes the whole
+server's state as ``name.rdb`` and ``name.txt``, for a test that failed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -21,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-__all__ = ["LockOrderError", "Server", "TumblerError", "binary_path"]
+__all__ = ["LockOrderError", "Server", "TumblerError", "artifact_name", "binary_path"]
 __version__ = "0.1.0"
 
 _HOW_TO_FIX = (
@@ -80,6 +85,10 @@ class Server:
     ``--enable-time-control yes``). ``lockdep`` (``"yes"`` or ``"strict"``) turns the
     lock-order checker on (docs/lockdep.md). ``args`` are passed to the server as they are (any
     redis.conf directive as ``--name value``), e.g. ``["--requirepass", "s3cret"]``.
+
+    ``db`` is the database :meth:`client`, :attr:`url`, the snapshot methods and
+    :meth:`reset` use (default 0). :meth:`attach` gives a ``Server`` for a tumbler process
+    started elsewhere (another pytest-xdist worker's): it is never stopped from here.
     """
 
     def __init__(
@@ -92,8 +101,10 @@ class Server:
         port: int = 0,
         startup_timeout: float = 10.0,
         lockdep: Optional[str] = None,
+        db: int = 0,
     ) -> None:
         self.time_control = time_control
+        self.db = db
         self.lockdep = lockdep
         self.args = shlex.split(args) if isinstance(args, str) else list(args)
         self.binary = binary
@@ -105,11 +116,27 @@ class Server:
         self._proc: Optional[subprocess.Popen] = None
         self._log = None
         self._admin = None
+        self._attached = False
+        #: Set by the pytest plugin on the server its pytest-xdist workers share:
+        #: :meth:`reset` then empties this worker's database only.
+        self.shared = False
+
+    @classmethod
+    def attach(
+        cls, host: str, port: int, *, db: int = 0, time_control: bool = False,
+        lockdep: Optional[str] = None,
+    ) -> "Server":
+        """A ``Server`` for a tumbler already listening on ``host:port``, started by
+        someone else; :meth:`stop` only closes this object's connection."""
+        srv = cls(time_control=time_control, host=host, port=port, lockdep=lockdep, db=db)
+        srv.port = port
+        srv._attached = True
+        return srv
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> "Server":
-        if self._proc is not None:
+        if self._proc is not None or self._attached:
             return self
         exe = binary_path(self.binary)
         cmd = [exe, "--port", str(self._want_port), "--bind", self.host]
@@ -182,6 +209,9 @@ class Server:
             except Exception:  # noqa: BLE001 - the server may be gone already
                 pass
             self._admin = None
+        if self._attached:
+            self._attached = False
+            return
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             proc.terminate()
@@ -210,22 +240,29 @@ class Server:
 
     @property
     def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self._attached or (self._proc is not None and self._proc.poll() is None)
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The server's process id if this object started it, else None."""
+        return self._proc.pid if self._proc is not None else None
 
     # ------------------------------------------------------------------ clients
 
     @property
     def url(self) -> str:
-        """``redis://127.0.0.1:PORT/0``, for any Redis client."""
-        return f"redis://{self.host}:{self.port}/0"
+        """``redis://127.0.0.1:PORT/DB``, for any Redis client."""
+        return f"redis://{self.host}:{self.port}/{self.db}"
 
     def client(self, **kwargs: Any):
-        """A new ``redis.Redis`` (redis-py) connected to this server; ``kwargs`` go to it
+        """A new ``redis.Redis`` (redis-py) connected to this server, on database
+        :attr:`db` unless ``db=`` says otherwise; ``kwargs`` go to it
         (``decode_responses=True``, ``protocol=3``, ...)."""
         import redis
 
         if not self.running:
             raise TumblerError("the server is not running; use it inside `with Server(...)`")
+        kwargs.setdefault("db", self.db)
         return redis.Redis(host=self.host, port=self.port, **kwargs)
 
     def _command(self, *args: Any) -> Any:
@@ -284,10 +321,94 @@ class Server:
     def flushall(self) -> None:
         self._command("FLUSHALL")
 
+    def flushdb(self) -> None:
+        """Empties database :attr:`db` only."""
+        self._command("FLUSHDB")
+
     def reset(self) -> None:
-        """A clean server for the next test: FLUSHALL and, with time control, a running
+        """A clean server for the next test: FLUSHALL (FLUSHDB of :attr:`db` only when
+        this object is attached to a server it shares) and, with time control, a running
         clock (time only moves forward, so an earlier ADVANCE stays)."""
-        self.flushall()
+        if self._attached or self.shared:
+            self.flushdb()
+        else:
+            self.flushall()
         if self.time_control:
             self.resume()
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot_save(self, name: str) -> None:
+        """``TUMBLER.SNAPSHOT SAVE``: keeps database :attr:`db` as it is now (keys, values,
+        TTLs) under ``name``, replacing a snapshot of that name."""
+        self._command("TUMBLER.SNAPSHOT", "SAVE", name)
+
+    def snapshot_restore(self, name: str) -> None:
+        """``TUMBLER.SNAPSHOT RESTORE``: database :attr:`db` becomes exactly what it was at
+        :meth:`snapshot_save`; the other databases are untouched."""
+        self._command("TUMBLER.SNAPSHOT", "RESTORE", name)
+
+    def snapshot_list(self) -> list:
+        """The names of the snapshots the server keeps."""
+        return [n.decode() if isinstance(n, bytes) else n
+                for n in self._command("TUMBLER.SNAPSHOT", "LIST")]
+
+    def snapshot_drop(self, name: str) -> bool:
+        """Forgets a snapshot; False if there was none of that name."""
+        return bool(self._command("TUMBLER.SNAPSHOT", "DROP", name))
+
+    # ------------------------------------------------------------------ state of a failure
+
+    def state(self) -> str:
+        """``TUMBLER.STATE``: every database in readable text (keys, types, TTLs, values,
+        native-lock holders and waiters, the lock-order report)."""
+        raw = self._command("TUMBLER.STATE")
+        return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+
+    def rdb(self) -> bytes:
+        """``TUMBLER.RDB SAVE``: an RDB file of every database, as bytes (the server writes
+        nothing to disk)."""
+        raw = self._command("TUMBLER.RDB", "SAVE")
+        return raw if isinstance(raw, bytes) else str(raw).encode()
+
+    def write_artifacts(self, directory: "str | os.PathLike", name: str,
+                        header: str = "") -> "list[Path]":
+        """Writes ``<directory>/<name>.rdb`` (:meth:`rdb`) and ``<directory>/<name>.txt``
+        (``header``, then :meth:`state`); ``name`` is made safe for a file name first.
+        Returns the files written. Each is tried even if the other fails; the first error
+        is raised after both were tried."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        base = artifact_name(name)
+        written: list = []
+        errors: list = []
+        for suffix, produce in ((".txt", lambda: (header + self.state()).encode()),
+                                (".rdb", self.rdb)):
+            try:
+                data = produce()
+            except Exception as e:  # noqa: BLE001 - reported below, after the other file
+                errors.append(e)
+                continue
+            path = out / (base + suffix)
+            path.write_bytes(data)
+            written.append(path)
+        if errors:
+            raise TumblerError(
+                f"could not write every artifact of {name!r} (wrote {[str(p) for p in written]}): "
+                f"{errors[0]}"
+            ) from errors[0]
+        return written
+
+
+def artifact_name(name: str) -> str:
+    """``name`` (a pytest node id, a test title) as a file name: characters other than
+    letters, digits, ``.``, ``-`` and ``_`` become ``_``; a long name is cut and ends with
+    a hash of the whole, so two tests never share a file."""
+    import hashlib
+
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "test"
+    if len(safe) > 120:
+        digest = hashlib.sha1(name.encode()).hexdigest()[:10]
+        safe = f"{safe[:109]}-{digest}"
+    return safe
 
