@@ -68,9 +68,59 @@ export declare class Tumbler {
   assertNoLockInversions(): Promise<void>;
   /** Empties every database. */
   flushall(): Promise<void>;
+  /** Empties database `db` (default 0) only. */
+  flushdb(options?: DbOption): Promise<void>;
+  /** `TUMBLER.SNAPSHOT SAVE`: keeps database `db` (default 0) as it is now under `name`, replacing a snapshot of that name. */
+  snapshot(name: string, options?: DbOption): Promise<Snapshot>;
+  /** `TUMBLER.SNAPSHOT RESTORE`: database `db` becomes what it was when `name` was saved; other databases are untouched. Rejects with a {@link TumblerError} for an unknown name. */
+  restore(name: string, options?: DbOption): Promise<void>;
+  /** `TUMBLER.SNAPSHOT LIST`: the names of the snapshots the server keeps. */
+  snapshots(): Promise<string[]>;
+  /** `TUMBLER.SNAPSHOT DROP`: forgets a snapshot; false if there was none of that name. */
+  dropSnapshot(name: string): Promise<boolean>;
+  /** Empties database `db`, awaits `fill` (which writes the data every test starts from), then takes snapshot `name`. */
+  seed(name: string, fill?: () => unknown | Promise<unknown>, options?: DbOption): Promise<Snapshot>;
+  /** `TUMBLER.STATE`: every database as readable text (keys, types, TTLs, values, native-lock holders and waiters, the lock-order report). */
+  state(): Promise<string>;
+  /** `TUMBLER.RDB SAVE`: an RDB file of every database (a Node Buffer; typed as its base class, so no @types/node is needed). */
+  rdb(): Promise<Uint8Array>;
+  /** Writes `<dir>/<name>.rdb` and `<dir>/<name>.txt` (`header`, then {@link state}); `name` is made safe for a file name. */
+  writeState(dir: string, name: string, options?: { header?: string }): Promise<StateFiles>;
   /** Stops the server (SIGTERM, SIGKILL after 5 s). */
   stop(): Promise<void>;
 }
+
+/** Which database a command acts on. */
+export interface DbOption {
+  /** Default 0. */
+  db?: number;
+}
+
+/** The files {@link Tumbler.writeState} wrote. */
+export interface StateFiles {
+  rdb: string;
+  txt: string;
+}
+
+/** A snapshot of one database; `afterEach(() => snap.restore())` in any test framework. */
+export declare class Snapshot {
+  readonly server: Tumbler;
+  readonly name: string;
+  readonly db: number;
+  /** The database becomes what it was at the snapshot. */
+  restore(): Promise<void>;
+  /** Forgets the snapshot. */
+  drop(): Promise<boolean>;
+  /**
+   * Runs a test's body. If it throws and `artifacts` (default `$TUMBLER_ARTIFACTS`) names a
+   * directory, writes the server's state there as `<title>.rdb` and `.txt` (their paths go
+   * on the error as `tumblerArtifacts`); then restores the snapshot and rethrows.
+   */
+  run<T>(title: string, fn: () => T | Promise<T>, options?: { artifacts?: string }): Promise<T>;
+}
+
+/** `name` as the file name {@link Tumbler.writeState} gives it. */
+export declare function artifactName(name: string): string;
 
 /** The server could not be found, started or controlled; the message says what to do. */
 export declare class TumblerError extends Error {}

@@ -1,7 +1,8 @@
 "use strict";
 // startTumbler(): runs the tumbler binary shipped in this package on a free loopback port
-// and controls its clock. No dependencies: the few commands it sends itself (TUMBLER.TIME,
-// FLUSHALL) go over a plain socket in RESP.
+// and controls its clock, its snapshots and the dump of its state for a failed test. No
+// dependencies: the few commands it sends itself (TUMBLER.TIME, TUMBLER.SNAPSHOT, FLUSHALL,
+// ...) go over a plain socket in RESP.
 
 const { spawn } = require("node:child_process");
 const fs = require("node:fs");
@@ -43,11 +44,63 @@ function encode(args) {
   return out;
 }
 
-/** Sends one command on a fresh connection and resolves with its (simple) reply. */
-function command(host, port, args) {
+/**
+ * Parses one RESP reply from `buf` at `at`: `{ value, next }`, or null while it is still
+ * incomplete. Bulk strings stay Buffers (an RDB file is binary); errors become TumblerErrors.
+ */
+function parseReply(buf, at) {
+  const nl = buf.indexOf("\r\n", at);
+  if (nl < 0) return null;
+  const type = String.fromCharCode(buf[at]);
+  const line = buf.toString("utf8", at + 1, nl);
+  switch (type) {
+    case "+":
+      return { value: line, next: nl + 2 };
+    case "-":
+      return { value: new TumblerError(line), next: nl + 2 };
+    case ":":
+      return { value: Number(line), next: nl + 2 };
+    case "$": {
+      const len = Number(line);
+      if (len < 0) return { value: null, next: nl + 2 };
+      if (buf.length < nl + 2 + len + 2) return null;
+      return { value: buf.subarray(nl + 2, nl + 2 + len), next: nl + 2 + len + 2 };
+    }
+    case "*": {
+      const n = Number(line);
+      if (n < 0) return { value: null, next: nl + 2 };
+      const items = [];
+      let next = nl + 2;
+      for (let i = 0; i < n; i++) {
+        const r = parseReply(buf, next);
+        if (!r) return null;
+        items.push(r.value);
+        next = r.next;
+      }
+      return { value: items, next };
+    }
+    default:
+      return { value: new TumblerError(`unexpected reply: ${buf.toString("utf8", at, at + 80)}`), next: buf.length };
+  }
+}
+
+/** Bulk strings as text, in arrays too. */
+function text(v) {
+  if (Buffer.isBuffer(v)) return v.toString("utf8");
+  if (Array.isArray(v)) return v.map(text);
+  return v;
+}
+
+/**
+ * Sends one command on a fresh connection (after `SELECT db` when `db` is given) and
+ * resolves with its reply, bulk strings as Buffers.
+ */
+function commandRaw(host, port, args, db) {
+  const cmds = db === undefined ? [args] : [["SELECT", db], args];
   return new Promise((resolve, reject) => {
     const sock = net.createConnection({ host, port });
-    let buf = "";
+    let buf = Buffer.alloc(0);
+    const replies = [];
     const done = (err, val) => {
       sock.destroy();
       if (err) reject(err);
@@ -55,32 +108,38 @@ function command(host, port, args) {
     };
     sock.setTimeout(10000, () => done(new TumblerError(`no reply to ${args[0]} in 10 s`)));
     sock.on("error", (e) => done(new TumblerError(`cannot reach tumbler at ${host}:${port}: ${e.message}`)));
-    sock.on("connect", () => sock.write(encode(args)));
+    sock.on("connect", () => sock.write(cmds.map(encode).join("")));
     sock.on("data", (d) => {
-      buf += d.toString("utf8");
-      const nl = buf.indexOf("\r\n");
-      if (nl < 0) return;
-      const line = buf.slice(1, nl);
-      if (buf[0] === "$") {
-        // A bulk string (TUMBLER.LOCKDEP REPORT): wait for all of it (the length is in bytes).
-        const len = Number(line);
-        const body = Buffer.from(buf.slice(nl + 2), "utf8");
-        if (len < 0) return done(null, null);
-        if (body.length < len + 2) return;
-        return done(null, body.subarray(0, len).toString("utf8"));
+      buf = Buffer.concat([buf, d]);
+      let r;
+      while (replies.length < cmds.length && (r = parseReply(buf, 0))) {
+        replies.push(r.value);
+        buf = buf.subarray(r.next);
       }
-      switch (buf[0]) {
-        case "+":
-          return done(null, line);
-        case "-":
-          return done(new TumblerError(line));
-        case ":":
-          return done(null, Number(line));
-        default:
-          return done(new TumblerError(`unexpected reply to ${args[0]}: ${buf.slice(0, 80)}`));
-      }
+      if (replies.length < cmds.length) return;
+      const err = replies.find((v) => v instanceof TumblerError);
+      if (err) return done(err);
+      done(null, replies[replies.length - 1]);
     });
   });
+}
+
+/** As commandRaw, with bulk strings as text. */
+function command(host, port, args, db) {
+  return commandRaw(host, port, args, db).then(text);
+}
+
+/**
+ * `name` (a test title) as a file name: characters other than letters, digits, `.`, `-`
+ * and `_` become `_`; a long name is cut and ends with a hash of the whole.
+ */
+function artifactName(name) {
+  let safe = String(name).replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+|[._]+$/g, "") || "test";
+  if (safe.length > 120) {
+    const digest = require("node:crypto").createHash("sha1").update(String(name)).digest("hex").slice(0, 10);
+    safe = `${safe.slice(0, 109)}-${digest}`;
+  }
+  return safe;
 }
 
 // Servers still running when the test process exits are killed with it.
@@ -187,6 +246,80 @@ class Tumbler {
     return command(this.host, this.port, ["FLUSHALL"]).then(() => undefined);
   }
 
+  /** Empties database `db` (default 0) only. */
+  flushdb({ db = 0 } = {}) {
+    return command(this.host, this.port, ["FLUSHDB"], db).then(() => undefined);
+  }
+
+  /**
+   * TUMBLER.SNAPSHOT SAVE: keeps database `db` (default 0) as it is now (keys, values,
+   * TTLs) under `name`, replacing a snapshot of that name. Resolves with a Snapshot whose
+   * restore() brings it back.
+   */
+  async snapshot(name, { db = 0 } = {}) {
+    await command(this.host, this.port, ["TUMBLER.SNAPSHOT", "SAVE", name], db);
+    return new Snapshot(this, name, db);
+  }
+
+  /**
+   * TUMBLER.SNAPSHOT RESTORE: database `db` becomes exactly what it was when `name` was
+   * saved; the other databases are untouched. Rejects for an unknown name.
+   */
+  restore(name, { db = 0 } = {}) {
+    return command(this.host, this.port, ["TUMBLER.SNAPSHOT", "RESTORE", name], db).then(() => undefined);
+  }
+
+  /** The names of the snapshots the server keeps. */
+  snapshots() {
+    return command(this.host, this.port, ["TUMBLER.SNAPSHOT", "LIST"]);
+  }
+
+  /** Forgets a snapshot; false if there was none of that name. */
+  dropSnapshot(name) {
+    return command(this.host, this.port, ["TUMBLER.SNAPSHOT", "DROP", name]).then((n) => n === 1);
+  }
+
+  /**
+   * Empties database `db`, runs `fill` (which writes the data every test starts from) and
+   * takes snapshot `name` of the result.
+   */
+  async seed(name, fill, { db = 0 } = {}) {
+    await this.flushdb({ db });
+    if (fill) await fill();
+    return this.snapshot(name, { db });
+  }
+
+  /** TUMBLER.STATE: every database as readable text (keys, types, TTLs, values, native-lock holders and waiters, the lock-order report). */
+  state() {
+    return command(this.host, this.port, ["TUMBLER.STATE"]);
+  }
+
+  /** TUMBLER.RDB SAVE: an RDB file of every database (the server writes nothing to disk). */
+  rdb() {
+    return commandRaw(this.host, this.port, ["TUMBLER.RDB", "SAVE"]);
+  }
+
+  /**
+   * Writes the server's state for a failed test: `<dir>/<name>.rdb` (rdb()) and
+   * `<dir>/<name>.txt` (`header`, then state()); `name` is made safe for a file name.
+   * Both are tried; rejects with the first error after that. Resolves with the paths.
+   */
+  async writeState(dir, name, { header } = {}) {
+    await fs.promises.mkdir(dir, { recursive: true });
+    const base = path.join(dir, artifactName(name));
+    const head = header ?? `# test: ${name}\n# server: ${this.host}:${this.port}\n\n`;
+    const [txt, rdb] = await Promise.allSettled([
+      this.state().then((s) => fs.promises.writeFile(`${base}.txt`, head + s)).then(() => `${base}.txt`),
+      this.rdb().then((b) => fs.promises.writeFile(`${base}.rdb`, b)).then(() => `${base}.rdb`),
+    ]);
+    const failed = [txt, rdb].find((r) => r.status === "rejected");
+    if (failed) {
+      const wrote = [txt, rdb].filter((r) => r.status === "fulfilled").map((r) => r.value);
+      throw new TumblerError(`could not write every artifact of "${name}" (wrote ${JSON.stringify(wrote)}): ${failed.reason.message}`);
+    }
+    return { txt: txt.value, rdb: rdb.value };
+  }
+
   /** Stops the server: SIGTERM, then SIGKILL after 5 s. */
   stop() {
     const child = this.process;
@@ -199,6 +332,56 @@ class Tumbler {
       });
       child.kill("SIGTERM");
     });
+  }
+}
+
+/**
+ * A snapshot of one database, for the one call after each test: `afterEach(() =>
+ * snap.restore())` in node:test, jest or mocha alike; or `snap.run(title, fn)` around the
+ * test's body, which also keeps the server's state of a failed test.
+ */
+class Snapshot {
+  constructor(server, name, db) {
+    this.server = server;
+    this.name = name;
+    this.db = db;
+  }
+
+  /** The database becomes what it was at the snapshot (TUMBLER.SNAPSHOT RESTORE). */
+  restore() {
+    return this.server.restore(this.name, { db: this.db });
+  }
+
+  drop() {
+    return this.server.dropSnapshot(this.name);
+  }
+
+  /**
+   * Runs `fn` (a test's body). If it throws and `artifacts` (default
+   * `$TUMBLER_ARTIFACTS`) names a directory, writes the server's state there as
+   * `<title>.rdb` and `<title>.txt` first. Then restores the snapshot, and rethrows.
+   */
+  async run(title, fn, { artifacts = process.env.TUMBLER_ARTIFACTS } = {}) {
+    let failed = false;
+    try {
+      return await fn();
+    } catch (e) {
+      failed = true;
+      if (artifacts) {
+        const header = `# test: ${title}\n# database: ${this.db}\n# server: ${this.server.host}:${this.server.port}\n\n`;
+        try {
+          const files = await this.server.writeState(artifacts, title, { header });
+          if (e && typeof e === "object") e.tumblerArtifacts = files;
+        } catch (w) {
+          if (e && typeof e === "object") e.tumblerArtifactsError = w;
+        }
+      }
+      throw e;
+    } finally {
+      // After a failure, the test's own error is the one to see, not a failed restore's.
+      if (failed) await this.restore().catch(() => {});
+      else await this.restore();
+    }
   }
 }
 
@@ -272,4 +455,4 @@ function startTumbler(options = {}) {
   });
 }
 
-module.exports = { startTumbler, Tumbler, TumblerError, LockOrderError, binaryPath };
+module.exports = { startTumbler, Tumbler, Snapshot, TumblerError, LockOrderError, binaryPath, artifactName };
