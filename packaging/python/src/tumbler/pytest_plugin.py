@@ -170,7 +170,8 @@ class _SharedServer:
         import redis
 
         try:
-            return bool(redis.Redis(host=host, port=port, socket_timeout=2).ping())
+            with redis.Redis(host=host, port=port, socket_timeout=2) as r:
+                return bool(r.ping())
         except redis.RedisError:
             return False
 
@@ -304,7 +305,9 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         return rep
     directory = _artifacts_dir(item.config)
     srv = item.config.stash.get(_SERVER, None)
-    if directory is None or srv is None or "tumbler_server" not in item.fixturenames:
+    if directory is None or srv is None or "tumbler_server" not in getattr(
+        item, "fixturenames", ()
+    ):
         return rep
     if not srv.running:
         rep.sections.append(("tumbler artifacts", "not written: the server is not running"))
