@@ -40,4 +40,4 @@ if [ "$rc" -eq 0 ] || ! grep -qx "# pass 1" "$work/failing.log" || ! grep -qx "#
   exit 1
 fi
 bash "$here/../check-artifacts.sh" "$artifacts" shipment_is_delivered \
-  shipment:42 lock:shipment:42 order:42:status
+  shipment:42 lock:shipment:42 order:42:status -- shipment:42 order:42:status

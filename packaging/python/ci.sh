@@ -62,4 +62,4 @@ if [ "$rc" -ne 1 ] || ! grep -q "1 failed, 1 passed" "$work/failing.log"; then
 fi
 grep -q "tumbler artifacts" "$work/failing.log" || { cat "$work/failing.log"; echo "the report does not name the artifacts" >&2; exit 1; }
 bash "$here/../check-artifacts.sh" "$artifacts" test_expected_failure.py_test_shipment_is_delivered \
-  shipment:42 lock:shipment:42 order:42:status
+  shipment:42 lock:shipment:42 order:42:status -- shipment:42 order:42:status
