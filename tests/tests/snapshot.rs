@@ -384,3 +384,47 @@ fn restore_is_atomic_for_concurrent_clients() {
     restorer.join().unwrap();
     assert!(reads > 10);
 }
+
+/// The Rust embedding API: one guard around a test restores the seed when the test ends,
+/// and a test that fails leaves the keyspace it failed on in `TUMBLER_ARTIFACTS`.
+#[test]
+fn embedded_restore_after_and_the_failed_tests_keyspace() {
+    let server = tumbler::embed::TestServer::builder().spawn().unwrap();
+    let mut r = Raw::connect(server.addr());
+    ok(&mut r, &["SET", "fixture", "seeded"]);
+    server.snapshot(0, "seed");
+    {
+        let _restore = server.restore_after(0, "seed");
+        ok(&mut r, &["SET", "fixture", "dirty"]);
+        ok(&mut r, &["SET", "stray", "1"]);
+    }
+    assert_eq!(r.cmd_str(&["GET", "fixture"]), "$6\r\nseeded\r\n");
+    assert_eq!(r.cmd_str(&["EXISTS", "stray"]), ":0\r\n");
+
+    let dir = std::env::temp_dir().join(format!("tumbler-artifacts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // Only this test reads the variable; it is set before the failing test starts.
+    std::env::set_var("TUMBLER_ARTIFACTS", &dir);
+    let failed = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("orders::charges_once".into())
+            .spawn_scoped(s, || {
+                let _restore = server.restore_after(0, "seed");
+                let mut c = Raw::connect(server.addr());
+                ok(&mut c, &["SET", "order:42", "charged twice"]);
+                panic!("expected failure: the example test fails on purpose");
+            })
+            .unwrap()
+            .join()
+    });
+    std::env::remove_var("TUMBLER_ARTIFACTS");
+    assert!(failed.is_err(), "the example test must fail");
+    let txt = std::fs::read_to_string(dir.join("orders__charges_once.txt")).unwrap();
+    assert!(
+        txt.contains("\"order:42\" string encoding=embstr ttl=none value=\"charged twice\""),
+        "{txt}"
+    );
+    // The guard restored after writing.
+    assert_eq!(r.cmd_str(&["EXISTS", "order:42"]), ":0\r\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
