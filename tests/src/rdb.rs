@@ -8,7 +8,7 @@ use std::process::Command;
 use crate::tools;
 
 /// The reference servers whose files are exchanged: redis-server 7.0 (`REDIS_SERVER` names
-/// another) and redis-server 8.0.
+/// another), redis-server 8.0 and valkey 9 (`redis8-server`, `valkey9-server`).
 pub fn reference(name: &str) -> String {
     if name == "redis-server" {
         std::env::var("REDIS_SERVER").unwrap_or_else(|_| name.into())
@@ -219,8 +219,9 @@ pub fn reply(c: &mut redis::Connection, args: &[&str]) -> String {
 
 /// Compares `keys` on two servers: TYPE, DEBUG DIGEST-VALUE, PTTL (within 5 s: the
 /// servers read their clocks at different moments) and, with `encodings`, OBJECT ENCODING.
-/// `redis8`: one side is Redis 8.0, whose digest prints sorted-set scores another way
-/// (fpconv_dtoa, not `%.17g`), so sorted sets are compared by ZRANGE WITHSCORES instead.
+/// `redis8`: one side is Redis 8.0 or valkey 9, whose digest prints sorted-set scores
+/// another way (shortest form, not `%.17g`), so sorted sets are compared by ZRANGE
+/// WITHSCORES instead, scores as numbers.
 pub fn compare_keys(
     want: &mut redis::Connection,
     got: &mut redis::Connection,

@@ -1,4 +1,4 @@
-//! RDB files both ways against redis-server 7.0 and 8.0 (docs/rdb.md): a file SAVEd by the
+//! RDB files both ways against redis-server 7.0 and 8.0 and valkey 9 (docs/rdb.md): a file SAVEd by the
 //! real server loads into Tumbler (TUMBLER.RDB LOAD and start-up) with the same values
 //! (DEBUG DIGEST-VALUE), types, TTLs and encodings per key; a file Tumbler writes (SAVE,
 //! TUMBLER.RDB SAVE) passes the real redis-check-rdb and loads into both real servers at
@@ -41,7 +41,8 @@ fn from_redis(name: &str) {
     // The reference as a load leaves it (strings get their encodings back, as Tumbler's do
     // on loading); the file is written again, the same keyspace.
     assert_eq!(reply(&mut rc, &["DEBUG", "RELOAD"]), "OK");
-    // Redis 7.0's encodings are Tumbler's; 8.0 has listpack sets and small lists.
+    // Redis 7.0's encodings are Tumbler's; 8.0 and valkey 9 have listpack sets and small
+    // lists.
     let encodings = name == "redis-server";
     let redis8 = !encodings;
 
@@ -93,6 +94,11 @@ fn redis_7_files_load_into_tumbler() {
 #[test]
 fn redis_8_files_load_into_tumbler() {
     from_redis("redis8-server");
+}
+
+#[test]
+fn valkey_9_files_load_into_tumbler() {
+    from_redis("valkey9-server");
 }
 
 /// Tumbler builds the keyspace (and holds a native lock) and writes it with SAVE and
@@ -159,6 +165,11 @@ fn tumbler_files_load_into_redis_7() {
 #[test]
 fn tumbler_files_load_into_redis_8() {
     to_redis("redis8-server");
+}
+
+#[test]
+fn tumbler_files_load_into_valkey_9() {
+    to_redis("valkey9-server");
 }
 
 /// A truncated file, a flipped byte and a file that is not RDB at all: TUMBLER.RDB LOAD
