@@ -52,6 +52,11 @@ fn from_redis(name: &str) {
         reply(&mut tc, &["TUMBLER.RDB", "LOAD", file.to_str().unwrap()]),
         "OK"
     );
+    let info = reply(&mut tc, &["INFO", "persistence"]);
+    assert!(
+        info.contains(&format!("rdb_last_load_keys_loaded:{}\r\n", keys.len())),
+        "{info}"
+    );
     compare_keys(
         &mut rc,
         &mut tc,

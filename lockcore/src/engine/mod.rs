@@ -88,6 +88,9 @@ pub struct Persist {
     /// for none).
     pub bgsave_started_ms: i64,
     pub last_bgsave_secs: i64,
+    /// What the last RDB load read (INFO rdb_last_load_keys_loaded / _expired).
+    pub last_load_keys_loaded: u64,
+    pub last_load_keys_expired: u64,
 }
 
 /// Counters INFO reports.

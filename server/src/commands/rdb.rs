@@ -249,6 +249,8 @@ pub fn load_bytes(
     }
     eng.deadline_changed = true;
     eng.persist.dirty_at_save = eng.stats.dirty;
+    eng.persist.last_load_keys_loaded = keys as u64;
+    eng.persist.last_load_keys_expired = contents.expired as u64;
     crate::scripting::replace_libraries(shared, core, &contents.functions, flush);
     tracing::info!(
         "Done loading RDB, keys loaded: {keys}, keys expired: {}.",
