@@ -361,3 +361,39 @@ fn startup_reads_only_a_named_file() {
     third.stop();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// DEBUG RELOAD goes through the file (written to `dir`) but keeps native locks, which the
+/// file does not hold: still held, a second owner still refused. TUMBLER.RDB LOAD replaces
+/// everything, locks included.
+#[test]
+fn debug_reload_keeps_native_locks() {
+    let dir = temp_dir("reload-locks");
+    let t = Tumbler::start_with(&[("dir", dir.to_str().unwrap())]);
+    let mut c = connect(t.addr);
+    reply(&mut c, &["SET", "s", "v"]);
+    reply(&mut c, &["RPUSH", "l", "a", "b"]);
+    let token = reply(&mut c, &["LOCK.ACQUIRE", "lk", "o1", "60000"]);
+    assert!(token.parse::<i64>().is_ok(), "{token}");
+    let digest = reply(&mut c, &["DEBUG", "DIGEST-VALUE", "s", "l"]);
+    assert_eq!(reply(&mut c, &["DEBUG", "RELOAD"]), "OK");
+    assert!(dir.join("dump.rdb").exists());
+    assert_eq!(reply(&mut c, &["DEBUG", "DIGEST-VALUE", "s", "l"]), digest);
+    assert_eq!(reply(&mut c, &["TYPE", "lk"]), "lock");
+    assert_eq!(
+        reply(&mut c, &["LOCK.ACQUIRE", "lk", "o2", "60000"]),
+        "(nil)"
+    );
+    assert_eq!(reply(&mut c, &["DBSIZE"]), "3");
+    // NOSAVE reads the file back as it is; a key set since is gone, the lock stays.
+    reply(&mut c, &["SET", "later", "1"]);
+    assert_eq!(reply(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]), "OK");
+    assert_eq!(reply(&mut c, &["EXISTS", "later", "s", "lk"]), "2");
+    let f = dir.join("dump.rdb");
+    assert_eq!(
+        reply(&mut c, &["TUMBLER.RDB", "LOAD", f.to_str().unwrap()]),
+        "OK"
+    );
+    assert_eq!(reply(&mut c, &["EXISTS", "lk"]), "0");
+    assert_eq!(reply(&mut c, &["DBSIZE"]), "2");
+    let _ = std::fs::remove_dir_all(&dir);
+}

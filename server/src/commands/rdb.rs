@@ -97,6 +97,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+fn is_lock(v: &Value) -> bool {
+    matches!(v, Value::Obj(Obj::Lock(_)))
+}
+
 fn log_skipped(saved: &file::Saved) {
     if saved.skipped_locks > 0 {
         tracing::info!(
@@ -213,31 +217,66 @@ pub struct Loaded {
     pub expired: usize,
 }
 
-/// Installs an RDB file's contents: with `flush`, every db (and the function libraries)
-/// is replaced, as Redis' loading into an empty server; without, the file's keys and
-/// libraries replace same-named ones. The whole file is parsed and its libraries checked
-/// first, so on `Err` nothing has changed.
+/// What a load does with the keyspace it finds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LoadMode {
+    /// Every db and the function libraries are replaced, as Redis' loading into an empty
+    /// server (TUMBLER.RDB LOAD, start-up).
+    Replace,
+    /// DEBUG RELOAD: every key but the native locks (live connection state, not in the
+    /// file) is replaced; so are the libraries.
+    KeepLocks,
+    /// DEBUG RELOAD NOFLUSH: the file's keys and libraries replace same-named ones.
+    Merge,
+}
+
+/// Installs an RDB file's contents (see [`LoadMode`]). The whole file is parsed and its
+/// libraries checked first, so on `Err` nothing has changed. A file key named as a live
+/// native lock leaves the lock alone.
 pub fn load_bytes(
     shared: &Shared,
     core: &mut Core,
     bytes: &[u8],
-    flush: bool,
+    mode: LoadMode,
 ) -> Result<Loaded, String> {
     let now = core.engine.now_ms();
     let dbs = core.engine.dbs.len();
     let contents = file::read(bytes, now, &core.engine.config, dbs)?;
     crate::scripting::check_libraries(core, &contents.functions)?;
     let eng = &mut core.engine;
-    if flush {
-        for db in 0..dbs {
-            lockcore::commands::server_cmds::flush_db(eng, db);
+    match mode {
+        LoadMode::Replace => {
+            for db in 0..dbs {
+                lockcore::commands::server_cmds::flush_db(eng, db);
+            }
+            eng.tracking.flush();
         }
-        eng.tracking.flush();
+        LoadMode::KeepLocks => {
+            for db in 0..dbs {
+                let keys: Vec<Bytes> = eng.dbs[db]
+                    .iter()
+                    .filter(|(_, e)| !is_lock(&e.value))
+                    .map(|(k, _)| Bytes::copy_from_slice(k))
+                    .collect();
+                for k in &keys {
+                    eng.dbs[db].remove(k);
+                    eng.touch_watched(db, k);
+                }
+                eng.stats.dirty += keys.len() as u64;
+            }
+            eng.tracking.flush();
+        }
+        LoadMode::Merge => {}
     }
     let lfu = eng.config.lfu;
-    let keys = contents.keys.len();
+    let mut keys = 0;
+    let mut lock_names = 0;
     for k in contents.keys {
-        if !flush {
+        if eng.dbs[k.db].get(&k.key).is_some_and(|e| is_lock(&e.value)) {
+            lock_names += 1;
+            continue;
+        }
+        if mode == LoadMode::Merge {
             eng.touch_watched(k.db, &k.key);
         }
         let e = eng.dbs[k.db].insert(k.key, k.value, k.expire_at, now);
@@ -246,12 +285,18 @@ pub fn load_bytes(
             (true, _, Some(f)) => e.lru_ms = lockcore::storage::lfu::encode(now, f),
             _ => {}
         }
+        keys += 1;
     }
     eng.deadline_changed = true;
     eng.persist.dirty_at_save = eng.stats.dirty;
     eng.persist.last_load_keys_loaded = keys as u64;
     eng.persist.last_load_keys_expired = contents.expired as u64;
-    crate::scripting::replace_libraries(shared, core, &contents.functions, flush);
+    if lock_names > 0 {
+        tracing::warn!(
+            "{lock_names} keys of the RDB file not loaded: native locks hold their names"
+        );
+    }
+    crate::scripting::replace_libraries(shared, core, &contents.functions, mode != LoadMode::Merge);
     tracing::info!(
         "Done loading RDB, keys loaded: {keys}, keys expired: {}.",
         contents.expired
@@ -284,7 +329,7 @@ pub fn load_at_startup(shared: &Shared) -> Result<(), String> {
     };
     let started = std::time::Instant::now();
     let mut core = shared.lock_core_blocking();
-    load_bytes(shared, &mut core, &bytes, true).map_err(|e| {
+    load_bytes(shared, &mut core, &bytes, LoadMode::Replace).map_err(|e| {
         format!(
             "Fatal error loading the DB ({}): {e}. Exiting.",
             path.display()
@@ -299,7 +344,8 @@ pub fn load_at_startup(shared: &Shared) -> Result<(), String> {
 }
 
 /// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save (unless NOSAVE), empty the keyspace
-/// (unless NOFLUSH) and load the file, as Redis does. A stream's node bookkeeping (how
+/// (unless NOFLUSH) and load the file, as Redis does; native locks, which the file does
+/// not hold, stay as they are (held, with their waiters). A stream's node bookkeeping (how
 /// many entries each node ever held, which decides when a node is full) is kept from
 /// before, as Redis keeps it in the tombstones the file holds.
 pub fn debug_reload(shared: &Shared, core: &mut Core, a: &[Bytes]) -> Reply {
@@ -341,7 +387,12 @@ pub fn debug_reload(shared: &Shared, core: &mut Core, a: &[Bytes]) -> Reply {
             }
         }
     }
-    let result = load_bytes(shared, core, &bytes, !noflush);
+    let mode = if noflush {
+        LoadMode::Merge
+    } else {
+        LoadMode::KeepLocks
+    };
+    let result = load_bytes(shared, core, &bytes, mode);
     for (db, k, n) in nodes {
         if let Some(Value::Obj(Obj::Stream(s))) =
             core.engine.dbs[db].get_mut(&k).map(|e| &mut e.value)
@@ -375,7 +426,7 @@ fn tumbler_rdb(c: &mut Conn, core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
                     return Reply::err(format!("ERR Error reading the RDB file '{path}': {e}"))
                 }
             };
-            match load_bytes(&c.shared, core, &bytes, true) {
+            match load_bytes(&c.shared, core, &bytes, LoadMode::Replace) {
                 Ok(_) => Reply::ok(),
                 Err(e) => Reply::err(format!("ERR Bad RDB file '{path}': {e}")),
             }

@@ -370,5 +370,38 @@ mod tests {
         // Expired keys are dropped.
         let c = read(&s.bytes, i64::MAX, &EngineConfig::default(), 16).unwrap();
         assert_eq!((c.keys.len(), c.expired), (1, 1));
+        // A db beyond `databases` is refused.
+        assert!(read(&s.bytes, 0, &EngineConfig::default(), 1).is_err());
+    }
+
+    /// The pre-7.0 encodings, built by hand from their layout: a ziplist (header, entries
+    /// with their previous-entry length, 0xff) and a zipmap.
+    #[test]
+    fn reads_ziplists_and_zipmaps() {
+        let entries: &[&[u8]] = &[
+            &[0x00, 0x01, b'a'],       // "a"
+            &[0x03, 0xf6],             // 5, immediate
+            &[0x02, 0xc0, 0x2c, 0x01], // 300, int16
+            &[0x04, 0xfe, 0xf6],       // -10, int8
+        ];
+        let mut zl = vec![0u8; 10];
+        zl[8] = entries.len() as u8;
+        for e in entries {
+            zl.extend_from_slice(e);
+        }
+        zl.push(0xff);
+        let got = super::super::ziplist_entries(&zl).unwrap();
+        assert_eq!(got, vec!["a", "5", "300", "-10"]);
+        let zm = [
+            0x02, 0x01, b'f', 0x02, 0x00, b'v', b'1', 0x01, b'g', 0x01, 0x01, b'w', 0x00, 0xff,
+        ];
+        let got = super::super::zipmap_entries(&zm).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (Bytes::from("f"), Bytes::from("v1")),
+                (Bytes::from("g"), Bytes::from("w"))
+            ]
+        );
     }
 }
