@@ -118,8 +118,19 @@ fn note_saved(core: &mut Core, dirty_at_snapshot: u64) {
     p.saves += 1;
 }
 
+/// The nodes of a multi-node process share one config, so each would write the same
+/// file: they write none.
+const SHARED_FILE: &str = "a node of a multi-node process (nodes > 1) has no RDB file of its own";
+
+fn multi_node(shared: &Shared) -> bool {
+    shared.cluster.as_ref().is_some_and(|t| t.nodes.len() > 1)
+}
+
 /// SAVE (and what SHUTDOWN SAVE and DEBUG RELOAD write): the file, synchronously.
 pub fn save(shared: &Shared, core: &mut Core) -> Result<file::Saved, String> {
+    if multi_node(shared) {
+        return Err(SHARED_FILE.into());
+    }
     let saved = snapshot(shared, core);
     let path = rdb_path(shared);
     if let Err(e) = write_atomic(&path, &saved.bytes) {
@@ -150,6 +161,9 @@ fn bgsave(shared: &Arc<Shared>, core: &mut Core, a: &[Bytes]) -> Reply {
         2 if a[1].eq_ignore_ascii_case(b"schedule") => true,
         _ => return error::syntax(),
     };
+    if multi_node(shared) {
+        return Reply::err(format!("ERR {SHARED_FILE}"));
+    }
     if core.engine.persist.bgsave_in_progress {
         if schedule {
             core.engine.persist.bgsave_scheduled = true;
