@@ -397,3 +397,29 @@ fn debug_reload_keeps_native_locks() {
     assert_eq!(reply(&mut c, &["DBSIZE"]), "2");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The nodes of a multi-node process share one config, so they would share one file:
+/// SAVE and BGSAVE refuse there and nothing is written; TUMBLER.RDB SAVE still works.
+#[test]
+fn multi_node_processes_write_no_file() {
+    let dir = temp_dir("nodes");
+    let p = binary::Proc::start(&[
+        "--port",
+        "0",
+        "--nodes",
+        "2",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    for cmd in ["SAVE", "BGSAVE"] {
+        let r = p.cmd(cmd);
+        assert!(
+            r.starts_with("-ERR") && r.contains("multi-node"),
+            "{cmd}: {r}"
+        );
+    }
+    assert!(p.cmd("TUMBLER.RDB SAVE").contains("REDIS0010"));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    p.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
