@@ -77,6 +77,7 @@ fn from_redis(name: &str) {
     let p = binary::Proc::start(&["--port", "0", "--dir", dir.to_str().unwrap()]);
     let log = p.wait_log("DB loaded from disk");
     assert!(log.contains("DB loaded from disk: "), "{log}");
+    assert!(log.contains("Loading RDB produced by version "), "{log}");
     let addr = format!("127.0.0.1:{}", p.port).parse().unwrap();
     let mut pc = connect(addr);
     compare_keys(
@@ -321,6 +322,23 @@ fn bgsave_moves_lastsave() {
     assert_eq!(reply(&mut c2, &["GET", "k"]), "v");
     let e = reply(&mut tc, &["BGSAVE", "NOW"]);
     assert!(e.starts_with("ERR") && e.contains("syntax"), "{e}");
+    // The directory gone: SAVE answers an error, BGSAVE starts and then reports one.
+    std::fs::remove_dir_all(&dir).unwrap();
+    let e = reply(&mut tc, &["SAVE"]);
+    assert!(e.starts_with("ERR"), "{e}");
+    assert_eq!(reply(&mut tc, &["BGSAVE"]), "Background saving started");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let info = reply(&mut tc, &["INFO", "persistence"]);
+        if info.contains("rdb_bgsave_in_progress:0") {
+            assert!(info.contains("rdb_last_bgsave_status:err"), "{info}");
+            assert!(info.contains("rdb_changes_since_last_save:0"), "{info}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "BGSAVE did not finish: {info}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(reply(&mut tc, &["LASTSAVE"]), after.to_string());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -229,6 +229,8 @@ pub fn shutdown_save(shared: &Shared) -> Result<(), String> {
 pub struct Loaded {
     pub keys: usize,
     pub expired: usize,
+    /// The file's aux fields (`redis-ver`, `ctime`...).
+    pub aux: Vec<(Bytes, Bytes)>,
 }
 
 /// What a load does with the keyspace it finds.
@@ -318,6 +320,7 @@ pub fn load_bytes(
     Ok(Loaded {
         keys,
         expired: contents.expired,
+        aux: contents.aux,
     })
 }
 
@@ -343,12 +346,32 @@ pub fn load_at_startup(shared: &Shared) -> Result<(), String> {
     };
     let started = std::time::Instant::now();
     let mut core = shared.lock_core_blocking();
-    load_bytes(shared, &mut core, &bytes, LoadMode::Replace).map_err(|e| {
+    let loaded = load_bytes(shared, &mut core, &bytes, LoadMode::Replace).map_err(|e| {
         format!(
             "Fatal error loading the DB ({}): {e}. Exiting.",
             path.display()
         )
     })?;
+    // What redis-server logs of the file's aux fields.
+    let aux = |k: &str| {
+        loaded
+            .aux
+            .iter()
+            .find(|(n, _)| n.as_ref() == k.as_bytes())
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+    };
+    if let Some(v) = aux("redis-ver").or_else(|| aux("valkey-ver")) {
+        tracing::info!("Loading RDB produced by version {v}");
+    }
+    if let Some(t) = aux("ctime").and_then(|t| t.parse::<i64>().ok()) {
+        tracing::info!("RDB age {} seconds", (unix_secs() - t).max(0));
+    }
+    if let Some(m) = aux("used-mem").and_then(|m| m.parse::<f64>().ok()) {
+        tracing::info!(
+            "RDB memory usage when created {:.2} Mb",
+            m / (1024.0 * 1024.0)
+        );
+    }
     core.engine.persist.last_save = unix_secs();
     tracing::info!(
         "DB loaded from disk: {:.3} seconds",
