@@ -441,3 +441,46 @@ fn multi_node_processes_write_no_file() {
     p.stop();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Under an LFU policy each key's counter goes into the file (RDB_OPCODE_FREQ), under an
+/// LRU one its idle time (RDB_OPCODE_IDLE), as Redis writes them: DEBUG RELOAD keeps them,
+/// and redis-server loading Tumbler's file reports the same OBJECT FREQ / IDLETIME.
+#[test]
+fn lfu_counters_and_idle_times_are_saved() {
+    for (policy, opt, sub, value) in [
+        ("allkeys-lfu", "FREQ", "FREQ", 100i64),
+        ("allkeys-lru", "IDLETIME", "IDLETIME", 1000),
+    ] {
+        let dir = temp_dir(&format!("meta-{policy}"));
+        let t =
+            Tumbler::start_with(&[("dir", dir.to_str().unwrap()), ("maxmemory-policy", policy)]);
+        let mut c = connect(t.addr);
+        reply(&mut c, &["SET", "src", "v"]);
+        let payload: Vec<u8> = redis::cmd("DUMP").arg("src").query(&mut c).unwrap();
+        let r: String = redis::cmd("RESTORE")
+            .arg("k")
+            .arg(0)
+            .arg(payload)
+            .arg(opt)
+            .arg(value)
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(r, "OK");
+        let near = |got: &str, what: &str| {
+            let n: i64 = got.parse().unwrap_or_else(|_| panic!("{what}: {got}"));
+            assert!((n - value).abs() <= 2, "{policy} {what}: {n}, want {value}");
+        };
+        near(&reply(&mut c, &["OBJECT", sub, "k"]), "before");
+        assert_eq!(reply(&mut c, &["DEBUG", "RELOAD"]), "OK");
+        near(&reply(&mut c, &["OBJECT", sub, "k"]), "after DEBUG RELOAD");
+        let Some(r) = RedisServer::start_bin(
+            &reference("redis-server"),
+            &["--dir", dir.to_str().unwrap(), "--maxmemory-policy", policy],
+        ) else {
+            return;
+        };
+        let mut rc = connect(r.addr);
+        near(&reply(&mut rc, &["OBJECT", sub, "k"]), "on redis-server");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -53,11 +53,12 @@ fn path_of(cfg: &crate::config::Config) -> PathBuf {
 
 /// The whole keyspace and the function libraries as an RDB file, under the keyspace lock.
 pub fn snapshot(shared: &Shared, core: &mut Core) -> file::Saved {
-    let (compress, checksum) = {
+    let (compress, checksum, lru) = {
         let cfg = shared.config.read();
         (
             cfg.get_bool(key::RDBCOMPRESSION),
             cfg.get_bool(key::RDBCHECKSUM),
+            cfg.get(key::MAXMEMORY_POLICY).ends_with("-lru"),
         )
     };
     let functions = crate::scripting::library_codes(core);
@@ -68,6 +69,10 @@ pub fn snapshot(shared: &Shared, core: &mut Core) -> file::Saved {
         redis_ver: REDIS_VERSION,
         ctime: unix_secs(),
         used_mem: crate::state::memory::used_memory(),
+        lru,
+        lfu: core.engine.config.lfu,
+        now: core.engine.now_ms(),
+        lfu_decay_time: core.engine.config.lfu_decay_time,
     };
     file::write(&core.engine.dbs, &functions, &o)
 }

@@ -47,6 +47,13 @@ pub struct SaveOptions<'a> {
     /// `ctime` (Unix seconds) and `used-mem`.
     pub ctime: i64,
     pub used_mem: u64,
+    /// Under an LRU `maxmemory-policy`, each key's idle time is written (RDB_OPCODE_IDLE);
+    /// under an LFU one, its counter (RDB_OPCODE_FREQ), as Redis writes them. `now` (ms)
+    /// measures the idle time and decays the counter; `lfu_decay_time` is the setting.
+    pub lru: bool,
+    pub lfu: bool,
+    pub now: i64,
+    pub lfu_decay_time: i64,
 }
 
 /// A written file and what went into it.
@@ -103,6 +110,17 @@ pub fn write(dbs: &[Db], functions: &[Bytes], o: &SaveOptions) -> Saved {
             if let Some(t) = e.expire_at() {
                 out.push(OP_EXPIRETIME_MS);
                 out.extend_from_slice(&t.to_le_bytes());
+            }
+            if o.lfu {
+                out.push(OP_FREQ);
+                out.push(crate::storage::lfu::decayed(
+                    e.lru_ms,
+                    o.now,
+                    o.lfu_decay_time,
+                ));
+            } else if o.lru {
+                out.push(OP_IDLE);
+                put_len(&mut out, ((o.now - e.lru_ms).max(0) / 1000) as usize);
             }
             // The type byte comes before the key, so the value is written to a side
             // buffer first.
@@ -354,13 +372,17 @@ mod tests {
             redis_ver: "7.0.15",
             ctime: 1,
             used_mem: 2,
+            lru: true,
+            lfu: false,
+            now: 5000,
+            lfu_decay_time: 1,
         };
         let s = write(&dbs, &[Bytes::from("#!lua name=x\n")], &o);
         assert_eq!(&s.bytes[..9], b"REDIS0010");
         assert_eq!(s.keys, 2);
         let c = read(&s.bytes, 0, &EngineConfig::default(), 16).unwrap();
         assert_eq!(c.keys.len(), 2);
-        assert!(c.keys.iter().all(|k| k.db == 1));
+        assert!(c.keys.iter().all(|k| k.db == 1 && k.idle == Some(5)));
         assert_eq!(c.functions.len(), 1);
         let mut bad = s.bytes.clone();
         let n = bad.len();
