@@ -645,6 +645,11 @@ fn int_bytes(n: i64) -> Bytes {
 
 /// LZF decompression (the format Redis uses for compressed RDB strings).
 fn lzf_decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    // Each 2 or 3 input bytes make at most 264 output bytes: a larger length is a corrupt
+    // header, refused before it becomes an allocation (an RDB file's lengths are 64-bit).
+    if out_len > input.len().saturating_mul(132) {
+        return None;
+    }
     let mut out = Vec::with_capacity(out_len);
     let mut i = 0;
     while i < input.len() {
@@ -1059,6 +1064,15 @@ pub fn take_string(p: &mut &[u8]) -> Option<Bytes> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A compressed string's header names its length; one no input could produce is refused
+    /// instead of becoming an allocation that aborts the server (RESTORE and RDB files).
+    #[test]
+    fn lzf_refuses_a_length_its_input_cannot_produce() {
+        assert_eq!(lzf_decompress(&[0, b'a'], usize::MAX), None);
+        assert_eq!(lzf_decompress(&[0, b'a'], 1 << 40), None);
+        assert_eq!(lzf_decompress(&[0, b'a'], 1), Some(b"a".to_vec()));
+    }
 
     #[test]
     fn crc64_matches_redis_test_vector() {
