@@ -394,6 +394,145 @@ public final class TumblerServer implements AutoCloseable {
         }
     }
 
+    // ---------------------------------------------------------------- snapshots and state
+
+    /** The databases a snapshot covers: every one the server has (only 0 in cluster mode). */
+    private int databases(int node) {
+        if (config.cluster) {
+            return 1;
+        }
+        Object reply = commandOn(node, "CONFIG", "GET", "databases");
+        if (reply instanceof List<?> kv && kv.size() == 2) {
+            return Integer.parseInt(String.valueOf(kv.get(1)));
+        }
+        throw new TumblerException("CONFIG GET databases: unexpected reply " + reply);
+    }
+
+    /** Sends {@code SELECT db} and {@code args} for every database of every node that is up. */
+    private List<List<Object>> everyDatabase(String... args) {
+        List<List<Object>> out = new ArrayList<>();
+        for (int i = 0; i < ports.size(); i++) {
+            if (down.contains(i)) {
+                continue;
+            }
+            int n = databases(i);
+            List<String[]> cmds = new ArrayList<>();
+            for (int db = 0; db < n; db++) {
+                if (!config.cluster) {
+                    cmds.add(new String[] {"SELECT", Integer.toString(db)});
+                }
+                cmds.add(args);
+            }
+            List<Object> replies = Resp.pipeline(host, ports.get(i), sslContext, null, config.password, 10_000,
+                    false, cmds);
+            List<Object> own = new ArrayList<>();
+            for (int k = config.cluster ? 0 : 1; k < replies.size(); k += config.cluster ? 1 : 2) {
+                own.add(replies.get(k));
+            }
+            out.add(own);
+        }
+        return out;
+    }
+
+    /**
+     * Saves every database of every node that is up as the in-memory snapshot {@code name}
+     * ({@code TUMBLER.SNAPSHOT SAVE} in each database): keys, values and TTLs. Saving a name
+     * again replaces it.
+     */
+    public void snapshot(String name) {
+        everyDatabase("TUMBLER.SNAPSHOT", "SAVE", name);
+    }
+
+    /**
+     * Puts every database of every node that is up back to what it was at
+     * {@link #snapshot(String) snapshot(name)} ({@code TUMBLER.SNAPSHOT RESTORE}); the cost is
+     * proportional to the keys changed since. An unknown name throws {@link TumblerException}.
+     */
+    public void restore(String name) {
+        everyDatabase("TUMBLER.SNAPSHOT", "RESTORE", name);
+    }
+
+    /** Forgets the snapshot {@code name}; false if no database of any node had it. */
+    public boolean dropSnapshot(String name) {
+        boolean any = false;
+        for (List<Object> node : everyDatabase("TUMBLER.SNAPSHOT", "DROP", name)) {
+            for (Object r : node) {
+                any |= Long.valueOf(1).equals(r);
+            }
+        }
+        return any;
+    }
+
+    /** The names of node 0's snapshots of database 0 ({@code TUMBLER.SNAPSHOT LIST}), sorted. */
+    public List<String> snapshots() {
+        List<String> names = new ArrayList<>();
+        for (Object o : (List<?>) command("TUMBLER.SNAPSHOT", "LIST")) {
+            names.add(String.valueOf(o));
+        }
+        Collections.sort(names);
+        return names;
+    }
+
+    /**
+     * A readable dump of node 0's state ({@code TUMBLER.STATE}): every database's keys, types,
+     * TTLs and values, native-lock holders and waiters, the lock-order checker's report.
+     */
+    public String state() {
+        return stateOf(controlNode());
+    }
+
+    /** {@link #state()} of one node. */
+    public String stateOf(int node) {
+        return (String) commandOn(node, "TUMBLER.STATE");
+    }
+
+    /** An RDB file of every database of node 0 ({@code TUMBLER.RDB SAVE}); the server writes nothing to disk. */
+    public byte[] rdb() {
+        return rdbOf(controlNode());
+    }
+
+    /** {@link #rdb()} of one node. */
+    public byte[] rdbOf(int node) {
+        return (byte[]) Resp.pipeline(host, ports.get(node), sslContext, null, config.password, 30_000, true,
+                List.<String[]>of(new String[] {"TUMBLER.RDB", "SAVE"})).get(0);
+    }
+
+    /**
+     * Writes the server's state to {@code dir} for a post-mortem: {@code <name>.rdb} (the RDB
+     * file, {@code redis-server --dbfilename} or {@code redis-check-rdb} read it) and
+     * {@code <name>.txt} ({@link #state()}, after a header of {@code note} lines) per node
+     * that is up; nodes after the first get {@code <name>.node<i>.*}. Creates {@code dir}.
+     * Returns the files written. The extension calls it when a test fails
+     * ({@code @Tumbler(failureArtifacts = true)}).
+     */
+    public List<Path> writeArtifacts(Path dir, String name, String... note) {
+        List<Path> written = new ArrayList<>();
+        try {
+            Files.createDirectories(dir);
+            for (int i = 0; i < ports.size(); i++) {
+                if (down.contains(i)) {
+                    continue;
+                }
+                String base = i == 0 ? name : name + ".node" + i;
+                StringBuilder txt = new StringBuilder();
+                for (String line : note) {
+                    txt.append("# ").append(line.replace("\n", "\n# ")).append('\n');
+                }
+                txt.append("# ").append(url(i)).append(nodeCount() > 1 ? " (node " + i + ")" : "").append('\n');
+                txt.append(stateOf(i));
+                Path t = dir.resolve(base + ".txt");
+                Files.writeString(t, txt, StandardCharsets.UTF_8);
+                written.add(t);
+                Path r = dir.resolve(base + ".rdb");
+                Files.write(r, rdbOf(i));
+                written.add(r);
+            }
+        } catch (IOException e) {
+            throw new TumblerException("cannot write the state of " + this + " to " + dir + ": " + e, e);
+        }
+        return written;
+    }
+
     // ---------------------------------------------------------------- clients
 
     /**
