@@ -110,10 +110,27 @@ class SnapshotExtensionTest {
     }
 
     @Test
-    void withoutRestoreTheTestsSeeEachOthersKeys() {
+    void withoutRestoreTheTestsSeeEachOthersKeys(@TempDir Path dir) {
         // The control case: the same fixture fails once the server is not restored, so the
-        // test above does prove the isolation.
-        run(NotRestored.class).testEvents().assertStatistics(s -> s.succeeded(1).failed(3));
+        // test above does prove the isolation. Its failures' artifacts (if a CI run turned
+        // them on) go to a temporary directory.
+        withArtifactsIn(dir, () -> run(NotRestored.class).testEvents()
+                .assertStatistics(s -> s.succeeded(1).failed(3)));
+    }
+
+    /** Runs r with the system property tumbler.artifacts set to dir. */
+    private static void withArtifactsIn(Path dir, Runnable r) {
+        String before = System.getProperty(TumblerExtension.ARTIFACTS_PROPERTY);
+        System.setProperty(TumblerExtension.ARTIFACTS_PROPERTY, dir.toString());
+        try {
+            r.run();
+        } finally {
+            if (before == null) {
+                System.clearProperty(TumblerExtension.ARTIFACTS_PROPERTY);
+            } else {
+                System.setProperty(TumblerExtension.ARTIFACTS_PROPERTY, before);
+            }
+        }
     }
 
     // ------------------------------------------------------------ failure artifacts
@@ -196,19 +213,9 @@ class SnapshotExtensionTest {
 
     @Test
     void aFailedTestLeavesItsStateBehind(@TempDir Path dir) throws Exception {
-        String before = System.getProperty(TumblerExtension.ARTIFACTS_PROPERTY);
-        System.setProperty(TumblerExtension.ARTIFACTS_PROPERTY, dir.toString());
-        EngineExecutionResults r;
-        try {
-            r = run(Failing.class);
-        } finally {
-            if (before == null) {
-                System.clearProperty(TumblerExtension.ARTIFACTS_PROPERTY);
-            } else {
-                System.setProperty(TumblerExtension.ARTIFACTS_PROPERTY, before);
-            }
-        }
-        r.testEvents().assertStatistics(s -> s.failed(1).succeeded(1).aborted(1));
+        EngineExecutionResults[] r = new EngineExecutionResults[1];
+        withArtifactsIn(dir, () -> r[0] = run(Failing.class));
+        r[0].testEvents().assertStatistics(s -> s.failed(1).succeeded(1).aborted(1));
 
         String base = Failing.class.getName() + ".fails";
         assertEquals(List.of(base + ".rdb", base + ".txt"), names(dir), "files only for the failed test");
