@@ -33,16 +33,9 @@ func (s *Server) everyDatabase(args ...string) ([][]interface{}, error) {
 		if down {
 			continue
 		}
-		dbs := 1
-		if !s.cfg.cluster { // SELECT is refused in cluster mode, where there is database 0 only
-			v, err := s.DoNode(i, "CONFIG", "GET", "databases")
-			kv, ok := v.([]interface{})
-			if err != nil || !ok || len(kv) != 2 {
-				return nil, fmt.Errorf("node %d: CONFIG GET databases: %v %v", i, v, err)
-			}
-			if dbs, err = strconv.Atoi(str(kv[1])); err != nil {
-				return nil, fmt.Errorf("node %d: CONFIG GET databases: %v", i, err)
-			}
+		dbs, err := s.databases(i)
+		if err != nil {
+			return nil, err
 		}
 		var cmds [][]string
 		for db := 0; db < dbs; db++ {
@@ -67,6 +60,33 @@ func (s *Server) everyDatabase(args ...string) ([][]interface{}, error) {
 		out = append(out, own)
 	}
 	return out, nil
+}
+
+// databases is how many databases a snapshot covers: all of them (the server fixes the
+// count at start, the same for every node), or database 0 only in cluster mode, where
+// SELECT is refused.
+func (s *Server) databases(i int) (int, error) {
+	if s.cfg.cluster {
+		return 1, nil
+	}
+	s.mu.Lock()
+	n := s.dbs
+	s.mu.Unlock()
+	if n > 0 {
+		return n, nil
+	}
+	v, err := s.DoNode(i, "CONFIG", "GET", "databases")
+	kv, ok := v.([]interface{})
+	if err != nil || !ok || len(kv) != 2 {
+		return 0, fmt.Errorf("node %d: CONFIG GET databases: %v %v", i, v, err)
+	}
+	if n, err = strconv.Atoi(str(kv[1])); err != nil || n < 1 {
+		return 0, fmt.Errorf("node %d: CONFIG GET databases: %q", i, str(kv[1]))
+	}
+	s.mu.Lock()
+	s.dbs = n
+	s.mu.Unlock()
+	return n, nil
 }
 
 // pipelineNode runs cmds on a new connection to node i.

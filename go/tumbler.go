@@ -67,6 +67,7 @@ type Server struct {
 	frozen  bool
 	closed  bool
 	saved   map[string]bool // tests whose failure artifacts were written
+	dbs     int             // databases per node, once asked
 }
 
 // Run starts a server and stops it when the test ends (t.Cleanup). On error it fails the

@@ -55,6 +55,7 @@ public final class TumblerServer implements AutoCloseable {
     private final SSLContext sslContext;
     private final Set<Integer> down = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    private volatile int databases; // 0 until asked
 
     private TumblerServer(Builder config, Process process, Path log, String host, List<Integer> ports,
                           TlsMaterial tls) {
@@ -401,11 +402,15 @@ public final class TumblerServer implements AutoCloseable {
         if (config.cluster) {
             return 1;
         }
-        Object reply = commandOn(node, "CONFIG", "GET", "databases");
-        if (reply instanceof List<?> kv && kv.size() == 2) {
-            return Integer.parseInt(String.valueOf(kv.get(1)));
+        int n = databases;
+        if (n == 0) { // the server fixes the count at start, the same for every node
+            Object reply = commandOn(node, "CONFIG", "GET", "databases");
+            if (!(reply instanceof List<?> kv && kv.size() == 2)) {
+                throw new TumblerException("CONFIG GET databases: unexpected reply " + reply);
+            }
+            databases = n = Integer.parseInt(String.valueOf(kv.get(1)));
         }
-        throw new TumblerException("CONFIG GET databases: unexpected reply " + reply);
+        return n;
     }
 
     /** Sends {@code SELECT db} and {@code args} for every database of every node that is up. */
