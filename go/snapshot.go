@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,10 +19,23 @@ import (
 // WithArtifacts; setting it turns them on.
 const ArtifactsEnv = "TUMBLER_ARTIFACTS"
 
-// everyDatabase sends args in every database of every node that is up, on a connection of
-// its own per node (the control connections stay in database 0), and returns the replies,
-// RedisErrors included, node by node.
-func (s *Server) everyDatabase(args ...string) ([][]interface{}, error) {
+// snapshotName is the server's name of snapshot name of database db: name itself for
+// database 0, name@db<N> for the others (a server snapshot holds one database, and its
+// names are the node's, not the database's).
+func snapshotName(name string, db int) string {
+	if db == 0 {
+		return name
+	}
+	return name + "@db" + strconv.Itoa(db)
+}
+
+var otherDB = regexp.MustCompile(`@db[1-9][0-9]*$`)
+
+// everyDatabase sends TUMBLER.SNAPSHOT sub name in every database of every node that is
+// up (each database under its own name), on a connection of its own per node (the control
+// connections stay in database 0), and returns the replies node by node. A cluster replica
+// that refuses (READONLY) is skipped: it follows its primary.
+func (s *Server) everyDatabase(sub, name string) ([][]interface{}, error) {
 	var out [][]interface{}
 	for i := range s.ports {
 		s.mu.Lock()
@@ -42,7 +56,7 @@ func (s *Server) everyDatabase(args ...string) ([][]interface{}, error) {
 			if !s.cfg.cluster {
 				cmds = append(cmds, []string{"SELECT", strconv.Itoa(db)})
 			}
-			cmds = append(cmds, args)
+			cmds = append(cmds, []string{"TUMBLER.SNAPSHOT", sub, snapshotName(name, db)})
 		}
 		replies, err := s.pipelineNode(i, cmds)
 		if err != nil {
@@ -50,6 +64,10 @@ func (s *Server) everyDatabase(args ...string) ([][]interface{}, error) {
 		}
 		var own []interface{}
 		for k, r := range replies {
+			if e, ok := r.(RedisError); ok && s.cfg.cluster && strings.HasPrefix(string(e), "READONLY") {
+				own = nil
+				break
+			}
 			if e, ok := r.(RedisError); ok {
 				return nil, fmt.Errorf("node %d: %s: %w", i, strings.Join(cmds[k], " "), e)
 			}
@@ -57,7 +75,9 @@ func (s *Server) everyDatabase(args ...string) ([][]interface{}, error) {
 				own = append(own, r)
 			}
 		}
-		out = append(out, own)
+		if own != nil {
+			out = append(out, own)
+		}
 	}
 	return out, nil
 }
@@ -114,14 +134,15 @@ func str(v interface{}) string {
 }
 
 // Snapshot saves every database of every node that is up as the in-memory snapshot name
-// (TUMBLER.SNAPSHOT SAVE in each database): keys, values, TTLs. Saving a name again
+// (TUMBLER.SNAPSHOT SAVE in each database, as name for database 0 and name@db<N> for the
+// others): keys, values, TTLs. Saving a name again
 // replaces it. Seed the data once, Snapshot it, and let each test RestoreAfter it. Fails
 // the test on error.
 func (s *Server) Snapshot(name string) {
 	if s.tb != nil {
 		s.tb.Helper()
 	}
-	if _, err := s.everyDatabase("TUMBLER.SNAPSHOT", "SAVE", name); err != nil {
+	if _, err := s.everyDatabase("SAVE", name); err != nil {
 		s.fail(err)
 	}
 }
@@ -139,7 +160,7 @@ func (s *Server) Restore(name string) {
 }
 
 func (s *Server) restore(name string) error {
-	_, err := s.everyDatabase("TUMBLER.SNAPSHOT", "RESTORE", name)
+	_, err := s.everyDatabase("RESTORE", name)
 	return err
 }
 
@@ -165,7 +186,7 @@ func (s *Server) DropSnapshot(name string) bool {
 	if s.tb != nil {
 		s.tb.Helper()
 	}
-	replies, err := s.everyDatabase("TUMBLER.SNAPSHOT", "DROP", name)
+	replies, err := s.everyDatabase("DROP", name)
 	if err != nil {
 		s.fail(err)
 		return false
@@ -180,8 +201,8 @@ func (s *Server) DropSnapshot(name string) bool {
 	return false
 }
 
-// Snapshots lists node 0's snapshots of database 0 (TUMBLER.SNAPSHOT LIST), sorted. Fails
-// the test on error.
+// Snapshots lists node 0's snapshots (TUMBLER.SNAPSHOT LIST), sorted, without the
+// name@db<N> ones Snapshot adds for the databases after 0. Fails the test on error.
 func (s *Server) Snapshots() []string {
 	if s.tb != nil {
 		s.tb.Helper()
@@ -194,7 +215,9 @@ func (s *Server) Snapshots() []string {
 	list, _ := v.([]interface{})
 	names := make([]string, 0, len(list))
 	for _, n := range list {
-		names = append(names, str(n))
+		if !otherDB.MatchString(str(n)) {
+			names = append(names, str(n))
+		}
 	}
 	sort.Strings(names)
 	return names

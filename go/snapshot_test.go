@@ -2,6 +2,7 @@ package tumbler
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,8 +31,11 @@ func TestSnapshotRestoresEveryDatabase(t *testing.T) {
 	must(t, c, "SELECT", "5")
 	must(t, c, "SET", "five", "5")
 	s.Snapshot("seed")
-	if got := s.Snapshots(); !contains(got, "seed") {
-		t.Fatalf("Snapshots() = %v, want seed in it", got)
+	if got := s.Snapshots(); !reflect.DeepEqual(got, []string{"seed"}) {
+		t.Fatalf("Snapshots() = %v, want [seed]: one name, whatever the databases", got)
+	}
+	if raw, _ := s.Do("TUMBLER.SNAPSHOT", "LIST"); !strings.Contains(fmt.Sprintf("%s", raw), "seed@db5") {
+		t.Errorf("database 5 has no snapshot of its own on the server: %s", raw)
 	}
 
 	must(t, c, "DEL", "five")
@@ -79,15 +83,6 @@ func TestSnapshotRestoresEveryDatabase(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no such snapshot") {
 		t.Errorf("restore of a dropped snapshot: %v, want \"no such snapshot\"", err)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestSnapshotCoversEveryNode(t *testing.T) {

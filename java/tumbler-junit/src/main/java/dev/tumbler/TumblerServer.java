@@ -413,8 +413,24 @@ public final class TumblerServer implements AutoCloseable {
         return n;
     }
 
-    /** Sends {@code SELECT db} and {@code args} for every database of every node that is up. */
-    private List<List<Object>> everyDatabase(String... args) {
+    /**
+     * The server's name of snapshot {@code name} of database {@code db}: the name itself for
+     * database 0, {@code name@db<N>} for the others (a server snapshot holds one database,
+     * and its names are the node's, not the database's).
+     */
+    static String snapshotName(String name, int db) {
+        return db == 0 ? name : name + "@db" + db;
+    }
+
+    private static final Pattern OTHER_DB = Pattern.compile(".*@db[1-9][0-9]*");
+
+    /**
+     * Sends {@code TUMBLER.SNAPSHOT sub name} in every database of every node that is up
+     * ({@code SELECT db} first, each database under its own name), one connection per node,
+     * and returns the replies node by node. A replica that refuses (READONLY) is skipped: it
+     * follows its primary.
+     */
+    private List<List<Object>> everyDatabase(String sub, String name) {
         List<List<Object>> out = new ArrayList<>();
         for (int i = 0; i < ports.size(); i++) {
             if (down.contains(i)) {
@@ -426,10 +442,17 @@ public final class TumblerServer implements AutoCloseable {
                 if (!config.cluster) {
                     cmds.add(new String[] {"SELECT", Integer.toString(db)});
                 }
-                cmds.add(args);
+                cmds.add(new String[] {"TUMBLER.SNAPSHOT", sub, snapshotName(name, db)});
             }
-            List<Object> replies = Resp.pipeline(host, ports.get(i), sslContext, null, config.password, 10_000,
-                    false, cmds);
+            List<Object> replies;
+            try {
+                replies = Resp.pipeline(host, ports.get(i), sslContext, null, config.password, 10_000, false, cmds);
+            } catch (TumblerException e) {
+                if (config.cluster && String.valueOf(e.getMessage()).contains("READONLY")) {
+                    continue;
+                }
+                throw e;
+            }
             List<Object> own = new ArrayList<>();
             for (int k = config.cluster ? 0 : 1; k < replies.size(); k += config.cluster ? 1 : 2) {
                 own.add(replies.get(k));
@@ -441,11 +464,11 @@ public final class TumblerServer implements AutoCloseable {
 
     /**
      * Saves every database of every node that is up as the in-memory snapshot {@code name}
-     * ({@code TUMBLER.SNAPSHOT SAVE} in each database): keys, values and TTLs. Saving a name
-     * again replaces it.
+     * ({@code TUMBLER.SNAPSHOT SAVE} in each database, as {@code name} for database 0 and
+     * {@code name@db<N>} for the others): keys, values and TTLs. Saving a name again replaces it.
      */
     public void snapshot(String name) {
-        everyDatabase("TUMBLER.SNAPSHOT", "SAVE", name);
+        everyDatabase("SAVE", name);
     }
 
     /**
@@ -454,13 +477,13 @@ public final class TumblerServer implements AutoCloseable {
      * proportional to the keys changed since. An unknown name throws {@link TumblerException}.
      */
     public void restore(String name) {
-        everyDatabase("TUMBLER.SNAPSHOT", "RESTORE", name);
+        everyDatabase("RESTORE", name);
     }
 
-    /** Forgets the snapshot {@code name}; false if no database of any node had it. */
+    /** Forgets the snapshot {@code name}; false if no node had it. */
     public boolean dropSnapshot(String name) {
         boolean any = false;
-        for (List<Object> node : everyDatabase("TUMBLER.SNAPSHOT", "DROP", name)) {
+        for (List<Object> node : everyDatabase("DROP", name)) {
             for (Object r : node) {
                 any |= Long.valueOf(1).equals(r);
             }
@@ -468,11 +491,17 @@ public final class TumblerServer implements AutoCloseable {
         return any;
     }
 
-    /** The names of node 0's snapshots of database 0 ({@code TUMBLER.SNAPSHOT LIST}), sorted. */
+    /**
+     * The names of node 0's snapshots ({@code TUMBLER.SNAPSHOT LIST}), sorted, without the
+     * {@code name@db<N>} ones {@link #snapshot} adds for the databases after 0.
+     */
     public List<String> snapshots() {
         List<String> names = new ArrayList<>();
         for (Object o : (List<?>) command("TUMBLER.SNAPSHOT", "LIST")) {
-            names.add(String.valueOf(o));
+            String n = String.valueOf(o);
+            if (!OTHER_DB.matcher(n).matches()) {
+                names.add(n);
+            }
         }
         Collections.sort(names);
         return names;

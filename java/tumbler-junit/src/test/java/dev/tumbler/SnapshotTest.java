@@ -32,7 +32,9 @@ class SnapshotTest {
             srv.command("SET", "ttl", "t", "PX", "60000");
             inDb(srv, 5, "SET", "five", "5");
             srv.snapshot("seed");
-            assertTrue(srv.snapshots().contains("seed"), "LIST names the snapshot: " + srv.snapshots());
+            assertEquals(List.of("seed"), srv.snapshots(), "one name, whatever the databases");
+            assertTrue(((List<?>) srv.command("TUMBLER.SNAPSHOT", "LIST")).contains("seed@db5"),
+                    "database 5 has its own snapshot on the server");
 
             srv.command("SET", "a", "changed");
             srv.command("DEL", "list");
