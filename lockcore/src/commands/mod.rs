@@ -96,6 +96,8 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::commands::scripting_cmds::COMMANDS,
         crate::commands::tumbler_cmds::COMMANDS,
         crate::engine::locks::lockdep::COMMANDS,
+        crate::engine::snapshot::COMMANDS,
+        crate::engine::report::COMMANDS,
         crate::commands::cluster_cmds::COMMANDS,
         crate::commands::slowlog_cmds::COMMANDS,
     ]

@@ -20,6 +20,8 @@ use crate::storage::value::{Entry, Obj, Value};
 
 pub mod evict;
 pub mod locks;
+pub mod report;
+pub mod snapshot;
 pub mod spec;
 pub mod tracking;
 
@@ -110,6 +112,8 @@ pub struct Engine {
     pub lockdep: Option<Box<crate::engine::locks::lockdep::Lockdep>>,
     /// maxmemory's eviction pool (engine/evict.rs), kept between evictions as Redis does.
     pub evict_pool: crate::engine::evict::Pool,
+    /// TUMBLER.SNAPSHOT's copies of databases (engine/snapshot.rs).
+    pub snapshots: crate::engine::snapshot::Snapshots,
 
     watched: HashMap<usize, HashMap<Bytes, Vec<ClientId>>>,
     dirty_cas: HashSet<ClientId>,
@@ -145,6 +149,7 @@ impl Engine {
             locks: Default::default(),
             lockdep: None,
             evict_pool: Default::default(),
+            snapshots: Default::default(),
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
             tracking: Default::default(),

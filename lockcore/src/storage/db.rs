@@ -143,6 +143,37 @@ pub struct Db {
     /// table. A hint, checked on every use: positions move when keys are removed, and the
     /// key found there must be the one looked for (keys are unique, so that is its place).
     last: Cell<u64>,
+    /// The keys changed since the db last matched a snapshot (engine/snapshot.rs); `None`
+    /// when no snapshot is the db's baseline, which costs the lookups one branch.
+    changes: Option<Box<Changes>>,
+}
+
+/// What a db has changed since its content was that of snapshot `base`: every key looked
+/// up for writing, inserted, removed or given a new TTL since (a superset of the keys whose
+/// value differs: lookups that only read through `&mut` count too). Restoring `base` then
+/// puts back these keys alone.
+#[derive(Debug)]
+pub struct Changes {
+    pub base: u64,
+    /// The db was emptied, or more keys changed than `limit`: a restore copies it all.
+    pub all: bool,
+    pub keys: hashbrown::HashSet<Bytes, rustc_hash::FxBuildHasher>,
+    limit: usize,
+}
+
+impl Changes {
+    #[cold]
+    fn note(&mut self, key: &[u8]) {
+        if self.all || self.keys.contains(key) {
+            return;
+        }
+        if self.keys.len() >= self.limit {
+            self.all = true;
+            self.keys = Default::default();
+        } else {
+            self.keys.insert(Bytes::copy_from_slice(key));
+        }
+    }
 }
 
 /// The key hash, folded to the 32 bits a [`Slot`] and the expiry heap keep.
@@ -236,6 +267,7 @@ impl Db {
         self.find(key).map(|at| &self.dense.get(at).1)
     }
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.note(key);
         self.find(key).map(|at| &mut self.dense.get_mut(at).1)
     }
     pub fn contains(&self, key: &[u8]) -> bool {
@@ -283,6 +315,7 @@ impl Db {
     /// One probe for a key: the live entry, or, if its TTL is `<= now`, removes it (map,
     /// expiry index, SCAN index) and says so; the caller runs the expiry epilogue.
     pub fn probe(&mut self, key: &[u8], now: i64) -> Probe<'_> {
+        self.note(key);
         let h = self.hash(key);
         if let Some(at) = self.recall(key, h) {
             if self.dense.get(at).1.expire_at().is_none_or(|t| t > now) {
@@ -297,6 +330,7 @@ impl Db {
             scan_index,
             scan_hasher,
             last,
+            ..
         } = self;
         let Some(i) = map.find_index(h, eq(dense, key)) else {
             return Probe::Absent;
@@ -335,6 +369,7 @@ impl Db {
     /// Inserts a whole entry (value, TTL, encoding flag), replacing any previous one.
     /// Used by RENAME, MOVE and COPY, which carry the TTL along. Returns the stored entry.
     pub fn insert_entry(&mut self, key: Bytes, entry: Entry) -> &mut Entry {
+        self.note(&key);
         self.maybe_compact_expires();
         let h = self.hash(&key);
         let Db {
@@ -404,6 +439,7 @@ impl Db {
     }
 
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        self.note(key);
         let h = self.hash(key);
         let Db {
             map,
@@ -433,6 +469,7 @@ impl Db {
 
     /// Sets or clears the expiry of an existing key. Returns false if the key is absent.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
+        self.note(key);
         self.maybe_compact_expires();
         let h = self.hash(key);
         let Some(pos) = self.find_hashed(key, h) else {
@@ -554,6 +591,45 @@ impl Db {
         out
     }
 
+    /// Names `key` in the changes since the baseline snapshot, if there is one.
+    #[inline]
+    fn note(&mut self, key: &[u8]) {
+        if let Some(c) = &mut self.changes {
+            c.note(key);
+        }
+    }
+
+    /// Makes snapshot `base` the db's baseline: from now on the db names the keys it
+    /// changes, up to `limit` of them (past that, a restore copies everything).
+    pub fn track_changes(&mut self, base: u64, limit: usize) {
+        self.changes = Some(Box::new(Changes {
+            base,
+            all: false,
+            keys: Default::default(),
+            limit,
+        }));
+    }
+
+    /// The changes since the baseline snapshot, which stops being the baseline.
+    pub fn take_changes(&mut self) -> Option<Box<Changes>> {
+        self.changes.take()
+    }
+
+    /// The baseline snapshot, if any.
+    pub fn baseline(&self) -> Option<u64> {
+        self.changes.as_ref().map(|c| c.base)
+    }
+
+    /// A copy of every entry (values, TTLs, access times), without the indexes' history:
+    /// what a snapshot keeps.
+    pub fn copy(&self) -> Db {
+        let mut d = Db::default();
+        for (k, e) in self.iter() {
+            d.insert_entry(Bytes::copy_from_slice(k), e.clone());
+        }
+        d
+    }
+
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
         self.dense.iter().map(|(k, _)| &k[..])
     }
@@ -562,6 +638,10 @@ impl Db {
     }
 
     pub fn clear(&mut self) {
+        if let Some(c) = &mut self.changes {
+            c.all = true;
+            c.keys = Default::default();
+        }
         self.map.clear();
         self.dense = Dense::default();
         self.expires.clear();

@@ -136,6 +136,32 @@ impl LockTables {
     }
 }
 
+/// A snapshot restore (engine/snapshot.rs) has put `key` back. If it is a lock, its
+/// SESSION holders are dropped (a grant bound to a connection is not data), the lease
+/// timers of the others are set again, and a lock nobody holds is deleted.
+pub(crate) fn restored(eng: &mut Engine, db: usize, key: &Bytes) {
+    let Some(Value::Obj(Obj::Lock(l))) = eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
+        return;
+    };
+    l.holders.retain(|h| h.session.is_none());
+    let leases: Vec<i64> = l.holders.iter().filter_map(|h| h.lease_until).collect();
+    let empty = l.holders.is_empty();
+    for t in leases {
+        eng.locks.leases.insert((t, db, key.clone()));
+        eng.deadline_changed = true;
+    }
+    if empty {
+        eng.dbs[db].remove(key);
+    } else {
+        let at = match eng.dbs[db].get(key).map(|e| &e.value) {
+            Some(Value::Obj(Obj::Lock(l))) => l.key_expiry(),
+            _ => None,
+        };
+        eng.dbs[db].set_expire(key, at);
+        eng.deadline_changed = true;
+    }
+}
+
 /// Is `name` a command whose blocked clients are lock waiters?
 pub(crate) fn is_waiter_command(name: &str) -> bool {
     WAITER_COMMANDS.contains(&name)

@@ -1,0 +1,284 @@
+//! In-memory snapshots of one database (`TUMBLER.SNAPSHOT`), so that a test suite seeds its
+//! fixtures once and puts them back after each test for the price of what the test changed.
+//!
+//! A snapshot is a copy of the db's entries ([`Db::copy`]: values share their byte buffers
+//! with the live keys, so the copy costs the tables and the small values). Saving makes the
+//! snapshot the db's *baseline*: from then on the db names every key it changes
+//! (db.rs, [`Changes`](crate::storage::db::Changes)). Restoring the baseline puts back only
+//! those keys; restoring any other snapshot, or after FLUSHDB or more changed keys than the
+//! snapshot holds, copies the whole snapshot in. Either way the restored snapshot is the
+//! baseline afterwards, so a restore after every test costs what each test changed.
+//!
+//! What a restore does around the data (docs/snapshots.md):
+//! - WATCH is touched and tracking invalidated for the keys it changes (all of them when
+//!   it copies the whole db), and clients blocked on those keys are re-tried, as after a
+//!   write; it sends no keyspace events.
+//! - Native locks come back with the holders that have a lease, whose timers are set
+//!   again. A holder bound to its connection (SESSION) does not come back: the grant
+//!   belongs to that connection, not to the data. Fencing tokens never go back: the counter
+//!   is server-wide and keeps counting up.
+//! - Pub/sub, scripts and functions, the lock-order checker and the other databases are
+//!   left as they are.
+
+use bytes::Bytes;
+use std::collections::BTreeMap;
+
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, BASE};
+use crate::engine::Engine;
+use crate::reply::Reply;
+use crate::storage::db::Db;
+use crate::storage::value::{Obj, Value};
+
+/// A named copy of one db.
+#[derive(Debug)]
+pub struct Snapshot {
+    id: u64,
+    db: Db,
+}
+
+/// The snapshots of a server, by name.
+#[derive(Debug, Default)]
+pub struct Snapshots {
+    last_id: u64,
+    by_name: BTreeMap<Bytes, Snapshot>,
+}
+
+/// Past this many changed keys (or the snapshot's size, if larger), a restore copies the
+/// whole snapshot instead of remembering more keys.
+const MIN_CHANGES_LIMIT: usize = 1024;
+
+/// What a restore did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Restored {
+    /// Put back this many changed keys.
+    Changed(usize),
+    /// Copied the whole snapshot in.
+    Whole,
+}
+
+impl Snapshots {
+    pub fn names(&self) -> impl Iterator<Item = &Bytes> {
+        self.by_name.keys()
+    }
+
+    /// The keys a snapshot holds.
+    pub fn len_of(&self, name: &[u8]) -> Option<usize> {
+        self.by_name.get(name).map(|s| s.db.len())
+    }
+}
+
+/// Saves `db` as snapshot `name` (replacing one of that name) and makes it the baseline.
+pub fn save(eng: &mut Engine, db: usize, name: Bytes) {
+    let snaps = &mut eng.snapshots;
+    snaps.last_id += 1;
+    let id = snaps.last_id;
+    let copy = eng.dbs[db].copy();
+    let limit = copy.len().max(MIN_CHANGES_LIMIT);
+    if let Some(old) = snaps.by_name.insert(name, Snapshot { id, db: copy }) {
+        untrack(&mut eng.dbs, old.id);
+    }
+    eng.dbs[db].track_changes(id, limit);
+}
+
+/// Makes `db` what snapshot `name` holds. `None` if there is no such snapshot.
+pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
+    let snap = eng.snapshots.by_name.get(name)?;
+    let (id, limit) = (snap.id, snap.db.len().max(MIN_CHANGES_LIMIT));
+    let changes = eng.dbs[db].take_changes();
+    let done = match changes {
+        Some(c) if c.base == id && !c.all => {
+            let snap = &eng.snapshots.by_name[name];
+            let mut changed = Vec::with_capacity(c.keys.len());
+            for key in c.keys {
+                let live = &mut eng.dbs[db];
+                let had = live.remove(&key).is_some();
+                let old = snap.db.get(&key);
+                if let Some(e) = old {
+                    live.insert_entry(key.clone(), e.clone());
+                }
+                if had || old.is_some() {
+                    changed.push(key);
+                }
+            }
+            for key in &changed {
+                crate::engine::locks::restored(eng, db, key);
+                eng.touch_watched(db, key);
+                eng.signal_ready(db, key);
+            }
+            eng.stats.dirty += changed.len() as u64;
+            Restored::Changed(changed.len())
+        }
+        _ => {
+            eng.touch_all_watched(db, true);
+            let n = eng.dbs[db].len();
+            let snap = &eng.snapshots.by_name[name];
+            let live = &mut eng.dbs[db];
+            live.clear();
+            for (k, e) in snap.db.iter() {
+                live.insert_entry(Bytes::copy_from_slice(k), e.clone());
+            }
+            let locks: Vec<Bytes> = live
+                .iter()
+                .filter(|(_, e)| matches!(e.value, Value::Obj(Obj::Lock(_))))
+                .map(|(k, _)| Bytes::copy_from_slice(k))
+                .collect();
+            for key in &locks {
+                crate::engine::locks::restored(eng, db, key);
+            }
+            eng.touch_all_watched(db, true);
+            eng.tracking.flush();
+            eng.signal_db(db);
+            eng.stats.dirty += (n + eng.dbs[db].len()) as u64;
+            Restored::Whole
+        }
+    };
+    eng.dbs[db].track_changes(id, limit);
+    Some(done)
+}
+
+/// Forgets snapshot `name`; false if there was none.
+pub fn drop(eng: &mut Engine, name: &[u8]) -> bool {
+    match eng.snapshots.by_name.remove(name) {
+        Some(s) => {
+            untrack(&mut eng.dbs, s.id);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Stops the dbs whose baseline is snapshot `id` from naming their changes.
+fn untrack(dbs: &mut [Db], id: u64) {
+    for d in dbs.iter_mut().filter(|d| d.baseline() == Some(id)) {
+        d.take_changes();
+    }
+}
+
+// ---------------------------------------------------------------- TUMBLER.SNAPSHOT
+
+pub const SNAPSHOT: &str = "tumbler.snapshot";
+
+const fn sub(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    summary: &'static str,
+    h: crate::engine::spec::Handler,
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        parent: SNAPSHOT,
+        arity,
+        flags,
+        group: "server",
+        since: "0.1.0",
+        summary,
+        acl: &["slow", "dangerous"],
+        exec: Exec::Engine(h),
+        ..BASE
+    }
+}
+
+// NOSCRIPT: a script must not swap the keyspace under the keys it declared.
+pub static SNAPSHOT_SUBS: &[CommandSpec] = &[
+    sub(
+        "save",
+        3,
+        NOSCRIPT | DENYOOM,
+        "Copies the selected database into a named in-memory snapshot.",
+        save_cmd,
+    ),
+    sub(
+        "restore",
+        3,
+        WRITE | NOSCRIPT,
+        "Makes the selected database what a snapshot holds.",
+        restore_cmd,
+    ),
+    sub(
+        "list",
+        2,
+        NOSCRIPT | LOADING | STALE,
+        "Returns the names of the snapshots.",
+        list_cmd,
+    ),
+    sub(
+        "drop",
+        3,
+        NOSCRIPT | LOADING | STALE,
+        "Forgets a snapshot.",
+        drop_cmd,
+    ),
+    sub(
+        "help",
+        2,
+        LOADING | STALE,
+        "Returns helpful text about the different subcommands.",
+        help_cmd,
+    ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
+    name: SNAPSHOT,
+    arity: -2,
+    flags: 0,
+    group: "server",
+    since: "0.1.0",
+    summary: "A container for in-memory snapshots of a database (tests).",
+    exec: Exec::Container,
+    subcommands: SNAPSHOT_SUBS,
+    ..BASE
+}];
+
+fn save_cmd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let db = ctx.dbi();
+    save(ctx.eng, db, a[2].clone());
+    Reply::ok()
+}
+
+fn restore_cmd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let db = ctx.dbi();
+    match restore(ctx.eng, db, &a[2]) {
+        Some(_) => Reply::ok(),
+        None => no_such(&a[2]),
+    }
+}
+
+fn list_cmd(ctx: &mut Ctx, _: &[Bytes]) -> Reply {
+    Reply::Array(
+        ctx.eng
+            .snapshots
+            .names()
+            .cloned()
+            .map(Reply::Bulk)
+            .collect(),
+    )
+}
+
+fn drop_cmd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    Reply::Int(drop(ctx.eng, &a[2]) as i64)
+}
+
+fn help_cmd(_: &mut Ctx, _: &[Bytes]) -> Reply {
+    const HELP: &[&str] = &[
+        "TUMBLER.SNAPSHOT <subcommand> [<arg> ...]. Subcommands are:",
+        "SAVE <name>",
+        "    Copy the selected database into snapshot <name> (replacing one of that name).",
+        "RESTORE <name>",
+        "    Make the selected database what <name> holds; other databases are untouched.",
+        "LIST",
+        "    Return the names of the snapshots.",
+        "DROP <name>",
+        "    Forget snapshot <name>.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    Reply::Array(HELP.iter().map(|l| Reply::simple(l)).collect())
+}
+
+fn no_such(name: &[u8]) -> Reply {
+    Reply::err(format!(
+        "ERR no such snapshot '{}'",
+        String::from_utf8_lossy(name)
+    ))
+}
