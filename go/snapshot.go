@@ -36,6 +36,14 @@ var otherDB = regexp.MustCompile(`@db[1-9][0-9]*$`)
 // connections stay in database 0), and returns the replies node by node. A cluster replica
 // that refuses (READONLY) is skipped: it follows its primary.
 func (s *Server) everyDatabase(sub, name string) ([][]interface{}, error) {
+	return s.onDatabases(sub, name, -1)
+}
+
+// onDatabases is everyDatabase, or database only alone (under name as it is) if only >= 0.
+func (s *Server) onDatabases(sub, name string, only int) ([][]interface{}, error) {
+	if only > 0 && s.cfg.cluster {
+		return nil, errors.New("a cluster has database 0 only")
+	}
 	var out [][]interface{}
 	for i := range s.ports {
 		s.mu.Lock()
@@ -52,11 +60,19 @@ func (s *Server) everyDatabase(sub, name string) ([][]interface{}, error) {
 			return nil, err
 		}
 		var cmds [][]string
-		for db := 0; db < dbs; db++ {
+		from, to := 0, dbs
+		if only >= 0 {
+			from, to = only, only+1
+		}
+		for db := from; db < to; db++ {
 			if !s.cfg.cluster {
 				cmds = append(cmds, []string{"SELECT", strconv.Itoa(db)})
 			}
-			cmds = append(cmds, []string{"TUMBLER.SNAPSHOT", sub, snapshotName(name, db)})
+			if only >= 0 {
+				cmds = append(cmds, []string{"TUMBLER.SNAPSHOT", sub, name})
+			} else {
+				cmds = append(cmds, []string{"TUMBLER.SNAPSHOT", sub, snapshotName(name, db)})
+			}
 		}
 		replies, err := s.pipelineNode(i, cmds)
 		if err != nil {
@@ -178,6 +194,26 @@ func (s *Server) RestoreAfter(tb testing.TB, name string) {
 			tb.Errorf("tumbler: restoring snapshot %q after %s: %v", name, tb.Name(), err)
 		}
 	})
+}
+
+// SnapshotDB saves database db alone, of every node that is up, as snapshot name (the
+// server's name as it is): for parallel tests that each use their own database of a
+// shared server. Fails the test on error.
+func (s *Server) SnapshotDB(db int, name string) {
+	if s.tb != nil {
+		s.tb.Helper()
+	}
+	if _, err := s.onDatabases("SAVE", name, db); err != nil {
+		s.fail(err)
+	}
+}
+
+// RestoreDB restores database db alone, of every node that is up, from SnapshotDB(db,
+// name); the other databases stay as they are. It returns the error rather than failing
+// a test, so that a parallel test can call it from its own t.Cleanup.
+func (s *Server) RestoreDB(db int, name string) error {
+	_, err := s.onDatabases("RESTORE", name, db)
+	return err
 }
 
 // DropSnapshot forgets the snapshot name; false if no database of any node had it. Fails

@@ -85,6 +85,33 @@ func TestSnapshotRestoresEveryDatabase(t *testing.T) {
 	}
 }
 
+func TestSnapshotDBLeavesTheOtherDatabases(t *testing.T) {
+	s := Run(t)
+	c := client(t, s, 0, "", "")
+	must(t, c, "SELECT", "3")
+	must(t, c, "SET", "mine", "1")
+	s.SnapshotDB(3, "worker3")
+	must(t, c, "SET", "mine", "2")
+	if _, err := s.Do("SET", "other-worker", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestoreDB(3, "worker3"); err != nil {
+		t.Fatal(err)
+	}
+	if v := bulk(must(t, c, "GET", "mine")); v != "1" {
+		t.Errorf("database 3: mine = %s after RestoreDB, want 1", v)
+	}
+	if v, _ := s.Do("GET", "other-worker"); bulk(v) != "x" {
+		t.Errorf("database 0 was restored too: other-worker = %s", bulk(v))
+	}
+	if got := s.Snapshots(); !reflect.DeepEqual(got, []string{"worker3"}) {
+		t.Errorf("Snapshots() = %v, want [worker3]", got)
+	}
+	if err := s.RestoreDB(3, "nope"); err == nil || !strings.Contains(err.Error(), "no such snapshot") {
+		t.Errorf("RestoreDB of an unknown name: %v", err)
+	}
+}
+
 func TestSnapshotCoversEveryNode(t *testing.T) {
 	s := Run(t, WithNodes(2))
 	c0, c1 := client(t, s, 0, "", ""), client(t, s, 1, "", "")

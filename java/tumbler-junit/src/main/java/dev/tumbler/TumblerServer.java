@@ -431,6 +431,14 @@ public final class TumblerServer implements AutoCloseable {
      * follows its primary.
      */
     private List<List<Object>> everyDatabase(String sub, String name) {
+        return databases(sub, name, -1);
+    }
+
+    /** {@link #everyDatabase}, or database {@code only} alone (under {@code name}) if it is not -1. */
+    private List<List<Object>> databases(String sub, String name, int only) {
+        if (only > 0 && config.cluster) {
+            throw new TumblerException("a cluster has database 0 only");
+        }
         List<List<Object>> out = new ArrayList<>();
         for (int i = 0; i < ports.size(); i++) {
             if (down.contains(i)) {
@@ -438,11 +446,11 @@ public final class TumblerServer implements AutoCloseable {
             }
             int n = databases(i);
             List<String[]> cmds = new ArrayList<>();
-            for (int db = 0; db < n; db++) {
+            for (int db = Math.max(only, 0); db < (only >= 0 ? only + 1 : n); db++) {
                 if (!config.cluster) {
                     cmds.add(new String[] {"SELECT", Integer.toString(db)});
                 }
-                cmds.add(new String[] {"TUMBLER.SNAPSHOT", sub, snapshotName(name, db)});
+                cmds.add(new String[] {"TUMBLER.SNAPSHOT", sub, only >= 0 ? name : snapshotName(name, db)});
             }
             List<Object> replies;
             try {
@@ -478,6 +486,20 @@ public final class TumblerServer implements AutoCloseable {
      */
     public void restore(String name) {
         everyDatabase("RESTORE", name);
+    }
+
+    /**
+     * Saves database {@code db} alone, of every node that is up, as snapshot {@code name}
+     * (the server's name as it is): for tests that each use their own database of a shared
+     * server, side by side.
+     */
+    public void snapshot(int db, String name) {
+        databases("SAVE", name, db);
+    }
+
+    /** Restores database {@code db} alone, of every node that is up, from {@link #snapshot(int, String)}; the other databases stay as they are. */
+    public void restore(int db, String name) {
+        databases("RESTORE", name, db);
     }
 
     /** Forgets the snapshot {@code name}; false if no node had it. */

@@ -67,6 +67,20 @@ class SnapshotTest {
     }
 
     @Test
+    void oneDatabaseAloneLeavesTheOthers() {
+        try (TumblerServer srv = TumblerServer.start()) {
+            inDb(srv, 3, "SET", "mine", "1");
+            srv.snapshot(3, "worker3");
+            inDb(srv, 3, "SET", "mine", "2");
+            srv.command("SET", "other-worker", "x");
+            srv.restore(3, "worker3");
+            assertEquals("1", inDb(srv, 3, "GET", "mine"));
+            assertEquals("x", srv.command("GET", "other-worker"), "database 0 is not restored");
+            assertEquals(List.of("worker3"), srv.snapshots());
+        }
+    }
+
+    @Test
     void snapshotCoversEveryNode() {
         try (TumblerServer srv = TumblerServer.builder().nodes(2).start()) {
             srv.commandOn(0, "SET", "zero", "0");
