@@ -27,7 +27,7 @@ use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, BASE};
 use crate::engine::Engine;
 use crate::reply::Reply;
 use crate::storage::db::Db;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::{Entry, Obj, Value};
 
 /// A named copy of one db.
 #[derive(Debug)]
@@ -91,14 +91,19 @@ pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
             let mut changed = Vec::with_capacity(c.keys.len());
             for key in c.keys {
                 let live = &mut eng.dbs[db];
-                let had = live.remove(&key).is_some();
                 let old = snap.db.get(&key);
+                // The changes name keys that were only read, too: those are left alone,
+                // and so are their watchers.
+                match (live.get(&key), old) {
+                    (Some(now), Some(then)) if same(now, then) => continue,
+                    (None, None) => continue,
+                    _ => {}
+                }
+                live.remove(&key);
                 if let Some(e) = old {
                     live.insert_entry(key.clone(), e.clone());
                 }
-                if had || old.is_some() {
-                    changed.push(key);
-                }
+                changed.push(key);
             }
             for key in &changed {
                 crate::engine::locks::restored(eng, db, key);
@@ -134,6 +139,56 @@ pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
     };
     eng.dbs[db].track_changes(id, limit);
     Some(done)
+}
+
+/// Whether two entries hold the same data: value, encoding and TTL (not the access time).
+/// A stream always counts as changed, which only costs its copy and its watchers a touch.
+fn same(a: &Entry, b: &Entry) -> bool {
+    if a.expire_at() != b.expire_at() || a.raw() != b.raw() {
+        return false;
+    }
+    match (&a.value, &b.value) {
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Obj(Obj::Hash(x)), Value::Obj(Obj::Hash(y))) => {
+            x.is_table() == y.is_table() && x.len() == y.len() && x.iter().eq(y.iter())
+        }
+        (Value::Obj(Obj::List(x)), Value::Obj(Obj::List(y))) => x == y,
+        (Value::Obj(Obj::Set(x)), Value::Obj(Obj::Set(y))) => {
+            x.intset == y.intset
+                && x.members.len() == y.members.len()
+                && x.members.iter().eq(y.members.iter())
+        }
+        (Value::Obj(Obj::ZSet(x)), Value::Obj(Obj::ZSet(y))) => {
+            x.big == y.big
+                && x.len() == y.len()
+                && (0..x.len()).all(|i| match (x.nth(i), y.nth(i)) {
+                    (Some((s, m)), Some((t, n))) => s.to_bits() == t.to_bits() && m == n,
+                    _ => false,
+                })
+        }
+        (Value::Obj(Obj::Lock(x)), Value::Obj(Obj::Lock(y))) => {
+            x.kind == y.kind
+                && x.holders.len() == y.holders.len()
+                && x.holders.iter().zip(&y.holders).all(|(h, k)| {
+                    (
+                        &h.owner,
+                        h.holds,
+                        h.reads,
+                        h.token,
+                        h.lease_until,
+                        h.session,
+                    ) == (
+                        &k.owner,
+                        k.holds,
+                        k.reads,
+                        k.token,
+                        k.lease_until,
+                        k.session,
+                    )
+                })
+        }
+        _ => false,
+    }
 }
 
 /// Forgets snapshot `name`; false if there was none.
