@@ -333,7 +333,7 @@ impl TestServer {
     /// The one call around a test: returns a guard that restores snapshot `name` into
     /// database `db` when it goes out of scope. If the test is panicking then and
     /// `TUMBLER_ARTIFACTS` names a directory, the guard first writes the keyspace there
-    /// ([`TestServer::write_state`], named after the test's thread).
+    /// ([`TestServer::write_state`]: `.rdb` and `.txt`, named after the test's thread).
     pub fn restore_after(&self, db: usize, name: &str) -> RestoreGuard<'_> {
         RestoreGuard {
             server: self,
@@ -348,8 +348,10 @@ impl TestServer {
         lockcore::engine::report::render(&core.engine)
     }
 
-    /// Writes `<dir>/<name>.txt`, the keyspace as [`TestServer::state`] prints it, creating
-    /// `dir` if needed. Returns the paths written.
+    /// Writes `<dir>/<name>.rdb`, the keyspace as an RDB file (`TUMBLER.RDB SAVE`), and
+    /// `<dir>/<name>.txt`, the keyspace as [`TestServer::state`] prints it, creating `dir`
+    /// if needed. Characters of `name` other than letters, digits, `-`, `_` and `.` become
+    /// `_`. Returns the paths written.
     pub fn write_state(
         &self,
         dir: &std::path::Path,
@@ -366,9 +368,18 @@ impl TestServer {
                 }
             })
             .collect();
-        let txt = dir.join(format!("{stem}.txt"));
-        std::fs::write(&txt, self.state())?;
-        Ok(vec![txt])
+        let (rdb, txt) = {
+            let mut core = self.shared.lock_core_blocking();
+            let rdb = crate::commands::rdb::snapshot(&self.shared, &mut core).bytes;
+            (rdb, lockcore::engine::report::render(&core.engine))
+        };
+        let (rdb_path, txt_path) = (
+            dir.join(format!("{stem}.rdb")),
+            dir.join(format!("{stem}.txt")),
+        );
+        std::fs::write(&rdb_path, rdb)?;
+        std::fs::write(&txt_path, txt)?;
+        Ok(vec![rdb_path, txt_path])
     }
 
     /// The server's shared state, for white-box assertions.

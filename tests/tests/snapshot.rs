@@ -419,6 +419,21 @@ fn embedded_restore_after_and_the_failed_tests_keyspace() {
     });
     std::env::remove_var("TUMBLER_ARTIFACTS");
     assert!(failed.is_err(), "the example test must fail");
+    let rdb = std::fs::read(dir.join("orders__charges_once.rdb")).unwrap();
+    assert!(
+        rdb.starts_with(b"REDIS0010"),
+        "{:?}",
+        &rdb[..rdb.len().min(16)]
+    );
+    let check = std::process::Command::new("redis-check-rdb")
+        .arg(dir.join("orders__charges_once.rdb"))
+        .output()
+        .expect("redis-check-rdb (redis-tools)");
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success() && said.contains("RDB looks OK!"),
+        "{said}"
+    );
     let txt = std::fs::read_to_string(dir.join("orders__charges_once.txt")).unwrap();
     assert!(
         txt.contains("\"order:42\" string encoding=embstr ttl=none value=\"charged twice\""),
@@ -427,4 +442,35 @@ fn embedded_restore_after_and_the_failed_tests_keyspace() {
     // The guard restored after writing.
     assert_eq!(r.cmd_str(&["EXISTS", "order:42"]), ":0\r\n");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// TUMBLER.RDB LOAD replaces the keyspace behind the snapshot's back: the next restore
+/// copies the snapshot whole and is exact.
+#[test]
+fn a_snapshot_restores_exactly_after_an_rdb_load() {
+    let t = Tumbler::start();
+    let mut r = t.raw();
+    let mut rng = Rng(99);
+    seed(&mut r, &mut rng);
+    let file = std::env::temp_dir().join(format!("tumbler-snap-{}.rdb", std::process::id()));
+    std::fs::write(&file, bulk_bytes(&r.cmd(&["TUMBLER.RDB", "SAVE"]))).unwrap();
+    ok(&mut r, &["TUMBLER.SNAPSHOT", "SAVE", "s"]);
+    let saved = fingerprint(&mut r);
+    for _ in 0..200 {
+        random_write(&mut r, &mut rng);
+    }
+    ok(&mut r, &["TUMBLER.RDB", "LOAD", file.to_str().unwrap()]);
+    random_write(&mut r, &mut rng);
+    ok(&mut r, &["TUMBLER.SNAPSHOT", "RESTORE", "s"]);
+    assert_eq!(fingerprint(&mut r), saved);
+    std::fs::remove_file(&file).unwrap();
+}
+
+fn bulk_bytes(reply: &[u8]) -> Vec<u8> {
+    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
+    let n: usize = std::str::from_utf8(&reply[1..nl - 1])
+        .unwrap()
+        .parse()
+        .unwrap();
+    reply[nl + 1..nl + 1 + n].to_vec()
 }

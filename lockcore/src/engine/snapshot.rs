@@ -43,9 +43,16 @@ pub struct Snapshots {
     by_name: BTreeMap<Bytes, Snapshot>,
 }
 
-/// Past this many changed keys (or the snapshot's size, if larger), a restore copies the
-/// whole snapshot instead of remembering more keys.
+/// Past an eighth of the snapshot's keys changed (or this many, if more), a restore copies
+/// the whole snapshot instead of remembering more keys. Putting back one changed key costs
+/// about ten times what copying one key does, because the changed keys come in no order
+/// while a copy walks both tables in order (bench/snapshot.sh on 1,000,000 keys: 10,000
+/// changed keys put back in 16 ms, all of them in 2.8 s of CPU; a whole copy, 0.3 s).
 const MIN_CHANGES_LIMIT: usize = 1024;
+
+fn changes_limit(snapshot_keys: usize) -> usize {
+    (snapshot_keys / 8).max(MIN_CHANGES_LIMIT)
+}
 
 /// What a restore did.
 #[derive(Debug, PartialEq, Eq)]
@@ -73,7 +80,7 @@ pub fn save(eng: &mut Engine, db: usize, name: Bytes) {
     snaps.last_id += 1;
     let id = snaps.last_id;
     let copy = eng.dbs[db].copy();
-    let limit = copy.len().max(MIN_CHANGES_LIMIT);
+    let limit = changes_limit(copy.len());
     if let Some(old) = snaps.by_name.insert(name, Snapshot { id, db: copy }) {
         untrack(&mut eng.dbs, old.id);
     }
@@ -83,7 +90,7 @@ pub fn save(eng: &mut Engine, db: usize, name: Bytes) {
 /// Makes `db` what snapshot `name` holds. `None` if there is no such snapshot.
 pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
     let snap = eng.snapshots.by_name.get(name)?;
-    let (id, limit) = (snap.id, snap.db.len().max(MIN_CHANGES_LIMIT));
+    let (id, limit) = (snap.id, changes_limit(snap.db.len()));
     let changes = eng.dbs[db].take_changes();
     let done = match changes {
         Some(c) if c.base == id && !c.all => {
