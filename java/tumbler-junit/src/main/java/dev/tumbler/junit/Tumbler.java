@@ -84,8 +84,9 @@ public @interface Tumbler {
     boolean failureArtifacts() default false;
 
     /**
-     * The directory of {@link #failureArtifacts}, relative to the working directory; default:
-     * {@code tumbler.artifacts}, else {@code TUMBLER_ARTIFACTS}, else {@code target/tumbler-artifacts}.
+     * The directory of {@link #failureArtifacts}, relative to the working directory; setting it
+     * turns them on. Default: {@code tumbler.artifacts}, else {@code TUMBLER_ARTIFACTS}, else
+     * {@code target/tumbler-artifacts}.
      */
     String artifactsDir() default "";
 
