@@ -7,7 +7,8 @@
 # Cases: acquire (fresh keys), reentry (one held key), unlock (one held key, count stays
 # above 0: HINCRBY -1 + PEXPIRE), release (N held locks of count 1, each released once:
 # HINCRBY -1 + DEL + PUBLISH), unlock_miss (no holder: HEXISTS only), cas.
-# Usage: bench/plans-callgrind.sh [requests]   (needs: cargo build --release -p tumbler)
+# Usage: bench/plans-callgrind.sh [requests]   (needs: cargo build --release -p tumbler,
+# or TUMBLER_BIN=path)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-5000}
@@ -65,6 +66,6 @@ measure() { # label command...
   cg_stop
 }
 
-measure plan target/release/tumbler --port "$P" --worker-threads 1
-measure lua target/release/tumbler --port "$P" --worker-threads 1 --lua-native-plans no
+measure plan "${TUMBLER_BIN:-target/release/tumbler}" --port "$P" --worker-threads 1
+measure lua "${TUMBLER_BIN:-target/release/tumbler}" --port "$P" --worker-threads 1 --lua-native-plans no
 measure redis redis-server --port "$P" --bind 127.0.0.1 --save "" --appendonly no

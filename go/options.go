@@ -26,11 +26,19 @@ type config struct {
 	startTimeout time.Duration
 	timeControl  bool
 	testControl  bool
+	artifacts    string
 }
 
 func defaultConfig() config {
 	return config{nodes: 1, startTimeout: 10 * time.Second, timeControl: true, testControl: true}
 }
+
+// WithArtifacts turns failure artifacts on, writing them to dir (relative to the test's
+// working directory, the package's): when a test of Run fails, or one that called
+// RestoreAfter or SaveOnFailure, its server's state is saved as <dir>/<test>.rdb and
+// <dir>/<test>.txt. The environment variable TUMBLER_ARTIFACTS=dir does the same for
+// every server without this option.
+func WithArtifacts(dir string) Option { return func(c *config) { c.artifacts = dir } }
 
 // WithBinary runs this tumbler executable instead of $TUMBLER_BINARY or `tumbler` on PATH.
 func WithBinary(path string) Option { return func(c *config) { c.binary = path } }

@@ -78,6 +78,37 @@ func (cn *conn) do(timeout time.Duration, args ...string) (interface{}, error) {
 	return v, nil
 }
 
+// pipeline sends every command at once and reads their replies in order. An error reply
+// stays in its place as a RedisError; err is for the connection and the protocol.
+func (cn *conn) pipeline(timeout time.Duration, cmds [][]string) ([]interface{}, error) {
+	_ = cn.c.SetDeadline(time.Now().Add(timeout))
+	var buf []byte
+	for _, args := range cmds {
+		buf = append(buf, '*')
+		buf = strconv.AppendInt(buf, int64(len(args)), 10)
+		buf = append(buf, '\r', '\n')
+		for _, a := range args {
+			buf = append(buf, '$')
+			buf = strconv.AppendInt(buf, int64(len(a)), 10)
+			buf = append(buf, '\r', '\n')
+			buf = append(buf, a...)
+			buf = append(buf, '\r', '\n')
+		}
+	}
+	if _, err := cn.c.Write(buf); err != nil {
+		return nil, err
+	}
+	out := make([]interface{}, len(cmds))
+	for i := range cmds {
+		v, err := readReply(cn.rd, 0)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
 var errProtocol = errors.New("tumbler: protocol error in reply")
 
 // readReply reads one RESP2 reply: string (simple), RedisError, int64, []byte or nil (bulk),

@@ -66,6 +66,8 @@ type Server struct {
 	pending map[int]int64 // ms of FastForward a down node missed
 	frozen  bool
 	closed  bool
+	saved   map[string]bool // tests whose failure artifacts were written
+	dbs     int             // databases per node, once asked
 }
 
 // Run starts a server and stops it when the test ends (t.Cleanup). On error it fails the
@@ -79,6 +81,10 @@ func Run(tb testing.TB, opts ...Option) *Server {
 	}
 	s.tb = tb
 	tb.Cleanup(func() { _ = s.Close() })
+	if dir := s.artifactsDir(); dir != "" {
+		// Runs before Close (cleanups run last-in first-out).
+		tb.Cleanup(func() { s.saveIfFailed(tb, dir) })
+	}
 	return s
 }
 

@@ -310,6 +310,78 @@ impl TestServer {
         assert!(found.is_empty(), "the lock-order checker found:\n{found}");
     }
 
+    /// Copies database `db` into the in-memory snapshot `name`, as `TUMBLER.SNAPSHOT SAVE`
+    /// does (docs/snapshots.md): seed the fixtures once, then [`TestServer::restore`] or
+    /// [`TestServer::restore_after`] around each test.
+    pub fn snapshot(&self, db: usize, name: &str) {
+        let mut core = self.shared.lock_core_blocking();
+        assert!(db < core.engine.dbs.len(), "no database {db}");
+        lockcore::engine::snapshot::save(&mut core.engine, db, name.as_bytes().to_vec().into());
+    }
+
+    /// Makes database `db` what snapshot `name` holds, as `TUMBLER.SNAPSHOT RESTORE` does;
+    /// panics if there is no such snapshot.
+    pub fn restore(&self, db: usize, name: &str) {
+        let mut core = self.shared.lock_core_blocking();
+        assert!(db < core.engine.dbs.len(), "no database {db}");
+        let done = lockcore::engine::snapshot::restore(&mut core.engine, db, name.as_bytes());
+        assert!(done.is_some(), "no such snapshot '{name}'");
+        // Clients blocked on keys the restore filled are served now, as after a command.
+        core.engine.after_command();
+    }
+
+    /// The one call around a test: returns a guard that restores snapshot `name` into
+    /// database `db` when it goes out of scope. If the test is panicking then and
+    /// `TUMBLER_ARTIFACTS` names a directory, the guard first writes the keyspace there
+    /// ([`TestServer::write_state`]: `.rdb` and `.txt`, named after the test's thread).
+    pub fn restore_after(&self, db: usize, name: &str) -> RestoreGuard<'_> {
+        RestoreGuard {
+            server: self,
+            db,
+            name: name.to_string(),
+        }
+    }
+
+    /// The whole keyspace as readable text: what `TUMBLER.STATE` returns.
+    pub fn state(&self) -> String {
+        let core = self.shared.lock_core_blocking();
+        lockcore::engine::report::render(&core.engine)
+    }
+
+    /// Writes `<dir>/<name>.rdb`, the keyspace as an RDB file (`TUMBLER.RDB SAVE`), and
+    /// `<dir>/<name>.txt`, the keyspace as [`TestServer::state`] prints it, creating `dir`
+    /// if needed. Characters of `name` other than letters, digits, `-`, `_` and `.` become
+    /// `_`. Returns the paths written.
+    pub fn write_state(
+        &self,
+        dir: &std::path::Path,
+        name: &str,
+    ) -> std::io::Result<Vec<std::path::PathBuf>> {
+        std::fs::create_dir_all(dir)?;
+        let stem: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let (rdb, txt) = {
+            let mut core = self.shared.lock_core_blocking();
+            let rdb = crate::commands::rdb::snapshot(&self.shared, &mut core).bytes;
+            (rdb, lockcore::engine::report::render(&core.engine))
+        };
+        let (rdb_path, txt_path) = (
+            dir.join(format!("{stem}.rdb")),
+            dir.join(format!("{stem}.txt")),
+        );
+        std::fs::write(&rdb_path, rdb)?;
+        std::fs::write(&txt_path, txt)?;
+        Ok(vec![rdb_path, txt_path])
+    }
+
     /// The server's shared state, for white-box assertions.
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
@@ -347,6 +419,33 @@ impl Drop for TestServer {
                     let _ = t.join();
                 }
             }
+        }
+    }
+}
+
+/// Restores a snapshot when dropped: [`TestServer::restore_after`].
+pub struct RestoreGuard<'a> {
+    server: &'a TestServer,
+    db: usize,
+    name: String,
+}
+
+impl Drop for RestoreGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Some(dir) = std::env::var_os("TUMBLER_ARTIFACTS") {
+                let test = std::thread::current().name().unwrap_or("test").to_string();
+                match self.server.write_state(std::path::Path::new(&dir), &test) {
+                    Ok(paths) => eprintln!("tumbler: keyspace of the failed test in {paths:?}"),
+                    Err(e) => eprintln!("tumbler: could not write the keyspace to {dir:?}: {e}"),
+                }
+            }
+        }
+        let mut core = self.server.shared.lock_core_blocking();
+        if lockcore::engine::snapshot::restore(&mut core.engine, self.db, self.name.as_bytes())
+            .is_some()
+        {
+            core.engine.after_command();
         }
     }
 }

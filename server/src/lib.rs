@@ -126,6 +126,9 @@ impl Server {
         crate::observe::info::note_startup_memory();
         let shared = Shared::new(config);
         crate::acl::install_startup_users(&shared, users);
+        // The RDB file, when `dir` or `dbfilename` was given, before any client is served.
+        crate::commands::rdb::load_at_startup(&shared)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
         shared.port.store(
             listen.tcp.first().map_or(0, |a| a.port()) as u64,
             Ordering::Relaxed,

@@ -13,6 +13,7 @@ pub mod certs;
 pub mod clients;
 pub mod cluster;
 pub mod fuzz;
+pub mod rdb;
 pub mod tools;
 
 /// A tumbler server running in this process on its own runtime thread
@@ -128,6 +129,11 @@ impl RedisServer {
     /// [`RedisServer::start`] with extra arguments (`--tls-port`, ...).
     pub fn start_with(extra: &[&str]) -> Option<RedisServer> {
         let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        RedisServer::start_bin(&bin, extra)
+    }
+
+    /// [`RedisServer::start_with`] of another reference binary (`redis8-server`).
+    pub fn start_bin(bin: &str, extra: &[&str]) -> Option<RedisServer> {
         for _ in 0..5 {
             let port = free_port();
             let child = Command::new(&bin)

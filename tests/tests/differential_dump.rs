@@ -368,8 +368,8 @@ fn restore_builds_the_encoding_redis_builds() {
 #[test]
 fn debug_digest_digest_value_and_reload() {
     // Redis needs `enable-debug-command`; the same commands then give the same digests.
-    // Its DEBUG RELOAD writes dump.rdb, which every later redis-server started in the same
-    // directory would load: it gets a directory of its own.
+    // DEBUG RELOAD writes dump.rdb (Redis' and Tumbler's alike), which every later server
+    // started in the same directory would load: they get a directory of their own.
     let dir = std::env::temp_dir().join(format!("tumbler-debug-reload-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let dir_arg = dir.to_str().unwrap().to_string();
@@ -378,7 +378,9 @@ fn debug_digest_digest_value_and_reload() {
     else {
         return;
     };
-    let t = Tumbler::start();
+    let tdir = dir.join("tumbler");
+    std::fs::create_dir_all(&tdir).unwrap();
+    let t = Tumbler::start_with(&[("dir", tdir.to_str().unwrap())]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     diff_script(&mut a, &mut b, "DEBUG DIGEST");
     for cmd in dataset() {

@@ -280,7 +280,11 @@ fn tumbler_stream_payloads_restore_on_redis() {
 /// as on redis-server, whose reload keeps tombstones).
 #[test]
 fn debug_reload_keeps_streams() {
-    let tumbler = Tumbler::start();
+    // DEBUG RELOAD writes dump.rdb (Redis' and Tumbler's alike): directories of their own.
+    let dir = std::env::temp_dir().join(format!("tumbler-stream-reload-{}", std::process::id()));
+    let tdir = dir.join("tumbler");
+    std::fs::create_dir_all(&tdir).unwrap();
+    let tumbler = Tumbler::start_with(&[("dir", tdir.to_str().unwrap())]);
     let mut t = tumbler.raw();
     let keys = streams(&mut t);
     let before: Vec<(Vec<u8>, Vec<u8>)> = keys
@@ -300,9 +304,6 @@ fn debug_reload_keeps_streams() {
             "{k}"
         );
     }
-    // Redis' DEBUG RELOAD writes dump.rdb: a directory of its own.
-    let dir = std::env::temp_dir().join(format!("tumbler-stream-reload-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let dir_arg = dir.to_str().unwrap().to_string();
     let redis = RedisServer::start_with(&["--enable-debug-command", "yes", "--dir", &dir_arg]);
     if let Some(redis) = redis {

@@ -496,10 +496,15 @@ pub static COMMANDS: &[CommandSpec] = &[
     srv(
         "save",
         1,
-        ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI | CORE,
         SERVER,
     ),
-    srv("bgsave", -1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING, SERVER),
+    srv(
+        "bgsave",
+        -1,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING | CORE,
+        SERVER,
+    ),
     srv(
         "debug",
         -2,
@@ -730,5 +735,5 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn lastsave(ctx: &mut Ctx, _: &[Bytes]) -> Reply {
-    Reply::Int(ctx.eng.started_ms / 1000)
+    Reply::Int(ctx.eng.persist.last_save)
 }

@@ -101,6 +101,37 @@ pub static PROFILE_SUBS: &[CommandSpec] = &[
     ),
 ];
 
+/// RDB snapshots of the whole keyspace (server/src/commands/rdb.rs, docs/rdb.md).
+pub const RDB: &str = "tumbler.rdb";
+
+const fn rdb_sub(name: &'static str, arity: i32, flags: u32, summary: &'static str) -> CommandSpec {
+    CommandSpec {
+        parent: RDB,
+        ..sub(name, arity, flags, summary)
+    }
+}
+
+pub static RDB_SUBS: &[CommandSpec] = &[
+    rdb_sub(
+        "save",
+        2,
+        ADMIN | NOSCRIPT | NO_MULTI,
+        "Returns the whole keyspace as an RDB file, writing nothing to disk.",
+    ),
+    rdb_sub(
+        "load",
+        3,
+        ADMIN | NOSCRIPT | NO_MULTI,
+        "Replaces every database with the contents of an RDB file.",
+    ),
+    rdb_sub(
+        "help",
+        2,
+        LOADING | STALE,
+        "Returns helpful text about the different subcommands.",
+    ),
+];
+
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: TIME,
@@ -122,6 +153,17 @@ pub static COMMANDS: &[CommandSpec] = &[
         summary: "A container for the Lua script profiler (CONFIG SET lua-profiler yes).",
         exec: Exec::Container,
         subcommands: PROFILE_SUBS,
+        ..BASE
+    },
+    CommandSpec {
+        name: RDB,
+        arity: -2,
+        flags: 0,
+        group: "server",
+        since: "0.1.0",
+        summary: "A container for RDB snapshot commands (TUMBLER.RDB SAVE|LOAD).",
+        exec: Exec::Container,
+        subcommands: RDB_SUBS,
         ..BASE
     },
 ];

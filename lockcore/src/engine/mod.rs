@@ -73,6 +73,28 @@ struct Blocked {
     timeout_reply: Reply,
 }
 
+/// What INFO's Persistence section and LASTSAVE report.
+#[derive(Debug, Default, Clone)]
+pub struct Persist {
+    /// Unix seconds of the last successful save (or of the start, or of the last load).
+    pub last_save: i64,
+    /// `stats.dirty` at that save: rdb_changes_since_last_save is the difference.
+    pub dirty_at_save: u64,
+    pub bgsave_in_progress: bool,
+    /// BGSAVE SCHEDULE while one ran: another starts when it ends.
+    pub bgsave_scheduled: bool,
+    pub last_bgsave_ok: bool,
+    /// Successful saves (INFO rdb_saves).
+    pub saves: u64,
+    /// Unix ms the running BGSAVE started, and how long the last one took (seconds, -1
+    /// for none).
+    pub bgsave_started_ms: i64,
+    pub last_bgsave_secs: i64,
+    /// What the last RDB load read (INFO rdb_last_load_keys_loaded / _expired).
+    pub last_load_keys_loaded: u64,
+    pub last_load_keys_expired: u64,
+}
+
 /// Counters INFO reports.
 #[derive(Debug, Default, Clone)]
 pub struct Stats {
@@ -103,8 +125,10 @@ pub struct Engine {
     pub wakeups: Vec<(ClientId, Reply)>,
     /// Set when a deadline earlier than any the timer knew about was added.
     pub deadline_changed: bool,
-    /// When the engine was created (LASTSAVE, INFO uptime), in ms.
+    /// When the engine was created (INFO uptime), in ms.
     pub started_ms: i64,
+    /// SAVE/BGSAVE bookkeeping: the server writes the files, LASTSAVE and INFO read this.
+    pub persist: Persist,
     /// Native locks' server-wide state: token counter, lease timers, session index.
     pub locks: crate::engine::locks::LockTables,
     /// The lock-order checker, when `lockdep` is on (crate::engine::locks::lockdep); `None` costs every
@@ -146,6 +170,12 @@ impl Engine {
             wakeups: Vec::new(),
             deadline_changed: false,
             started_ms: clock.now_ms(),
+            persist: Persist {
+                last_save: clock.now_ms() / 1000,
+                last_bgsave_ok: true,
+                last_bgsave_secs: -1,
+                ..Persist::default()
+            },
             locks: Default::default(),
             lockdep: None,
             evict_pool: Default::default(),

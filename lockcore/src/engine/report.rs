@@ -67,7 +67,7 @@ fn key(out: &mut String, eng: &Engine, db: usize, k: &[u8], e: &Entry, now: i64)
     let v = &e.value;
     out.push_str("  ");
     quoted(out, k);
-    let _ = write!(out, " {} encoding={}", v.type_name(), v.encoding());
+    let _ = write!(out, " {} encoding={}", v.type_name(), e.encoding());
     match e.expire_at() {
         Some(t) => {
             let _ = write!(out, " ttl={}ms", (t - now).max(0));

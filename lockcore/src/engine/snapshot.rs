@@ -27,7 +27,7 @@ use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, BASE};
 use crate::engine::Engine;
 use crate::reply::Reply;
 use crate::storage::db::Db;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::{Entry, Obj, Value};
 
 /// A named copy of one db.
 #[derive(Debug)]
@@ -43,9 +43,16 @@ pub struct Snapshots {
     by_name: BTreeMap<Bytes, Snapshot>,
 }
 
-/// Past this many changed keys (or the snapshot's size, if larger), a restore copies the
-/// whole snapshot instead of remembering more keys.
+/// Past an eighth of the snapshot's keys changed (or this many, if more), a restore copies
+/// the whole snapshot instead of remembering more keys. Putting back one changed key costs
+/// about ten times what copying one key does, because the changed keys come in no order
+/// while a copy walks both tables in order (bench/snapshot.sh on 1,000,000 keys: 10,000
+/// changed keys put back in 16 ms, all of them in 2.8 s of CPU; a whole copy, 0.3 s).
 const MIN_CHANGES_LIMIT: usize = 1024;
+
+fn changes_limit(snapshot_keys: usize) -> usize {
+    (snapshot_keys / 8).max(MIN_CHANGES_LIMIT)
+}
 
 /// What a restore did.
 #[derive(Debug, PartialEq, Eq)]
@@ -73,7 +80,7 @@ pub fn save(eng: &mut Engine, db: usize, name: Bytes) {
     snaps.last_id += 1;
     let id = snaps.last_id;
     let copy = eng.dbs[db].copy();
-    let limit = copy.len().max(MIN_CHANGES_LIMIT);
+    let limit = changes_limit(copy.len());
     if let Some(old) = snaps.by_name.insert(name, Snapshot { id, db: copy }) {
         untrack(&mut eng.dbs, old.id);
     }
@@ -83,7 +90,7 @@ pub fn save(eng: &mut Engine, db: usize, name: Bytes) {
 /// Makes `db` what snapshot `name` holds. `None` if there is no such snapshot.
 pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
     let snap = eng.snapshots.by_name.get(name)?;
-    let (id, limit) = (snap.id, snap.db.len().max(MIN_CHANGES_LIMIT));
+    let (id, limit) = (snap.id, changes_limit(snap.db.len()));
     let changes = eng.dbs[db].take_changes();
     let done = match changes {
         Some(c) if c.base == id && !c.all => {
@@ -91,14 +98,19 @@ pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
             let mut changed = Vec::with_capacity(c.keys.len());
             for key in c.keys {
                 let live = &mut eng.dbs[db];
-                let had = live.remove(&key).is_some();
                 let old = snap.db.get(&key);
+                // The changes name keys that were only read, too: those are left alone,
+                // and so are their watchers.
+                match (live.get(&key), old) {
+                    (Some(now), Some(then)) if same(now, then) => continue,
+                    (None, None) => continue,
+                    _ => {}
+                }
+                live.remove(&key);
                 if let Some(e) = old {
                     live.insert_entry(key.clone(), e.clone());
                 }
-                if had || old.is_some() {
-                    changed.push(key);
-                }
+                changed.push(key);
             }
             for key in &changed {
                 crate::engine::locks::restored(eng, db, key);
@@ -134,6 +146,56 @@ pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
     };
     eng.dbs[db].track_changes(id, limit);
     Some(done)
+}
+
+/// Whether two entries hold the same data: value, encoding and TTL (not the access time).
+/// A stream always counts as changed, which only costs its copy and its watchers a touch.
+fn same(a: &Entry, b: &Entry) -> bool {
+    if a.expire_at() != b.expire_at() || a.raw() != b.raw() {
+        return false;
+    }
+    match (&a.value, &b.value) {
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Obj(Obj::Hash(x)), Value::Obj(Obj::Hash(y))) => {
+            x.is_table() == y.is_table() && x.len() == y.len() && x.iter().eq(y.iter())
+        }
+        (Value::Obj(Obj::List(x)), Value::Obj(Obj::List(y))) => x == y,
+        (Value::Obj(Obj::Set(x)), Value::Obj(Obj::Set(y))) => {
+            x.intset == y.intset
+                && x.members.len() == y.members.len()
+                && x.members.iter().eq(y.members.iter())
+        }
+        (Value::Obj(Obj::ZSet(x)), Value::Obj(Obj::ZSet(y))) => {
+            x.big == y.big
+                && x.len() == y.len()
+                && (0..x.len()).all(|i| match (x.nth(i), y.nth(i)) {
+                    (Some((s, m)), Some((t, n))) => s.to_bits() == t.to_bits() && m == n,
+                    _ => false,
+                })
+        }
+        (Value::Obj(Obj::Lock(x)), Value::Obj(Obj::Lock(y))) => {
+            x.kind == y.kind
+                && x.holders.len() == y.holders.len()
+                && x.holders.iter().zip(&y.holders).all(|(h, k)| {
+                    (
+                        &h.owner,
+                        h.holds,
+                        h.reads,
+                        h.token,
+                        h.lease_until,
+                        h.session,
+                    ) == (
+                        &k.owner,
+                        k.holds,
+                        k.reads,
+                        k.token,
+                        k.lease_until,
+                        k.session,
+                    )
+                })
+        }
+        _ => false,
+    }
 }
 
 /// Forgets snapshot `name`; false if there was none.

@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 
 use crate::storage::value::{HashValue, Obj, SetValue, Value};
 
+pub mod file;
 mod stream;
 
 /// Redis 7.0's RDB version.
@@ -29,6 +30,14 @@ const T_SET_INTSET: u8 = 11;
 const T_HASH_LISTPACK: u8 = 16;
 const T_ZSET_LISTPACK: u8 = 17;
 const T_LIST_QUICKLIST_2: u8 = 18;
+const T_ZSET: u8 = 3;
+const T_HASH_ZIPMAP: u8 = 9;
+const T_LIST_ZIPLIST: u8 = 10;
+const T_ZSET_ZIPLIST: u8 = 12;
+const T_HASH_ZIPLIST: u8 = 13;
+const T_LIST_QUICKLIST: u8 = 14;
+/// Redis 7.2+ (RDB 11).
+const T_SET_LISTPACK: u8 = 20;
 
 /// CRC-64/Jones as Redis' `crc64` computes it (reflected, init 0, no final xor), with 16
 /// lookup tables (32 KiB, built at compile time): 16 bytes per step, as DUMP payloads can be
@@ -69,7 +78,7 @@ fn canonical_int(s: &[u8]) -> Option<i64> {
 /// A string as Redis' `rdbSaveRawString` writes it: a short integer that round-trips as
 /// an 8/16/32-bit integer, more than 20 bytes LZF-compressed when that saves at least 4
 /// bytes (Redis' default `rdbcompression yes`), otherwise length and bytes.
-fn put_string(out: &mut Vec<u8>, s: &[u8]) {
+fn put_string(out: &mut Vec<u8>, s: &[u8], lzf: bool) {
     if s.len() <= 11 {
         if let Some(n) = canonical_int(s) {
             if let Ok(v) = i8::try_from(n) {
@@ -87,7 +96,7 @@ fn put_string(out: &mut Vec<u8>, s: &[u8]) {
             }
         }
     }
-    if s.len() > 20 {
+    if lzf && s.len() > 20 {
         if let Some(c) = lzf_compress(s, s.len() - 4) {
             out.push(0xc3);
             put_len(out, c.len());
@@ -105,20 +114,67 @@ fn put_string(out: &mut Vec<u8>, s: &[u8]) {
 /// in `out_len` bytes. (Redis leaves the hash table uninitialised, so in theory a stale
 /// slot can add a match this version, which starts from an empty table, does not find.)
 pub fn lzf_compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    const HSIZE: usize = 1 << 16;
+    if input.is_empty() || out_len == 0 {
+        return None;
+    }
+    // The table is the thread's, kept between calls: allocating and zeroing 512 KiB per
+    // string made saving 100,000 100-byte values take 0.5 s. A slot holds the call's
+    // generation above the position + 1, so a slot another call wrote reads as empty.
+    thread_local! {
+        static TABLE: std::cell::RefCell<(u64, Vec<u64>)> = const { std::cell::RefCell::new((0, Vec::new())) };
+    }
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        let (generation, slots) = &mut *t;
+        if slots.is_empty() || *generation >= u32::MAX as u64 {
+            *slots = vec![0; HSIZE];
+            *generation = 0;
+        }
+        *generation += 1;
+        let mut htab = Htab {
+            slots,
+            gen: *generation << 32,
+        };
+        lzf_compress_with(input, out_len, &mut htab)
+    })
+}
+
+/// LZF's hash table of positions + 1 (0 = empty), valid for one call ([`lzf_compress`]).
+struct Htab<'a> {
+    slots: &'a mut [u64],
+    gen: u64,
+}
+
+impl Htab<'_> {
+    #[inline]
+    fn get(&self, slot: usize) -> usize {
+        let v = self.slots[slot];
+        if v & !0xffff_ffff == self.gen {
+            (v & 0xffff_ffff) as usize
+        } else {
+            0
+        }
+    }
+    #[inline]
+    fn set(&mut self, slot: usize, pos1: usize) {
+        self.slots[slot] = self.gen | pos1 as u64;
+    }
+}
+
+fn lzf_compress_with(input: &[u8], out_len: usize, htab: &mut Htab) -> Option<Vec<u8>> {
     const HLOG: u32 = 16;
-    const HSIZE: usize = 1 << HLOG;
     const MAX_LIT: usize = 1 << 5;
     const MAX_OFF: usize = 1 << 13;
     const MAX_REF: usize = (1 << 8) + (1 << 3);
+    const HSIZE: usize = 1 << HLOG;
     let in_len = input.len();
-    if in_len == 0 || out_len == 0 {
+    if in_len >= u32::MAX as usize {
         return None;
     }
     let frst = |p: usize| ((input[p] as u32) << 8) | input[p + 1] as u32;
     let next = |v: u32, p: usize| (v << 8) | input[p + 2] as u32;
     let idx = |h: u32| ((h >> (24 - HLOG)).wrapping_sub(h.wrapping_mul(5)) as usize) & (HSIZE - 1);
-    // Positions + 1 (0 = empty slot).
-    let mut htab = vec![0usize; HSIZE];
     let mut out = vec![0u8; out_len];
     let mut ip = 0usize;
     let mut op = 1usize; // start run
@@ -127,8 +183,8 @@ pub fn lzf_compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     while in_len >= 3 && ip < in_len - 2 {
         hval = next(hval, ip);
         let slot = idx(hval);
-        let r = htab[slot];
-        htab[slot] = ip + 1;
+        let r = htab.get(slot);
+        htab.set(slot, ip + 1);
         let matched = r != 0 && {
             let rf = r - 1;
             rf < ip
@@ -187,10 +243,10 @@ pub fn lzf_compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
             ip -= 2;
             hval = frst(ip);
             hval = next(hval, ip);
-            htab[idx(hval)] = ip + 1;
+            htab.set(idx(hval), ip + 1);
             ip += 1;
             hval = next(hval, ip);
-            htab[idx(hval)] = ip + 1;
+            htab.set(idx(hval), ip + 1);
             ip += 1;
         } else {
             if op >= out_len {
@@ -409,18 +465,31 @@ fn intset(members: &[i64]) -> Vec<u8> {
 /// in Tumbler's order, which Redis' loader accepts. `list_fill` is `list-max-listpack-size`.
 pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
     let mut out = Vec::new();
+    if !write_value(&mut out, v, list_fill, true) {
+        return None;
+    }
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = crc64(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    Some(out)
+}
+
+/// Appends `v`'s RDB type byte and encoding (what an RDB file holds after the key, and a
+/// DUMP payload before its footer); `false`, writing nothing, for a type Tumbler does not
+/// serialize (locks). `lzf` is `rdbcompression`.
+pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> bool {
     match v {
         Value::Str(s) => {
             out.push(T_STRING);
-            put_string(&mut out, s);
+            put_string(out, s, lzf);
         }
         Value::Obj(Obj::List(l)) => {
             out.push(T_LIST_QUICKLIST_2);
             let nodes = quicklist_nodes(l.iter(), list_fill);
-            put_len(&mut out, nodes.len());
+            put_len(out, nodes.len());
             for n in nodes {
-                put_len(&mut out, 2); // QUICKLIST_NODE_CONTAINER_PACKED
-                put_string(&mut out, &n);
+                put_len(out, 2); // QUICKLIST_NODE_CONTAINER_PACKED
+                put_string(out, &n, lzf);
             }
         }
         Value::Obj(Obj::Set(s)) if s.intset => {
@@ -428,24 +497,26 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
             match ints {
                 Some(ints) => {
                     out.push(T_SET_INTSET);
-                    put_string(&mut out, &intset(&ints));
+                    put_string(out, &intset(&ints), lzf);
                 }
                 None => {
-                    return dump(
+                    return write_value(
+                        out,
                         &Value::Obj(Obj::Set(Box::new(SetValue {
                             intset: false,
                             ..(**s).clone()
                         }))),
                         list_fill,
+                        lzf,
                     )
                 }
             }
         }
         Value::Obj(Obj::Set(s)) => {
             out.push(T_SET);
-            put_len(&mut out, s.members.len());
+            put_len(out, s.members.len());
             for m in s.members.iter() {
-                put_string(&mut out, m);
+                put_string(out, m, lzf);
             }
         }
         Value::Obj(Obj::Hash(h)) if !h.is_table() => {
@@ -455,14 +526,14 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
                 lp.push(f);
                 lp.push(v);
             }
-            put_string(&mut out, &lp.finish());
+            put_string(out, &lp.finish(), lzf);
         }
         Value::Obj(Obj::Hash(h)) => {
             out.push(T_HASH);
-            put_len(&mut out, h.len());
+            put_len(out, h.len());
             for (f, v) in h.iter() {
-                put_string(&mut out, f);
-                put_string(&mut out, v);
+                put_string(out, f, lzf);
+                put_string(out, v, lzf);
             }
         }
         Value::Obj(Obj::ZSet(z)) if !z.big => {
@@ -472,25 +543,22 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
                 lp.push(&m);
                 push_score(&mut lp, score);
             }
-            put_string(&mut out, &lp.finish());
+            put_string(out, &lp.finish(), lzf);
         }
         Value::Obj(Obj::ZSet(z)) => {
             // Redis writes a skiplist from its tail, so that loading inserts at the head.
             out.push(T_ZSET_2);
-            put_len(&mut out, z.len());
+            put_len(out, z.len());
             for (m, score) in z.range(0, z.len()).into_iter().rev() {
-                put_string(&mut out, &m);
+                put_string(out, &m, lzf);
                 out.extend_from_slice(&score.to_le_bytes());
             }
         }
         // Tumbler's own types (locks) are not serialized.
-        Value::Obj(Obj::Stream(s)) => stream::dump(s, &mut out),
-        Value::Obj(Obj::Lock(_)) => return None,
+        Value::Obj(Obj::Stream(s)) => stream::dump(s, out, lzf),
+        Value::Obj(Obj::Lock(_)) => return false,
     }
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = crc64(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    Some(out)
+    true
 }
 
 /// Checks the footer as Redis' `verifyDumpPayload`: a known RDB version and a matching CRC.
@@ -577,6 +645,11 @@ fn int_bytes(n: i64) -> Bytes {
 
 /// LZF decompression (the format Redis uses for compressed RDB strings).
 fn lzf_decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    // Each 2 or 3 input bytes make at most 264 output bytes: a larger length is a corrupt
+    // header, refused before it becomes an allocation (an RDB file's lengths are 64-bit).
+    if out_len > input.len().saturating_mul(132) {
+        return None;
+    }
     let mut out = Vec::with_capacity(out_len);
     let mut i = 0;
     while i < input.len() {
@@ -678,7 +751,18 @@ pub fn load(p: &[u8]) -> Option<Loaded> {
         p: &p[..p.len() - 10],
     };
     let t = r.byte()?;
-    let v = match t {
+    // RESTORE takes the types of the RDB version it declares (10), not the newer ones an
+    // RDB file of Redis 7.2+ may hold.
+    if t > stream::T_STREAM_LISTPACKS_2 {
+        return None;
+    }
+    let v = load_value(&mut r, t)?;
+    r.p.is_empty().then_some(v)
+}
+
+/// Reads one value of RDB type `t` (the type byte already taken).
+fn load_value(r: &mut Reader, t: u8) -> Option<Loaded> {
+    Some(match t {
         T_STRING => Loaded::Str(r.string()?),
         T_LIST => {
             let n = r.len()?;
@@ -763,12 +847,150 @@ pub fn load(p: &[u8]) -> Option<Loaded> {
             }
             Loaded::List(l)
         }
-        stream::T_STREAM_LISTPACKS | stream::T_STREAM_LISTPACKS_2 => {
-            Loaded::Stream(Box::new(stream::load(&mut r, t)?))
+        stream::T_STREAM_LISTPACKS
+        | stream::T_STREAM_LISTPACKS_2
+        | stream::T_STREAM_LISTPACKS_3 => Loaded::Stream(Box::new(stream::load(r, t)?)),
+        T_SET_LISTPACK => Loaded::Set(listpack_entries(&r.string()?)?),
+        T_ZSET => {
+            let n = r.len()?;
+            let mut v = Vec::new();
+            for _ in 0..n {
+                let m = r.string()?;
+                let d = old_double(r)?;
+                v.push((m, d));
+            }
+            Loaded::ZSet(v)
         }
+        T_LIST_QUICKLIST => {
+            let nodes = r.len()?;
+            let mut l = VecDeque::new();
+            for _ in 0..nodes {
+                l.extend(ziplist_entries(&r.string()?)?);
+            }
+            Loaded::List(l)
+        }
+        T_LIST_ZIPLIST => Loaded::List(ziplist_entries(&r.string()?)?.into()),
+        T_ZSET_ZIPLIST => {
+            let e = ziplist_entries(&r.string()?)?;
+            if e.len() % 2 != 0 {
+                return None;
+            }
+            let mut v = Vec::new();
+            for c in e.chunks(2) {
+                v.push((c[0].clone(), crate::num::parse_f64(&c[1])?));
+            }
+            Loaded::ZSet(v)
+        }
+        T_HASH_ZIPLIST => {
+            let e = ziplist_entries(&r.string()?)?;
+            if e.len() % 2 != 0 {
+                return None;
+            }
+            Loaded::Hash(e.chunks(2).map(|c| (c[0].clone(), c[1].clone())).collect())
+        }
+        T_HASH_ZIPMAP => Loaded::Hash(zipmap_entries(&r.string()?)?),
         _ => return None,
+    })
+}
+
+/// A score of the old ZSET type: a length byte then the number as text (253 NaN, 254 +inf,
+/// 255 -inf).
+fn old_double(r: &mut Reader) -> Option<f64> {
+    match r.byte()? {
+        253 => None,
+        254 => Some(f64::INFINITY),
+        255 => Some(f64::NEG_INFINITY),
+        n => {
+            let s = r.take(n as usize)?;
+            std::str::from_utf8(s).ok()?.parse().ok()
+        }
+    }
+}
+
+/// The entries of a ziplist blob (Redis before 7.0), as strings.
+fn ziplist_entries(z: &[u8]) -> Option<Vec<Bytes>> {
+    let mut p = z.get(10..)?;
+    let mut out = Vec::new();
+    loop {
+        let prev = *p.first()?;
+        if prev == 0xff {
+            return Some(out);
+        }
+        p = p.get(if prev == 0xfe { 5 } else { 1 }..)?;
+        let b = *p.first()?;
+        let (val, used): (Bytes, usize) = match b >> 6 {
+            0 => {
+                let n = (b & 0x3f) as usize;
+                (Bytes::copy_from_slice(p.get(1..1 + n)?), 1 + n)
+            }
+            1 => {
+                let n = (((b & 0x3f) as usize) << 8) | *p.get(1)? as usize;
+                (Bytes::copy_from_slice(p.get(2..2 + n)?), 2 + n)
+            }
+            2 => {
+                let n = u32::from_be_bytes(p.get(1..5)?.try_into().ok()?) as usize;
+                (Bytes::copy_from_slice(p.get(5..5 + n)?), 5 + n)
+            }
+            _ => match b {
+                0xc0 => (
+                    int_bytes(i16::from_le_bytes(p.get(1..3)?.try_into().ok()?) as i64),
+                    3,
+                ),
+                0xd0 => (
+                    int_bytes(i32::from_le_bytes(p.get(1..5)?.try_into().ok()?) as i64),
+                    5,
+                ),
+                0xe0 => (
+                    int_bytes(i64::from_le_bytes(p.get(1..9)?.try_into().ok()?)),
+                    9,
+                ),
+                0xf0 => {
+                    let s = p.get(1..4)?;
+                    let v =
+                        ((s[0] as i32) | ((s[1] as i32) << 8) | ((s[2] as i32) << 16)) << 8 >> 8;
+                    (int_bytes(v as i64), 4)
+                }
+                0xfe => (int_bytes(*p.get(1)? as i8 as i64), 2),
+                0xf1..=0xfd => (int_bytes((b & 0x0f) as i64 - 1), 1),
+                _ => return None,
+            },
+        };
+        p = p.get(used..)?;
+        out.push(val);
+    }
+}
+
+/// The field-value pairs of a zipmap blob (Redis before 2.6).
+fn zipmap_entries(z: &[u8]) -> Option<Vec<(Bytes, Bytes)>> {
+    let mut p = z.get(1..)?;
+    let mut out = Vec::new();
+    let len = |p: &mut &[u8]| -> Option<usize> {
+        let b = *p.first()?;
+        if b < 254 {
+            *p = &p[1..];
+            Some(b as usize)
+        } else if b == 254 {
+            let n = u32::from_le_bytes(p.get(1..5)?.try_into().ok()?) as usize;
+            *p = &p[5..];
+            Some(n)
+        } else {
+            None
+        }
     };
-    r.p.is_empty().then_some(v)
+    loop {
+        if *p.first()? == 0xff {
+            return Some(out);
+        }
+        let n = len(&mut p)?;
+        let f = Bytes::copy_from_slice(p.get(..n)?);
+        p = &p[n..];
+        let n = len(&mut p)?;
+        let free = *p.first()? as usize;
+        p = &p[1..];
+        let v = Bytes::copy_from_slice(p.get(..n)?);
+        p = p.get(n + free..)?;
+        out.push((f, v));
+    }
 }
 
 /// Builds the stored value, choosing encodings with the current limits as Redis does.
@@ -842,6 +1064,15 @@ pub fn take_string(p: &mut &[u8]) -> Option<Bytes> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A compressed string's header names its length; one no input could produce is refused
+    /// instead of becoming an allocation that aborts the server (RESTORE and RDB files).
+    #[test]
+    fn lzf_refuses_a_length_its_input_cannot_produce() {
+        assert_eq!(lzf_decompress(&[0, b'a'], usize::MAX), None);
+        assert_eq!(lzf_decompress(&[0, b'a'], 1 << 40), None);
+        assert_eq!(lzf_decompress(&[0, b'a'], 1), Some(b"a".to_vec()));
+    }
 
     #[test]
     fn crc64_matches_redis_test_vector() {

@@ -4,6 +4,7 @@
 pub mod cmdlist;
 pub mod migrate;
 pub mod pubsub;
+pub mod rdb;
 pub mod timectl;
 
 use bytes::Bytes;
@@ -41,10 +42,6 @@ crate::server_command!(["command"], |c, _, _, a| command(c, a));
 crate::server_command!(["wait"], |_, _, _, a| wait(a));
 crate::server_command!(["waitaof"], |_, _, _, a| waitaof(a));
 crate::server_command!(["shutdown"], |c, _, _, a| shutdown(c, a));
-crate::server_command!(["save"], |_, _, _, _| Reply::ok());
-crate::server_command!(["bgsave"], |_, _, _, _| Reply::simple(
-    "Background saving started"
-));
 crate::server_command!(["debug"], |c, g, _, a| debug(c, core(g), a));
 crate::server_command!(["function"], function);
 crate::server_command!(["latency"], |c, _, spec, a| {
@@ -750,6 +747,19 @@ fn shutdown(c: &mut Conn, a: &[Bytes]) -> Reply {
     if a[1..].iter().any(|o| eq(o, "abort")) {
         return Reply::err("ERR No shutdown in progress.");
     }
+    let has = |w: &str| a[1..].iter().any(|o| eq(o, w));
+    if has("save") && has("nosave") {
+        return error::syntax();
+    }
+    // Tumbler has no save points (`save` is ignored), so only an explicit SAVE writes.
+    if has("save") {
+        if let Err(e) = rdb::shutdown_save(&c.shared) {
+            tracing::warn!("Error trying to save the DB, can't exit: {e}");
+            if !has("force") {
+                return Reply::err("ERR Errors trying to SHUTDOWN. Check logs.");
+            }
+        }
+    }
     tracing::info!("SHUTDOWN requested by client {}", c.cl.id);
     c.shared.shutting_down.store(true, Ordering::SeqCst);
     c.shared.script.kill.store(true, Ordering::SeqCst);
@@ -815,10 +825,7 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
                     .collect(),
             )
         }
-        "reload" => {
-            crate::observe::digest::reload(&mut core.engine);
-            Reply::ok()
-        }
+        "reload" => rdb::debug_reload(&c.shared, core, a),
         "populate" if (3..=5).contains(&a.len()) => debug_populate(c, core, a),
         "populate" => Reply::err(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",

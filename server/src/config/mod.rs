@@ -135,7 +135,8 @@ pub static PARAMS: &[Param] = &[
     fixed("enable-time-control", "no", Kind::Bool),
     // Prometheus /metrics on this port (server/src/observe/metrics.rs); -1 = off, 0 = a free port.
     fixed("metrics-port", "-1", Kind::Int(-1, 65535)),
-    // Accepted for compatibility with redis-server scripts; Tumbler keeps no files.
+    // `save` and the AOF settings are accepted for compatibility with redis-server scripts
+    // (no save points, no AOF); `dir`, `dbfilename` place the RDB file (docs/rdb.md).
     p("save", "", Kind::Special),
     p("appendonly", "no", Kind::Bool),
     p(
@@ -291,7 +292,7 @@ pub static PARAMS: &[Param] = &[
 ];
 
 /// Directives Tumbler accepts and stores (CONFIG GET shows them) but that change nothing:
-/// Tumbler keeps no files and has no replicas, so persistence and replication settings have
+/// Tumbler has no save points, no AOF and no replicas, so those settings have
 /// nothing to act on. The "Accepted but ignored" list in docs/config.md is this one; a test
 /// keeps them in step.
 pub const IGNORED: &[&str] = &[
@@ -301,10 +302,6 @@ pub const IGNORED: &[&str] = &[
     "appendfilename",
     "appenddirname",
     "aof-use-rdb-preamble",
-    "dir",
-    "dbfilename",
-    "rdbcompression",
-    "rdbchecksum",
     "stop-writes-on-bgsave-error",
     "replicaof",
     "replica-read-only",
@@ -628,6 +625,7 @@ pub mod key {
         CLUSTER_REPLICAS = "cluster-replicas",
         DAEMONIZE = "daemonize",
         DATABASES = "databases",
+        DBFILENAME = "dbfilename",
         DIR = "dir",
         ENABLE_TEST_CONTROL = "enable-test-control",
         ENABLE_TIME_CONTROL = "enable-time-control",
@@ -659,6 +657,8 @@ pub mod key {
         PORT = "port",
         PROTECTED_MODE = "protected-mode",
         PROTO_MAX_BULK_LEN = "proto-max-bulk-len",
+        RDBCHECKSUM = "rdbchecksum",
+        RDBCOMPRESSION = "rdbcompression",
         REQUIREPASS = "requirepass",
         SAVE = "save",
         SLOWLOG_LOG_SLOWER_THAN = "slowlog-log-slower-than",
@@ -862,7 +862,7 @@ pub fn apply_directive(
         && normalize(param, given).ok().as_deref() != Some(param.default)
     {
         let w = format!(
-            "'{}' is accepted but has no effect: Tumbler keeps no files and has no replicas",
+            "'{}' is accepted but has no effect: Tumbler has no save points, no AOF and no replicas",
             param.name
         );
         if !warnings.contains(&w) {
@@ -980,7 +980,7 @@ mod tests {
         assert_eq!(
             w,
             [
-                "'save' is accepted but has no effect: Tumbler keeps no files and has no replicas",
+                "'save' is accepted but has no effect: Tumbler has no save points, no AOF and no replicas",
                 "ignoring unsupported directive 'some-future-thing'"
             ]
         );

@@ -1,4 +1,4 @@
-//! DEBUG DIGEST, DEBUG DIGEST-VALUE and DEBUG RELOAD, computed as Redis computes them, so
+//! DEBUG DIGEST and DEBUG DIGEST-VALUE, computed as Redis computes them, so
 //! test suites that compare digests before and after an operation work unchanged.
 //!
 //! The digest (Redis' `computeDatasetDigest`) is order-independent where the data is
@@ -7,10 +7,7 @@
 //! `!!expire!!` for a key with a TTL; the keys' digests are XORed per database, each
 //! database mixed in by its number. Tumbler's lock types, which Redis does not have, mix in
 //! their type name and their DUMP-less debug form.
-//!
-//! DEBUG RELOAD has no RDB file to write and read back: it sends every value through the
-//! same RDB serialization (DUMP and RESTORE's), which is what a reload does to the data,
-//! and rebuilds each with the encodings the current limits give. TTLs are kept.
+//! (DEBUG RELOAD writes and reads the RDB file: server/src/commands/rdb.rs.)
 
 use lockcore::storage::value::{Entry, Obj, Value};
 use lockcore::Engine;
@@ -105,32 +102,4 @@ pub fn value(e: Option<&Entry>) -> String {
 
 fn hex(d: &D) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// DEBUG RELOAD: every value through the RDB serialization and back (see the module
-/// comment). Values the RDB format does not carry here (locks) stay as they are. A
-/// stream's payload holds no tombstones, so its node bookkeeping (entries ever inserted
-/// per node, which decides when a node is full) is kept from before, as Redis' reload
-/// keeps the tombstones themselves.
-pub fn reload(engine: &mut Engine) {
-    let fill = engine.config.list_max_listpack_size;
-    let cfg = engine.config.clone();
-    for db in engine.dbs.iter_mut() {
-        let keys: Vec<Vec<u8>> = db.keys().map(<[u8]>::to_vec).collect();
-        for k in keys {
-            let Some(e) = db.get_mut(&k) else { continue };
-            let reloaded = lockcore::storage::rdb::dump(&e.value, fill)
-                .and_then(|p| lockcore::storage::rdb::load(&p))
-                .and_then(|l| lockcore::storage::rdb::to_value(l, &cfg));
-            if let Some(mut v) = reloaded {
-                if let (Value::Obj(Obj::Stream(old)), Value::Obj(Obj::Stream(new))) =
-                    (&mut e.value, &mut v)
-                {
-                    std::mem::swap(&mut old.nodes, &mut new.nodes);
-                }
-                e.value = v;
-                e.set_raw(false);
-            }
-        }
-    }
 }

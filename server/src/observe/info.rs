@@ -171,9 +171,23 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
         "persistence" => {
             let _ = write!(
                 out,
-                "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\n",
-                eng.stats.dirty,
-                eng.started_ms / 1000,
+                "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\n",
+                eng.stats.dirty.saturating_sub(eng.persist.dirty_at_save),
+                eng.persist.bgsave_in_progress as u8,
+                eng.persist.last_save,
+                if eng.persist.last_bgsave_ok { "ok" } else { "err" },
+                eng.persist.last_bgsave_secs,
+                if eng.persist.bgsave_in_progress {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_millis() as i64);
+                    (now - eng.persist.bgsave_started_ms).max(0) / 1000
+                } else {
+                    -1
+                },
+                eng.persist.saves,
+                eng.persist.last_load_keys_expired,
+                eng.persist.last_load_keys_loaded,
             );
         }
         "stats" => {

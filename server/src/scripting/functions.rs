@@ -613,6 +613,58 @@ fn restore(vm: &mut Vm, a: &[Bytes]) -> Reply {
     Reply::ok()
 }
 
+/// The loaded libraries' code, as an RDB file's FUNCTION2 records hold it (no VM is
+/// started for a dataset that never loaded one).
+pub fn library_codes(core: &mut Core) -> Vec<Bytes> {
+    match &crate::scripting::Scripts::of(&mut *core.scripts).vm {
+        Some(vm) => vm
+            .funcs
+            .libraries
+            .values()
+            .map(|l| l.code.clone())
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Checks that `codes` (an RDB file's libraries) all load, without changing anything.
+pub fn check_libraries(core: &mut Core, codes: &[Bytes]) -> Result<(), String> {
+    if codes.is_empty() {
+        return Ok(());
+    }
+    let vm = crate::scripting::Scripts::of(&mut *core.scripts).vm();
+    let mut reg = Registry::default();
+    for c in codes {
+        load_into(vm, &mut reg, c, Policy::Append, true).map_err(|e| match e {
+            Reply::Error(m) => m.into_owned(),
+            _ => "a function library does not load".to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// Installs `codes` (checked first with [`check_libraries`]): with `flush` they replace
+/// every library, without they replace same-named ones.
+pub fn replace_libraries(shared: &Shared, core: &mut Core, codes: &[Bytes], flush: bool) {
+    let scripts = crate::scripting::Scripts::of(&mut *core.scripts);
+    if codes.is_empty() && scripts.vm.is_none() {
+        return;
+    }
+    let vm = scripts.vm();
+    let mut reg = Registry::default();
+    for c in codes {
+        let _ = load_into(vm, &mut reg, c, Policy::Append, true);
+    }
+    if flush {
+        vm.funcs = Registry::default();
+    }
+    for (name, lib) in std::mem::take(&mut reg.libraries) {
+        vm.funcs.remove_lib(&name);
+        vm.funcs.insert_lib(name, lib.code, lib.fns);
+    }
+    *shared.script.fn_counts.lock().unwrap() = (vm.funcs.libraries.len(), vm.funcs.functions.len());
+}
+
 /// FUNCTION STATS; it runs without the keyspace lock (a script may hold it), so the
 /// counts come from `Shared`, updated by every FUNCTION command that takes the lock.
 pub fn stats(shared: &Shared) -> Reply {

@@ -24,6 +24,7 @@ mod functions;
 mod libs;
 mod lua_struct;
 pub(crate) use functions::command as function_command;
+pub use functions::{check_libraries, library_codes, replace_libraries};
 pub use functions::{help as function_help, kill as function_kill, stats as function_stats};
 mod patterns;
 mod plan;

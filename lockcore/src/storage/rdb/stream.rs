@@ -18,6 +18,8 @@ use crate::storage::stream::{Consumer, Group, Nack, Node, StreamId, StreamValue}
 
 pub(super) const T_STREAM_LISTPACKS: u8 = 15;
 pub(super) const T_STREAM_LISTPACKS_2: u8 = 19;
+/// Redis 7.2+: type 19 plus each consumer's active time.
+pub(super) const T_STREAM_LISTPACKS_3: u8 = 21;
 
 const FLAG_DELETED: i64 = 1;
 const FLAG_SAMEFIELDS: i64 = 2;
@@ -140,7 +142,7 @@ pub(super) fn load(r: &mut Reader, t: u8) -> Option<StreamValue> {
     if length != s.entries.len() || prev.is_some_and(|p| p > s.last_id) {
         return None;
     }
-    if t == T_STREAM_LISTPACKS_2 {
+    if t >= T_STREAM_LISTPACKS_2 {
         s.first_id = id(r)?;
         s.max_deleted = id(r)?;
         s.entries_added = r.len()? as u64;
@@ -152,7 +154,7 @@ pub(super) fn load(r: &mut Reader, t: u8) -> Option<StreamValue> {
     for _ in 0..ngroups {
         let name = r.string()?;
         let last_id = id(r)?;
-        let entries_read = if t == T_STREAM_LISTPACKS_2 {
+        let entries_read = if t >= T_STREAM_LISTPACKS_2 {
             r.len()? as i64
         } else {
             s.estimate_distance(last_id)
@@ -180,6 +182,9 @@ pub(super) fn load(r: &mut Reader, t: u8) -> Option<StreamValue> {
                 seen_time: ms_time(r)?,
                 ..Consumer::default()
             };
+            if t == T_STREAM_LISTPACKS_3 {
+                ms_time(r)?; // active time: Tumbler keeps Redis 7.0's consumer fields
+            }
             let n = r.len()?;
             for _ in 0..n {
                 let nid = raw_id(r.take(16)?)?;
@@ -253,7 +258,7 @@ fn node_listpack(
 }
 
 /// Writes `s` as RDB type 19, as redis-server 7.0's rdbSaveObject lays it out.
-pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>) {
+pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>, lzf: bool) {
     out.push(T_STREAM_LISTPACKS_2);
     // The nodes with live entries, by master ID; entries before the first node (never
     // expected) get a node of their own keyed by the first entry.
@@ -283,8 +288,8 @@ pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>) {
     for (key, lp) in &nodes {
         let mut k = Vec::with_capacity(16);
         put_raw_id(&mut k, *key);
-        put_string(out, &k);
-        put_string(out, lp);
+        put_string(out, &k, lzf);
+        put_string(out, lp, lzf);
     }
     put_len(out, s.entries.len());
     put_id(out, s.last_id);
@@ -293,7 +298,7 @@ pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>) {
     put_len(out, s.entries_added as usize);
     put_len(out, s.groups.len());
     for (name, g) in &s.groups {
-        put_string(out, name);
+        put_string(out, name, lzf);
         put_id(out, g.last_id);
         put_len(out, g.entries_read as u64 as usize);
         put_len(out, g.pel.len());
@@ -304,7 +309,7 @@ pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>) {
         }
         put_len(out, g.consumers.len());
         for (cname, c) in &g.consumers {
-            put_string(out, cname);
+            put_string(out, cname, lzf);
             out.extend_from_slice(&c.seen_time.to_le_bytes());
             put_len(out, c.pel.len());
             for id in &c.pel {

@@ -10,18 +10,31 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import javax.net.ssl.SSLContext;
 
 /**
- * A minimal RESP2 client for the control commands: one command per connection, replies as
- * String (simple and bulk strings), Long, List or null; an error reply throws.
+ * A minimal RESP2 client for the control commands: one connection per call, replies as
+ * String (simple and bulk strings, or byte[] for bulk strings when asked), Long, List or
+ * null; an error reply throws.
  */
 final class Resp {
     private Resp() {}
 
     static Object command(String host, int port, SSLContext tls, String user, String password,
                           int timeoutMs, String... args) {
+        return pipeline(host, port, tls, user, password, timeoutMs, false, List.<String[]>of(args)).get(0);
+    }
+
+    /**
+     * Sends the commands on one connection, all at once, and returns their replies in order
+     * (bulk strings as byte[] when {@code raw}). The first error reply throws, after every
+     * reply was read.
+     */
+    static List<Object> pipeline(String host, int port, SSLContext tls, String user, String password,
+                                 int timeoutMs, boolean raw, List<String[]> commands) {
+        String first = commands.isEmpty() ? "nothing" : commands.get(0)[0];
         try (Socket s = tls != null ? tls.getSocketFactory().createSocket() : new Socket()) {
             s.connect(new InetSocketAddress(host, port), timeoutMs);
             s.setSoTimeout(timeoutMs);
@@ -30,13 +43,30 @@ final class Resp {
             InputStream in = new BufferedInputStream(s.getInputStream());
             if (password != null) {
                 out.write(user != null ? encode("AUTH", user, password) : encode("AUTH", password));
-                read(in, "AUTH");
+                read(in, "AUTH", false);
             }
-            out.write(encode(args));
+            ByteArrayOutputStream batch = new ByteArrayOutputStream();
+            for (String[] c : commands) {
+                batch.writeBytes(encode(c));
+            }
+            out.write(batch.toByteArray());
             out.flush();
-            return read(in, args[0]);
+            List<Object> replies = new ArrayList<>(commands.size());
+            TumblerException error = null;
+            for (String[] c : commands) {
+                try {
+                    replies.add(read(in, c[0], raw));
+                } catch (TumblerException e) {
+                    error = error == null ? e : error;
+                    replies.add(e);
+                }
+            }
+            if (error != null) {
+                throw error;
+            }
+            return replies;
         } catch (IOException e) {
-            throw new TumblerException("cannot send " + args[0] + " to tumbler at " + host + ":" + port
+            throw new TumblerException("cannot send " + first + " to tumbler at " + host + ":" + port
                     + ": " + e, e);
         }
     }
@@ -69,6 +99,10 @@ final class Resp {
     }
 
     static Object read(InputStream in, String cmd) throws IOException {
+        return read(in, cmd, false);
+    }
+
+    static Object read(InputStream in, String cmd, boolean raw) throws IOException {
         int type = in.read();
         if (type < 0) {
             throw new EOFException("connection closed before the reply to " + cmd);
@@ -90,7 +124,7 @@ final class Resp {
                 if (body.length < n + 2) {
                     throw new EOFException("short bulk reply to " + cmd);
                 }
-                return new String(body, 0, n, StandardCharsets.UTF_8);
+                return raw ? Arrays.copyOf(body, n) : new String(body, 0, n, StandardCharsets.UTF_8);
             }
             case '*': {
                 int n = Integer.parseInt(line);
@@ -99,7 +133,7 @@ final class Resp {
                 }
                 List<Object> items = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    items.add(read(in, cmd));
+                    items.add(read(in, cmd, raw));
                 }
                 return items;
             }

@@ -55,6 +55,7 @@ public final class TumblerServer implements AutoCloseable {
     private final SSLContext sslContext;
     private final Set<Integer> down = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    private volatile int databases; // 0 until asked
 
     private TumblerServer(Builder config, Process process, Path log, String host, List<Integer> ports,
                           TlsMaterial tls) {
@@ -392,6 +393,200 @@ public final class TumblerServer implements AutoCloseable {
                 }
             }
         }
+    }
+
+    // ---------------------------------------------------------------- snapshots and state
+
+    /** The databases a snapshot covers: every one the server has (only 0 in cluster mode). */
+    private int databases(int node) {
+        if (config.cluster) {
+            return 1;
+        }
+        int n = databases;
+        if (n == 0) { // the server fixes the count at start, the same for every node
+            Object reply = commandOn(node, "CONFIG", "GET", "databases");
+            if (!(reply instanceof List<?> kv && kv.size() == 2)) {
+                throw new TumblerException("CONFIG GET databases: unexpected reply " + reply);
+            }
+            databases = n = Integer.parseInt(String.valueOf(kv.get(1)));
+        }
+        return n;
+    }
+
+    /**
+     * The server's name of snapshot {@code name} of database {@code db}: the name itself for
+     * database 0, {@code name@db<N>} for the others (a server snapshot holds one database,
+     * and its names are the node's, not the database's).
+     */
+    static String snapshotName(String name, int db) {
+        return db == 0 ? name : name + "@db" + db;
+    }
+
+    private static final Pattern OTHER_DB = Pattern.compile(".*@db[1-9][0-9]*");
+
+    /**
+     * Sends {@code TUMBLER.SNAPSHOT sub name} in every database of every node that is up
+     * ({@code SELECT db} first, each database under its own name), one connection per node,
+     * and returns the replies node by node. A replica that refuses (READONLY) is skipped: it
+     * follows its primary.
+     */
+    private List<List<Object>> everyDatabase(String sub, String name) {
+        return databases(sub, name, -1);
+    }
+
+    /** {@link #everyDatabase}, or database {@code only} alone (under {@code name}) if it is not -1. */
+    private List<List<Object>> databases(String sub, String name, int only) {
+        if (only > 0 && config.cluster) {
+            throw new TumblerException("a cluster has database 0 only");
+        }
+        List<List<Object>> out = new ArrayList<>();
+        for (int i = 0; i < ports.size(); i++) {
+            if (down.contains(i)) {
+                continue;
+            }
+            int n = databases(i);
+            List<String[]> cmds = new ArrayList<>();
+            for (int db = Math.max(only, 0); db < (only >= 0 ? only + 1 : n); db++) {
+                if (!config.cluster) {
+                    cmds.add(new String[] {"SELECT", Integer.toString(db)});
+                }
+                cmds.add(new String[] {"TUMBLER.SNAPSHOT", sub, only >= 0 ? name : snapshotName(name, db)});
+            }
+            List<Object> replies;
+            try {
+                replies = Resp.pipeline(host, ports.get(i), sslContext, null, config.password, 10_000, false, cmds);
+            } catch (TumblerException e) {
+                if (config.cluster && String.valueOf(e.getMessage()).contains("READONLY")) {
+                    continue;
+                }
+                throw e;
+            }
+            List<Object> own = new ArrayList<>();
+            for (int k = config.cluster ? 0 : 1; k < replies.size(); k += config.cluster ? 1 : 2) {
+                own.add(replies.get(k));
+            }
+            out.add(own);
+        }
+        return out;
+    }
+
+    /**
+     * Saves every database of every node that is up as the in-memory snapshot {@code name}
+     * ({@code TUMBLER.SNAPSHOT SAVE} in each database, as {@code name} for database 0 and
+     * {@code name@db<N>} for the others): keys, values and TTLs. Saving a name again replaces it.
+     */
+    public void snapshot(String name) {
+        everyDatabase("SAVE", name);
+    }
+
+    /**
+     * Puts every database of every node that is up back to what it was at
+     * {@link #snapshot(String) snapshot(name)} ({@code TUMBLER.SNAPSHOT RESTORE}); the cost is
+     * proportional to the keys changed since. An unknown name throws {@link TumblerException}.
+     */
+    public void restore(String name) {
+        everyDatabase("RESTORE", name);
+    }
+
+    /**
+     * Saves database {@code db} alone, of every node that is up, as snapshot {@code name}
+     * (the server's name as it is): for tests that each use their own database of a shared
+     * server, side by side.
+     */
+    public void snapshot(int db, String name) {
+        databases("SAVE", name, db);
+    }
+
+    /** Restores database {@code db} alone, of every node that is up, from {@link #snapshot(int, String)}; the other databases stay as they are. */
+    public void restore(int db, String name) {
+        databases("RESTORE", name, db);
+    }
+
+    /** Forgets the snapshot {@code name}; false if no node had it. */
+    public boolean dropSnapshot(String name) {
+        boolean any = false;
+        for (List<Object> node : everyDatabase("DROP", name)) {
+            for (Object r : node) {
+                any |= Long.valueOf(1).equals(r);
+            }
+        }
+        return any;
+    }
+
+    /**
+     * The names of node 0's snapshots ({@code TUMBLER.SNAPSHOT LIST}), sorted, without the
+     * {@code name@db<N>} ones {@link #snapshot} adds for the databases after 0.
+     */
+    public List<String> snapshots() {
+        List<String> names = new ArrayList<>();
+        for (Object o : (List<?>) command("TUMBLER.SNAPSHOT", "LIST")) {
+            String n = String.valueOf(o);
+            if (!OTHER_DB.matcher(n).matches()) {
+                names.add(n);
+            }
+        }
+        Collections.sort(names);
+        return names;
+    }
+
+    /**
+     * A readable dump of node 0's state ({@code TUMBLER.STATE}): every database's keys, types,
+     * TTLs and values, native-lock holders and waiters, the lock-order checker's report.
+     */
+    public String state() {
+        return stateOf(controlNode());
+    }
+
+    /** {@link #state()} of one node. */
+    public String stateOf(int node) {
+        return (String) commandOn(node, "TUMBLER.STATE");
+    }
+
+    /** An RDB file of every database of node 0 ({@code TUMBLER.RDB SAVE}); the server writes nothing to disk. */
+    public byte[] rdb() {
+        return rdbOf(controlNode());
+    }
+
+    /** {@link #rdb()} of one node. */
+    public byte[] rdbOf(int node) {
+        return (byte[]) Resp.pipeline(host, ports.get(node), sslContext, null, config.password, 30_000, true,
+                List.<String[]>of(new String[] {"TUMBLER.RDB", "SAVE"})).get(0);
+    }
+
+    /**
+     * Writes the server's state to {@code dir} for a post-mortem: {@code <name>.rdb} (the RDB
+     * file, {@code redis-server --dbfilename} or {@code redis-check-rdb} read it) and
+     * {@code <name>.txt} ({@link #state()}, after a header of {@code note} lines) per node
+     * that is up; nodes after the first get {@code <name>.node<i>.*}. Creates {@code dir}.
+     * Returns the files written. The extension calls it when a test fails
+     * ({@code @Tumbler(failureArtifacts = true)}).
+     */
+    public List<Path> writeArtifacts(Path dir, String name, String... note) {
+        List<Path> written = new ArrayList<>();
+        try {
+            Files.createDirectories(dir);
+            for (int i = 0; i < ports.size(); i++) {
+                if (down.contains(i)) {
+                    continue;
+                }
+                String base = i == 0 ? name : name + ".node" + i;
+                StringBuilder txt = new StringBuilder();
+                for (String line : note) {
+                    txt.append("# ").append(line.replace("\n", "\n# ")).append('\n');
+                }
+                txt.append("# ").append(url(i)).append(nodeCount() > 1 ? " (node " + i + ")" : "").append('\n');
+                txt.append(stateOf(i));
+                Path t = dir.resolve(base + ".txt");
+                Files.writeString(t, txt, StandardCharsets.UTF_8);
+                written.add(t);
+                Path r = dir.resolve(base + ".rdb");
+                Files.write(r, rdbOf(i));
+                written.add(r);
+            }
+        } catch (IOException e) {
+            throw new TumblerException("cannot write the state of " + this + " to " + dir + ": " + e, e);
+        }
+        return written;
     }
 
     // ---------------------------------------------------------------- clients

@@ -64,6 +64,32 @@ public @interface Tumbler {
     /** Extra server arguments. */
     String[] args() default {};
 
+    /**
+     * Each test starts from the data the class's {@code @BeforeAll} methods left: the extension
+     * saves every database ({@code TumblerServer.snapshot}) before the class's first test, after
+     * {@code @BeforeAll}, and restores it after each test, after {@code @AfterEach}. For a
+     * server shared by the class (the class annotation, or a static field); a per-test server
+     * starts empty anyway.
+     */
+    boolean restoreAfterEach() default false;
+
+    /**
+     * When a test fails, write the server's state to {@link #artifactsDir}:
+     * {@code <class>.<method>.rdb} ({@code TUMBLER.RDB SAVE}) and {@code <class>.<method>.txt}
+     * ({@code TUMBLER.STATE}), taken as the test method ends (before {@code @AfterEach} and the
+     * restore of {@link #restoreAfterEach}). Also turned on for every server by the system
+     * property {@code tumbler.artifacts} or the environment variable {@code TUMBLER_ARTIFACTS}
+     * (a directory).
+     */
+    boolean failureArtifacts() default false;
+
+    /**
+     * The directory of {@link #failureArtifacts}, relative to the working directory; setting it
+     * turns them on. Default: {@code tumbler.artifacts}, else {@code TUMBLER_ARTIFACTS}, else
+     * {@code target/tumbler-artifacts}.
+     */
+    String artifactsDir() default "";
+
     /** One server per class (default) or per test method. Fields decide by being static or not. */
     Lifecycle lifecycle() default Lifecycle.PER_CLASS;
 
