@@ -270,13 +270,17 @@ def _seeds(config: pytest.Config) -> _Seeds:
     return config.stash[_SEEDS]
 
 
-@pytest.hookimpl(wrapper=True)
+# Old-style hook wrappers (`hookwrapper=True`), which every pytest since 3 runs; the new
+# style needs pluggy 1.2, and a plugin installed in an environment with an older pytest
+# must not break its collection.
+@pytest.hookimpl(hookwrapper=True)
 def pytest_fixture_setup(fixturedef, request):
     """Around every ``tumbler_seed`` fixture: an empty database before it (or, for one that
     extends an outer ``tumbler_seed``, the outer one's data), a snapshot after it, and at
     its teardown the database goes back to the outer seed's snapshot."""
     if fixturedef.argname != "tumbler_seed":
-        return (yield)
+        yield
+        return
     srv: Server = request.getfixturevalue("tumbler_server")
     seeds = _seeds(request.config)
     if "tumbler_seed" in fixturedef.argnames:
@@ -286,32 +290,32 @@ def pytest_fixture_setup(fixturedef, request):
         srv.flushdb()
     pushed = []
     fixturedef.addfinalizer(lambda: pushed and seeds.pop(srv))
-    result = yield
-    seeds.push(srv)
-    pushed.append(True)
-    return result
+    outcome = yield
+    if outcome.excinfo is None:
+        seeds.push(srv)
+        pushed.append(True)
 
 
 # ---------------------------------------------------------------------- failure artifacts
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
     """A test that used the server failed (in setup or call): with ``--tumbler-artifacts``,
     the server's state goes to files named after the test, before any fixture's teardown
     restores or empties it."""
-    rep = yield
+    rep = (yield).get_result()
     if rep.when not in ("setup", "call") or not rep.failed:
-        return rep
+        return
     directory = _artifacts_dir(item.config)
     srv = item.config.stash.get(_SERVER, None)
     if directory is None or srv is None or "tumbler_server" not in getattr(
         item, "fixturenames", ()
     ):
-        return rep
+        return
     if not srv.running:
         rep.sections.append(("tumbler artifacts", "not written: the server is not running"))
-        return rep
+        return
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     header = (
         f"# test: {item.nodeid}\n# phase: {rep.when}\n# database: {srv.db}\n"
@@ -322,7 +326,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         rep.sections.append(("tumbler artifacts", "\n".join(str(p) for p in paths)))
     except Exception as e:  # noqa: BLE001 - the test's own failure is what matters
         rep.sections.append(("tumbler artifacts", f"not written: {e}"))
-    return rep
+    return
 
 
 # ---------------------------------------------------------------------- fixtures
