@@ -182,7 +182,9 @@ bash scripts/static-build.sh
 
 # ---- packages: the pip wheel and the npm tarball, built around the static binary above
 # (never recompiled), installed into fresh environments without the repository or cargo,
-# each running its example suite (packaging/*/example-tests). About 40 s.
+# each running its example suites (packaging/*/example-tests; the pytest one also under
+# `-n 2` on one shared server) and a test that fails on purpose, whose .rdb/.txt artifacts
+# packaging/check-artifacts.sh checks (redis-check-rdb, from redis-tools). About 40 s.
 log "packages: pip wheel and npm tarball, example suites against the installed packages"
 static_bin=$(bash packaging/static-bin.sh)
 TUMBLER_BINARY=$static_bin timeout 600 bash packaging/python/ci.sh
