@@ -67,11 +67,6 @@ impl Snapshots {
     pub fn names(&self) -> impl Iterator<Item = &Bytes> {
         self.by_name.keys()
     }
-
-    /// The keys a snapshot holds.
-    pub fn len_of(&self, name: &[u8]) -> Option<usize> {
-        self.by_name.get(name).map(|s| s.db.len())
-    }
 }
 
 /// Saves `db` as snapshot `name` (replacing one of that name) and makes it the baseline.
