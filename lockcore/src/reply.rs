@@ -163,6 +163,31 @@ impl Reply {
     }
 }
 
+/// `s` quoted as Redis' `sdscatrepr` quotes it (MONITOR, CLIENT LIST, config files, logs):
+/// `"..."` with `\\`, `\"`, `\n`, `\r`, `\t`, `\a`, `\b` escapes and `\xhh` for the other
+/// bytes that are not printable ASCII.
+pub fn repr(s: &[u8]) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for &b in s {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            7 => out.push_str("\\a"),
+            8 => out.push_str("\\b"),
+            b' '..=b'~' => out.push(b as char),
+            _ => {
+                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\x{b:02x}"));
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
 impl From<i64> for Reply {
     fn from(i: i64) -> Self {
         Reply::Int(i)
@@ -214,6 +239,13 @@ fn bulk(out: &mut BytesMut, b: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repr_quotes_like_sdscatrepr() {
+        assert_eq!(repr(b"a b"), "\"a b\"");
+        assert_eq!(repr(b"\"\n\x01"), "\"\\\"\\n\\x01\"");
+        assert_eq!(repr(b"\x07\x08\\\xff"), "\"\\a\\b\\\\\\xff\"");
+    }
 
     fn enc(r: &Reply, resp3: bool) -> String {
         String::from_utf8(r.to_bytes(resp3).to_vec()).unwrap()

@@ -170,7 +170,7 @@ fn split_args(args: &[String]) -> (Vec<String>, Vec<Directive>) {
                 Some(d) => {
                     d.args.push(a.clone());
                     d.text.push(' ');
-                    d.text.push_str(&tumbler::config::rewrite::repr(a));
+                    d.text.push_str(&lockcore::reply::repr(a.as_bytes()));
                     complete = true;
                 }
                 None => {

@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, BASE};
 use crate::engine::Engine;
-use crate::reply::Reply;
+use crate::reply::{repr, Reply};
 use crate::storage::value::{Entry, Obj, Value};
 
 /// The bytes of a string printed before it is cut.
@@ -19,24 +19,10 @@ pub const MAX_BYTES: usize = 512;
 /// The items of a collection printed before it is cut.
 pub const MAX_ITEMS: usize = 64;
 
-/// `s` in double quotes, as redis-cli prints a bulk string: printable ASCII as it is,
-/// `\n`, `\r`, `\t`, `\"`, `\\` escaped, other bytes as `\xNN`; cut after [`MAX_BYTES`].
+/// `s` quoted as Redis quotes values in MONITOR and logs ([`repr`]), cut after
+/// [`MAX_BYTES`] with a note of the bytes left out.
 fn quoted(out: &mut String, s: &[u8]) {
-    out.push('"');
-    for &b in &s[..s.len().min(MAX_BYTES)] {
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'"' => out.push_str("\\\""),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x20..=0x7e => out.push(b as char),
-            _ => {
-                let _ = write!(out, "\\x{b:02x}");
-            }
-        }
-    }
-    out.push('"');
+    out.push_str(&repr(&s[..s.len().min(MAX_BYTES)]));
     if s.len() > MAX_BYTES {
         let _ = write!(out, " (... {} more bytes)", s.len() - MAX_BYTES);
     }

@@ -26,28 +26,7 @@ fn token(v: &str) -> String {
     if plain {
         return v.to_string();
     }
-    repr(v)
-}
-
-/// C's sdscatrepr: `v` quoted, with Redis' escapes (the form redis-server prints values in,
-/// and reads back from a config file).
-pub fn repr(v: &str) -> String {
-    let mut out = String::from("\"");
-    for b in v.bytes() {
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'"' => out.push_str("\\\""),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            7 => out.push_str("\\a"),
-            8 => out.push_str("\\b"),
-            b' '..=b'~' => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out.push('"');
-    out
+    lockcore::reply::repr(v.as_bytes())
 }
 
 /// The lines that state `name`'s current value. Lists (bind, save) are several words of

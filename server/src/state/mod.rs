@@ -619,7 +619,7 @@ impl Shared {
         );
         for a in argv {
             line.push(' ');
-            line.push_str(&crate::base::argv::quote_arg(a));
+            line.push_str(&lockcore::reply::repr(a));
         }
         let reply = Reply::Simple(line.into());
         for m in self.monitors.iter() {
