@@ -325,7 +325,7 @@ impl TestServer {
         let mut core = self.shared.lock_core_blocking();
         assert!(db < core.engine.dbs.len(), "no database {db}");
         let done = lockcore::engine::snapshot::restore(&mut core.engine, db, name.as_bytes());
-        assert!(done.is_some(), "no such snapshot '{name}'");
+        assert!(done, "no such snapshot '{name}'");
         // Clients blocked on keys the restore filled are served now, as after a command.
         core.engine.after_command();
     }
@@ -442,9 +442,7 @@ impl Drop for RestoreGuard<'_> {
             }
         }
         let mut core = self.server.shared.lock_core_blocking();
-        if lockcore::engine::snapshot::restore(&mut core.engine, self.db, self.name.as_bytes())
-            .is_some()
-        {
+        if lockcore::engine::snapshot::restore(&mut core.engine, self.db, self.name.as_bytes()) {
             core.engine.after_command();
         }
     }

@@ -54,15 +54,6 @@ fn changes_limit(snapshot_keys: usize) -> usize {
     (snapshot_keys / 8).max(MIN_CHANGES_LIMIT)
 }
 
-/// What a restore did.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Restored {
-    /// Put back this many changed keys.
-    Changed(usize),
-    /// Copied the whole snapshot in.
-    Whole,
-}
-
 impl Snapshots {
     pub fn names(&self) -> impl Iterator<Item = &Bytes> {
         self.by_name.keys()
@@ -82,12 +73,14 @@ pub fn save(eng: &mut Engine, db: usize, name: Bytes) {
     eng.dbs[db].track_changes(id, limit);
 }
 
-/// Makes `db` what snapshot `name` holds. `None` if there is no such snapshot.
-pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
-    let snap = eng.snapshots.by_name.get(name)?;
+/// Makes `db` what snapshot `name` holds. False if there is no such snapshot.
+pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> bool {
+    let Some(snap) = eng.snapshots.by_name.get(name) else {
+        return false;
+    };
     let (id, limit) = (snap.id, changes_limit(snap.db.len()));
     let changes = eng.dbs[db].take_changes();
-    let done = match changes {
+    match changes {
         Some(c) if c.base == id && !c.all => {
             let snap = &eng.snapshots.by_name[name];
             let mut changed = Vec::with_capacity(c.keys.len());
@@ -113,18 +106,12 @@ pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
                 eng.signal_ready(db, key);
             }
             eng.stats.dirty += changed.len() as u64;
-            Restored::Changed(changed.len())
         }
         _ => {
             eng.touch_all_watched(db, true);
             let n = eng.dbs[db].len();
-            let snap = &eng.snapshots.by_name[name];
-            let live = &mut eng.dbs[db];
-            live.clear();
-            for (k, e) in snap.db.iter() {
-                live.insert_entry(Bytes::copy_from_slice(k), e.clone());
-            }
-            let locks: Vec<Bytes> = live
+            eng.dbs[db] = eng.snapshots.by_name[name].db.copy();
+            let locks: Vec<Bytes> = eng.dbs[db]
                 .iter()
                 .filter(|(_, e)| matches!(e.value, Value::Obj(Obj::Lock(_))))
                 .map(|(k, _)| Bytes::copy_from_slice(k))
@@ -136,11 +123,10 @@ pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> Option<Restored> {
             eng.tracking.flush();
             eng.signal_db(db);
             eng.stats.dirty += (n + eng.dbs[db].len()) as u64;
-            Restored::Whole
         }
-    };
+    }
     eng.dbs[db].track_changes(id, limit);
-    Some(done)
+    true
 }
 
 /// Whether two entries hold the same data: value, encoding and TTL (not the access time).
@@ -295,9 +281,10 @@ fn save_cmd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn restore_cmd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let db = ctx.dbi();
-    match restore(ctx.eng, db, &a[2]) {
-        Some(_) => Reply::ok(),
-        None => no_such(&a[2]),
+    if restore(ctx.eng, db, &a[2]) {
+        Reply::ok()
+    } else {
+        no_such(&a[2])
     }
 }
 
