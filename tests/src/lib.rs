@@ -325,6 +325,23 @@ impl Raw {
     }
 }
 
+/// The payload of a raw bulk-string reply (`$n\r\n...\r\n`, as [`Raw::cmd`] returns it);
+/// panics, showing the reply, if it is not one.
+pub fn bulk_payload(reply: &[u8]) -> Vec<u8> {
+    assert_eq!(
+        reply.first(),
+        Some(&b'$'),
+        "not a bulk reply: {}",
+        String::from_utf8_lossy(reply)
+    );
+    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
+    let n: usize = std::str::from_utf8(&reply[1..nl - 1])
+        .unwrap()
+        .parse()
+        .unwrap();
+    reply[nl + 1..nl + 1 + n].to_vec()
+}
+
 /// Splits a whitespace-separated command line, honouring double quotes (for test scripts).
 pub fn split_line(line: &str) -> Vec<Vec<u8>> {
     tumbler::resp::split_args(line.as_bytes()).expect("balanced quotes")

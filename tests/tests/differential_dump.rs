@@ -3,24 +3,9 @@
 //! of listpacks, intsets, listpack hashes and sorted sets, skiplist sorted sets), payloads
 //! crossing between the two servers in both directions, and RESTORE's options and errors.
 
+use tumbler_tests::bulk_payload as bulk;
 use tumbler_tests::diff_against_redis as run;
 use tumbler_tests::{diff_script, Raw, RedisServer, Tumbler};
-
-/// The payload of a bulk-string reply.
-fn bulk(reply: &[u8]) -> Vec<u8> {
-    assert_eq!(
-        reply[0],
-        b'$',
-        "not a bulk reply: {}",
-        String::from_utf8_lossy(reply)
-    );
-    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
-    let n: usize = std::str::from_utf8(&reply[1..nl - 1])
-        .unwrap()
-        .parse()
-        .unwrap();
-    reply[nl + 1..nl + 1 + n].to_vec()
-}
 
 /// Deterministic pseudo-random numbers (xorshift), so both servers get the same data.
 struct Rng(u64);

@@ -3,23 +3,8 @@
 //! XRANGE, XPENDING, XINFO GROUPS); the legacy type 15 payload of Redis' Tcl suite; and
 //! corrupted payloads are refused with Redis' error, never a crash.
 
+use tumbler_tests::bulk_payload as bulk;
 use tumbler_tests::{Raw, RedisServer, Tumbler};
-
-/// The payload of a bulk-string reply.
-fn bulk(reply: &[u8]) -> Vec<u8> {
-    assert_eq!(
-        reply[0],
-        b'$',
-        "not a bulk reply: {}",
-        String::from_utf8_lossy(reply)
-    );
-    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
-    let n: usize = std::str::from_utf8(&reply[1..nl - 1])
-        .unwrap()
-        .parse()
-        .unwrap();
-    reply[nl + 1..nl + 1 + n].to_vec()
-}
 
 fn run(r: &mut Raw, line: &str) {
     let args: Vec<&str> = line.split_whitespace().collect();

@@ -3,6 +3,7 @@
 //! function flags, FUNCTION LIST/STATS/DELETE/FLUSH/RESTORE and their argument errors, in
 //! RESP2 and RESP3. DUMP payloads are exchanged between the two servers both ways.
 
+use tumbler_tests::bulk_payload as bulk;
 use tumbler_tests::diff_against_redis as run;
 use tumbler_tests::diff_against_redis_resp3 as run_resp3;
 use tumbler_tests::{RedisServer, Tumbler};
@@ -138,13 +139,6 @@ fn list_and_stats_in_resp3() {
         FCALL f 0
     "##,
     );
-}
-
-/// The bulk string of a raw `$n\r\n...\r\n` reply.
-fn bulk(reply: &[u8]) -> Vec<u8> {
-    assert_eq!(reply[0], b'$', "{}", String::from_utf8_lossy(reply));
-    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
-    reply[nl + 1..reply.len() - 2].to_vec()
 }
 
 /// Redis' DUMP payload (with LZF-compressed code) restores here, ours restores there, and

@@ -3,6 +3,7 @@
 //! Scripts only use replies whose order Redis defines (one key per db for SCAN/KEYS/
 //! RANDOMKEY, small listpack hashes and intsets, whole-collection random picks).
 
+use tumbler_tests::bulk_payload;
 use tumbler_tests::diff_against_redis as run;
 use tumbler_tests::{diff_script, RedisServer, Tumbler};
 
@@ -394,16 +395,6 @@ fn introspection_errors_and_config() {
         MEMORY HELP
         MEMORY USAGE nosuch SAMPLES x
     "#);
-}
-
-/// The payload of a bulk-string reply.
-fn bulk_payload(reply: &[u8]) -> Vec<u8> {
-    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
-    let n: usize = std::str::from_utf8(&reply[1..nl - 1])
-        .unwrap()
-        .parse()
-        .unwrap();
-    reply[nl + 1..nl + 1 + n].to_vec()
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tumbler_tests::bulk_payload as bulk_bytes;
 use tumbler_tests::{Raw, Tumbler};
 
 fn ok(r: &mut Raw, args: &[&str]) {
@@ -32,11 +33,7 @@ fn strings(reply: &[u8]) -> Vec<String> {
 }
 
 fn bulk(reply: &[u8]) -> String {
-    let s = String::from_utf8_lossy(reply).into_owned();
-    assert!(s.starts_with('$'), "not a bulk string: {s}");
-    let nl = s.find("\r\n").unwrap();
-    let n: usize = s[1..nl].parse().unwrap();
-    s[nl + 2..nl + 2 + n].to_string()
+    String::from_utf8_lossy(&bulk_bytes(reply)).into_owned()
 }
 
 /// What the selected db holds, as text that is equal for equal dbs: each key with its
@@ -464,13 +461,4 @@ fn a_snapshot_restores_exactly_after_an_rdb_load() {
     ok(&mut r, &["TUMBLER.SNAPSHOT", "RESTORE", "s"]);
     assert_eq!(fingerprint(&mut r), saved);
     std::fs::remove_file(&file).unwrap();
-}
-
-fn bulk_bytes(reply: &[u8]) -> Vec<u8> {
-    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
-    let n: usize = std::str::from_utf8(&reply[1..nl - 1])
-        .unwrap()
-        .parse()
-        .unwrap();
-    reply[nl + 1..nl + 1 + n].to_vec()
 }
