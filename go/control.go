@@ -74,15 +74,19 @@ func (s *Server) Resume() {
 	}
 }
 
+// isDown reports whether node i is down (NodeDown, until NodeUp).
+func (s *Server) isDown(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.down[i]
+}
+
 func (s *Server) everyUpNode(note func(), args ...string) error {
 	s.mu.Lock()
 	note()
 	s.mu.Unlock()
 	for i := range s.ports {
-		s.mu.Lock()
-		down := s.down[i]
-		s.mu.Unlock()
-		if down {
+		if s.isDown(i) {
 			continue
 		}
 		if _, err := s.DoNode(i, args...); err != nil {
@@ -274,10 +278,7 @@ type LockdepReport struct {
 func (s *Server) LockdepReport() (*LockdepReport, error) {
 	out := &LockdepReport{}
 	for i := range s.ports {
-		s.mu.Lock()
-		down := s.down[i]
-		s.mu.Unlock()
-		if down {
+		if s.isDown(i) {
 			continue
 		}
 		v, err := s.DoNode(i, "TUMBLER.LOCKDEP", "REPORT")

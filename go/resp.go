@@ -51,10 +51,8 @@ func dialConn(addr string, tlsConf *tls.Config, user, pass string, timeout time.
 
 func (cn *conn) close() { _ = cn.c.Close() }
 
-// do sends one command and reads its reply. A RedisError is returned as the error.
-func (cn *conn) do(timeout time.Duration, args ...string) (interface{}, error) {
-	_ = cn.c.SetDeadline(time.Now().Add(timeout))
-	buf := make([]byte, 0, 64)
+// appendCommand appends args to buf as one RESP command (an array of bulk strings).
+func appendCommand(buf []byte, args []string) []byte {
 	buf = append(buf, '*')
 	buf = strconv.AppendInt(buf, int64(len(args)), 10)
 	buf = append(buf, '\r', '\n')
@@ -65,6 +63,13 @@ func (cn *conn) do(timeout time.Duration, args ...string) (interface{}, error) {
 		buf = append(buf, a...)
 		buf = append(buf, '\r', '\n')
 	}
+	return buf
+}
+
+// do sends one command and reads its reply. A RedisError is returned as the error.
+func (cn *conn) do(timeout time.Duration, args ...string) (interface{}, error) {
+	_ = cn.c.SetDeadline(time.Now().Add(timeout))
+	buf := appendCommand(make([]byte, 0, 64), args)
 	if _, err := cn.c.Write(buf); err != nil {
 		return nil, err
 	}
@@ -84,16 +89,7 @@ func (cn *conn) pipeline(timeout time.Duration, cmds [][]string) ([]interface{},
 	_ = cn.c.SetDeadline(time.Now().Add(timeout))
 	var buf []byte
 	for _, args := range cmds {
-		buf = append(buf, '*')
-		buf = strconv.AppendInt(buf, int64(len(args)), 10)
-		buf = append(buf, '\r', '\n')
-		for _, a := range args {
-			buf = append(buf, '$')
-			buf = strconv.AppendInt(buf, int64(len(a)), 10)
-			buf = append(buf, '\r', '\n')
-			buf = append(buf, a...)
-			buf = append(buf, '\r', '\n')
-		}
+		buf = appendCommand(buf, args)
 	}
 	if _, err := cn.c.Write(buf); err != nil {
 		return nil, err

@@ -303,10 +303,7 @@ func (s *Server) WriteArtifacts(dir, name string, note ...string) ([]string, err
 	}
 	var files []string
 	for i := range s.ports {
-		s.mu.Lock()
-		down := s.down[i]
-		s.mu.Unlock()
-		if down {
+		if s.isDown(i) {
 			continue
 		}
 		base := name
