@@ -16,17 +16,12 @@ redis=${REDIS_SERVER:-redis-server}
 bench_need "$redis" redis-cli
 
 exec python3 - "${1:-.}" "$tumbler" "$(command -v "$redis")" <<'PY'
-import os, re, socket, subprocess, sys, tempfile, time
+import os, re, sys, tempfile, time
+sys.path.insert(0, "bench")
+from benchlib import Server, resp
 
 pattern, tumbler, redis = re.compile(sys.argv[1]), sys.argv[2], sys.argv[3]
 tmp = tempfile.mkdtemp(prefix="membench.")
-
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 def uuid(i):
     return "%08x-1a2b-4c3d-8e9f-%012x" % (i * 2654435761 % (1 << 32), i)
@@ -77,60 +72,16 @@ def mixed(i):
 
 ROWS.append(("1M mixed keys (string, hash, zset, list, set)", 1000000, mixed))
 
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-
-class Server:
-    def __init__(self, binary):
-        self.port = free_port()
-        self.p = subprocess.Popen([binary, "--port", str(self.port), "--save", "", "--appendonly", "no",
-                                   "--dir", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            try:
-                self.s = socket.create_connection(("127.0.0.1", self.port)); break
-            except OSError:
-                time.sleep(0.05)
-        self.f = self.s.makefile("rb")
-
-    def cmd(self, *args):
-        self.s.sendall(resp(*args))
-        line = self.f.readline()
-        if line[:1] == b"$":
-            n = int(line[1:])
-            if n < 0:
-                return None
-            data = self.f.read(n + 2)
-            return data[:-2]
-        if line[:1] == b"-":
-            raise RuntimeError(line.decode().strip())
-        return line[1:].strip()
-
-    def used(self):
-        info = self.cmd("INFO", "memory").decode()
-        return int(re.search(r"used_memory:(\d+)", info).group(1))
-
-    def rss(self):
-        with open("/proc/%d/status" % self.p.pid) as f:
-            for l in f:
-                if l.startswith("VmRSS:"):
-                    return int(l.split()[1]) * 1024
-
-    def pipe(self, path):
-        with open(path, "rb") as f:
-            r = subprocess.run(["redis-cli", "-p", str(self.port), "--pipe"], stdin=f,
-                               capture_output=True, text=True)
-        assert "errors: 0" in r.stdout, r.stdout + r.stderr
-
-    def stop(self):
-        self.p.kill(); self.p.wait()
+def used(s):
+    return int(re.search(r"used_memory:(\d+)", s.cmd("INFO", "memory").decode()).group(1))
 
 def measure(binary, path, n, first_key_of):
-    s = Server(binary)
+    s = Server(binary, "--save", "", "--appendonly", "no", "--dir", tmp)
     time.sleep(0.2)
-    u0, r0 = s.used(), s.rss()
+    u0, r0 = used(s), s.rss()
     s.pipe(path)
     time.sleep(0.5)
-    u1, r1 = s.used(), s.rss()
+    u1, r1 = used(s), s.rss()
     step = max(1, n // 200)
     sample = [first_key_of(i) for i in range(0, n, step)][:200]
     usage = sum(int(s.cmd("MEMORY", "USAGE", k)) for k in sample) / len(sample)

@@ -25,20 +25,12 @@ redis=${REDIS_SERVER:-redis-server}
 bench_need "$redis" redis-cli
 
 exec python3 - "$rounds" "$tumbler" "$(command -v "$redis")" "${KEYS:-1000000}" <<'PY'
-import os, random, socket, statistics, subprocess, sys, tempfile, time
+import os, random, statistics, sys, tempfile, time
+sys.path.insert(0, "bench")
+from benchlib import Server, resp
 
 rounds, tumbler, redis, nkeys = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 tmp = tempfile.mkdtemp(prefix="snapbench.")
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 def write_sets(path, keys, tag):
     with open(path, "wb") as f:
@@ -60,65 +52,11 @@ for fr in fractions:
     changes[fr] = os.path.join(tmp, "change-%g.resp" % fr)
     write_sets(changes[fr], keys, "changed")
 
-class Server:
-    def __init__(self, kind, binary):
-        self.kind, self.port = kind, free_port()
-        args = [binary, "--port", str(self.port), "--save", ""]
-        if kind == "redis":
-            args += ["--appendonly", "no", "--dir", tmp]
-        self.p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            try:
-                self.s = socket.create_connection(("127.0.0.1", self.port)); break
-            except OSError:
-                time.sleep(0.05)
-        self.buf = b""
-
-    def cmd(self, *args):
-        self.s.sendall(resp(*args))
-        while b"\r\n" not in self.buf:
-            self.buf += self.s.recv(1 << 16)
-        line, _, rest = self.buf.partition(b"\r\n")
-        if line[:1] == b"$" and int(line[1:]) >= 0:
-            n = int(line[1:])
-            while len(rest) < n + 2:
-                rest += self.s.recv(1 << 16)
-            self.buf = rest[n + 2:]
-            return rest[:n]
-        self.buf = rest
-        if line[:1] == b"-":
-            raise RuntimeError(line.decode())
-        return line
-
-    def cpu_ns(self):
-        total = 0
-        for t in os.listdir("/proc/%d/task" % self.p.pid):
-            try:
-                with open("/proc/%d/task/%s/schedstat" % (self.p.pid, t)) as f:
-                    total += int(f.read().split()[0])
-            except OSError:
-                pass
-        return total
-
-    def rss_mb(self):
-        with open("/proc/%d/status" % self.p.pid) as f:
-            for l in f:
-                if l.startswith("VmRSS:"):
-                    return int(l.split()[1]) / 1024
-
-    def pipe(self, path):
-        with open(path, "rb") as f:
-            r = subprocess.run(["redis-cli", "-p", str(self.port), "--pipe"], stdin=f,
-                               capture_output=True, text=True)
-        assert "errors: 0" in r.stdout, r.stdout + r.stderr
-
-    def timed(self, fn):
-        c0, t0 = self.cpu_ns(), time.perf_counter()
-        fn()
-        return time.perf_counter() - t0, (self.cpu_ns() - c0) / 1e9
-
-    def stop(self):
-        self.p.kill(); self.p.wait()
+def timed(s, fn):
+    """Wall time and the server's CPU time of fn(), in seconds."""
+    c0, t0 = s.cpu_ns(), time.perf_counter()
+    fn()
+    return time.perf_counter() - t0, (s.cpu_ns() - c0) / 1e9
 
 def reload(s):
     s.cmd("FLUSHALL")
@@ -127,30 +65,32 @@ def reload(s):
 # The restoring tumbler sees only the tests' writes and its restores, as in a suite; the
 # FLUSHALL + reload runs on a second tumbler, since a FLUSHALL would make every restore
 # after it a whole copy.
-t, t2, r = Server("tumbler", tumbler), Server("tumbler", tumbler), Server("redis", redis)
+args = ["--save", "", "--appendonly", "no", "--dir", tmp]
+t, t2, r = (Server(tumbler, *args, kind="tumbler"), Server(tumbler, *args, kind="tumbler"),
+            Server(redis, *args, kind="redis"))
 rows = {}
 def add(name, v):
     rows.setdefault(name, []).append(v)
 
 for s in (t, t2, r):
     s.pipe(seed)
-    assert int(s.cmd("DBSIZE")[1:]) == nkeys
-wall, cpu = t.timed(lambda: t.cmd("TUMBLER.SNAPSHOT", "SAVE", "seed"))
+    assert int(s.cmd("DBSIZE")) == nkeys
+wall, cpu = timed(t, lambda: t.cmd("TUMBLER.SNAPSHOT", "SAVE", "seed"))
 add("tumbler SNAPSHOT SAVE", (wall, cpu))
 for rnd in range(rounds):
     for fr in fractions:
         t.pipe(changes[fr])
         add("tumbler RESTORE, %g%% changed" % (fr * 100),
-            t.timed(lambda: t.cmd("TUMBLER.SNAPSHOT", "RESTORE", "seed")))
+            timed(t, lambda: t.cmd("TUMBLER.SNAPSHOT", "RESTORE", "seed")))
         assert t.cmd("GET", "key:%07d" % (nkeys - 1)) == b"value-%d" % (nkeys - 1)
-        assert int(t.cmd("DBSIZE")[1:]) == nkeys
+        assert int(t.cmd("DBSIZE")) == nkeys
         for s in (t2, r):
             s.pipe(changes[fr])
-            add("%s FLUSHALL + reload, %g%% changed" % (s.kind, fr * 100), s.timed(lambda: reload(s)))
-            assert int(s.cmd("DBSIZE")[1:]) == nkeys
+            add("%s FLUSHALL + reload, %g%% changed" % (s.kind, fr * 100), timed(s, lambda: reload(s)))
+            assert int(s.cmd("DBSIZE")) == nkeys
             assert s.cmd("GET", "key:%07d" % (nkeys - 1)) == b"value-%d" % (nkeys - 1)
     if rnd == 0:
-        rss = (t.rss_mb(), r.rss_mb())
+        rss = (t.rss() / 2**20, r.rss() / 2**20)
 
 def med(xs):
     return statistics.median(xs), min(xs), max(xs)
