@@ -18,7 +18,8 @@ use crate::storage::value::{HashValue, Obj, SetValue, Value};
 pub mod file;
 mod stream;
 
-/// Redis 7.0's RDB version.
+/// Redis 7.0's RDB version: the one DUMP payloads and RDB files are written in (redis-server
+/// 7.0.15 loads up to 10).
 pub const RDB_VERSION: u16 = 10;
 
 const T_STRING: u8 = 0;

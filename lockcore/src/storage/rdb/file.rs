@@ -16,8 +16,6 @@ use crate::storage::config::EngineConfig;
 use crate::storage::db::Db;
 use crate::storage::value::{Obj, Value};
 
-/// The version Tumbler writes; redis-server 7.0.15 loads up to 10.
-pub const FILE_VERSION: u32 = 10;
 /// The newest Redis version read (Redis 7.4 and 8.0 write 12).
 pub const MAX_REDIS_VERSION: u32 = 12;
 
@@ -73,7 +71,7 @@ fn put_aux(out: &mut Vec<u8>, key: &str, value: &[u8]) {
 /// Serializes every db and the function libraries (`functions`: each library's code).
 pub fn write(dbs: &[Db], functions: &[Bytes], o: &SaveOptions) -> Saved {
     let mut out = Vec::with_capacity(4096);
-    out.extend_from_slice(format!("REDIS{FILE_VERSION:04}").as_bytes());
+    out.extend_from_slice(format!("REDIS{:04}", super::RDB_VERSION).as_bytes());
     put_aux(&mut out, "redis-ver", o.redis_ver.as_bytes());
     put_aux(&mut out, "redis-bits", b"64");
     put_aux(&mut out, "ctime", o.ctime.to_string().as_bytes());
