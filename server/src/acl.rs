@@ -362,14 +362,16 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
                 Some(bit) => {
                     let mut names = Vec::new();
                     for spec in commands::all() {
-                        if crate::state::timectl::hidden_spec(&shared, spec) {
+                        if crate::state::timectl::hidden_spec(&shared, spec)
+                            || !shared.personality.has(spec.avail)
+                        {
                             continue;
                         }
                         if spec.acl_mask() & bit != 0 {
                             names.push(spec.full_name());
                         }
                         for s in spec.subcommands {
-                            if s.acl_mask() & bit != 0 {
+                            if s.acl_mask() & bit != 0 && shared.personality.has(s.avail) {
                                 names.push(s.full_name());
                             }
                         }
@@ -395,7 +397,7 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
                 return Reply::err(format!("ERR User '{}' not found", bulk_lossy(&a[2])));
             };
             let argv = &a[3..];
-            let spec = match commands::lookup_checked(argv) {
+            let spec = match commands::lookup_checked(&shared.personality, argv) {
                 Ok(s) => s,
                 Err(_) if commands::lookup(&argv[0]).is_none() => {
                     return Reply::err(format!("ERR Command '{}' not found", bulk_lossy(&argv[0])))

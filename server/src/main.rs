@@ -331,10 +331,16 @@ fn main() {
     let discard = cfg.get_bool(tumbler::config::key::DAEMONIZE) && logfile.is_none();
     tumbler::base::log::init(cfg.get(tumbler::config::key::LOGLEVEL), logfile, discard);
     // Redis' first lines, in its words and levels (server.c `main`).
-    tracing::info!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
+    let persona = cfg.personality();
+    let server = if persona.is_valkey() {
+        "Valkey"
+    } else {
+        "Redis"
+    };
+    tracing::info!("oO0OoO0OoO0Oo {server} is starting oO0OoO0OoO0Oo");
     tracing::info!(
-        "Redis version={}, bits={}, commit=00000000, modified=0, pid={}, just started",
-        tumbler::base::consts::REDIS_VERSION,
+        "{server} version={}, bits={}, commit=00000000, modified=0, pid={}, just started",
+        persona.version,
         usize::BITS,
         std::process::id()
     );

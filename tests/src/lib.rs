@@ -68,6 +68,14 @@ impl Tumbler {
         }
     }
 
+    /// A tumbler with the personality that imitates `reference` (`redis-7.0` for
+    /// redis-server 7.0.15), and `directives`.
+    pub fn like(reference: &RedisServer, directives: &[(&str, &str)]) -> Tumbler {
+        let mut d = vec![("personality", reference.personality)];
+        d.extend_from_slice(directives);
+        Tumbler::start_with(&d)
+    }
+
     pub fn url(&self) -> String {
         self.server.url()
     }
@@ -85,7 +93,31 @@ impl Tumbler {
 /// A real redis-server child process on a free loopback port.
 pub struct RedisServer {
     pub addr: SocketAddr,
+    /// The Tumbler personality that imitates this server ("redis-7.0", "valkey-9.1"), from
+    /// its INFO server.
+    pub personality: &'static str,
     child: Child,
+}
+
+/// The personality of the server whose INFO server is `info`: its flavor and major.minor.
+pub fn personality_of(info: &str) -> &'static str {
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+    };
+    let (flavor, version) = match field("valkey_version:") {
+        Some(v) => ("valkey", v),
+        None => (
+            "redis",
+            field("redis_version:").expect("INFO server has redis_version"),
+        ),
+    };
+    let minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
+    let name = format!("{flavor}-{minor}");
+    lockcore::engine::personality::Personality::parse(&name)
+        .unwrap_or_else(|| panic!("no personality imitates {name}"))
+        .name
 }
 
 /// A free loopback port (bound, then released), for a server that is given a fixed port.
@@ -97,8 +129,8 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// The `process_id` of the server on `s` (INFO server).
-fn server_pid(s: &mut TcpStream) -> Option<u32> {
+/// The `process_id` of the server on `s` and its personality (INFO server).
+fn server_pid(s: &mut TcpStream) -> Option<(u32, &'static str)> {
     s.write_all(b"INFO server\r\n").ok()?;
     let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
     let mut buf = Vec::new();
@@ -107,7 +139,8 @@ fn server_pid(s: &mut TcpStream) -> Option<u32> {
         let text = String::from_utf8_lossy(&buf);
         if let Some(rest) = text.split("process_id:").nth(1) {
             if let Some(end) = rest.find("\r\n") {
-                return rest[..end].parse().ok();
+                let pid = rest[..end].parse().ok()?;
+                return Some((pid, personality_of(&text)));
             }
         }
         let n = s.read(&mut chunk).ok()?;
@@ -178,8 +211,14 @@ impl RedisServer {
                     if s.read_exact(&mut b).is_ok() && &b == b"+PONG\r\n" {
                         // Another test's server may have taken the port first (ours then
                         // fails to bind and exits): only our own child counts.
-                        if server_pid(&mut s) == Some(child.id()) {
-                            return Some(RedisServer { addr, child });
+                        if let Some((pid, personality)) = server_pid(&mut s) {
+                            if pid == child.id() {
+                                return Some(RedisServer {
+                                    addr,
+                                    personality,
+                                    child,
+                                });
+                            }
                         }
                         break;
                     }
@@ -374,7 +413,17 @@ pub fn diff_against_redis(script: &str) {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
+    diff_script(&mut t.raw(), &mut redis.raw(), script);
+}
+
+/// [`diff_against_redis`] against reference binary `bin` (`redis8-server`,
+/// `valkey9-server`), with tumbler in the personality that imitates it.
+pub fn diff_against(bin: &str, script: &str) {
+    let Some(redis) = RedisServer::start_bin(bin, &[]) else {
+        return;
+    };
+    let t = Tumbler::like(&redis, &[]);
     diff_script(&mut t.raw(), &mut redis.raw(), script);
 }
 
@@ -384,7 +433,7 @@ pub fn diff_against_redis_resp3(script: &str) {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     a.cmd(&["HELLO", "3"]);
     b.cmd(&["HELLO", "3"]);

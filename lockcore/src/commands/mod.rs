@@ -31,6 +31,7 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crate::engine::personality::Personality;
 use crate::engine::spec::{flag, CommandSpec, Exec, Keys};
 use crate::engine::{ClientCtx, Engine};
 use crate::error;
@@ -163,20 +164,21 @@ pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
 
 /// Looks up `argv[0]` (and, for containers, `argv[1]`) and checks arity, returning the spec
 /// to run or Redis' exact error.
-pub fn lookup_checked(argv: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
+pub fn lookup_checked(p: &Personality, argv: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
     let Some(name) = argv.first() else {
         return Err(Reply::err("ERR empty command"));
     };
-    check_spec(lookup(name), argv)
+    check_spec(p, lookup(name), argv)
 }
 
 /// [`lookup_checked`] for a caller that looked `argv[0]` up already: `top` is what
 /// [`lookup`] returned for it.
 pub fn check_spec(
+    p: &Personality,
     top: Option<&'static CommandSpec>,
     argv: &[Bytes],
 ) -> Result<&'static CommandSpec, Reply> {
-    let Some(spec) = top else {
+    let Some(spec) = top.filter(|s| p.has(s.avail)) else {
         return Err(error::unknown_command(argv));
     };
     if let Exec::Container = spec.exec {
@@ -187,16 +189,16 @@ pub fn check_spec(
         let Some(s) = spec
             .subcommands
             .iter()
-            .find(|s| s.name.as_bytes().eq_ignore_ascii_case(sub))
+            .find(|s| s.name.as_bytes().eq_ignore_ascii_case(sub) && p.has(s.avail))
         else {
             return Err(error::unknown_subcommand(spec.name, sub));
         };
-        if !s.arity_ok(argv.len()) {
+        if !s.arity_ok_in(p, argv.len()) {
             return Err(error::wrong_arity(&s.full_name()));
         }
         return Ok(s);
     }
-    if !spec.arity_ok(argv.len()) {
+    if !spec.arity_ok_in(p, argv.len()) {
         return Err(error::wrong_arity(spec.name));
     }
     Ok(spec)
@@ -208,7 +210,8 @@ impl Engine {
     /// Runs a command by name, for tests and the embedding API. Checks lookup and arity.
     pub fn run(&mut self, cl: &mut ClientCtx, argv: &[&[u8]]) -> Reply {
         let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();
-        match lookup_checked(&argv) {
+        let p = self.config.personality;
+        match lookup_checked(&p, &argv) {
             Ok(spec) => {
                 let r = self.call(cl, spec, &argv);
                 self.after_command();
@@ -221,8 +224,9 @@ impl Engine {
 
 // ---------------------------------------------------------------- COMMAND replies
 
-/// One command's entry in COMMAND / COMMAND INFO (Redis 7 layout).
-pub fn info_reply(c: &CommandSpec) -> Reply {
+/// One command's entry in COMMAND / COMMAND INFO (Redis 7 layout), as personality `p`
+/// shows it.
+pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
     let (first, last, step) = c.legacy_key_range();
     let flags = flag::NAMES
         .iter()
@@ -248,7 +252,7 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
         .collect();
     Reply::Array(vec![
         Reply::bulk_str(&c.full_name()),
-        Reply::Int(c.arity as i64),
+        Reply::Int(c.arity_in(p) as i64),
         Reply::Set(flags),
         Reply::Int(first),
         Reply::Int(last),
@@ -256,7 +260,13 @@ pub fn info_reply(c: &CommandSpec) -> Reply {
         Reply::Set(acl),
         Reply::Array(vec![]),
         Reply::Array(key_specs(c)),
-        Reply::Array(c.subcommands.iter().map(info_reply).collect()),
+        Reply::Array(
+            c.subcommands
+                .iter()
+                .filter(|s| p.has(s.avail))
+                .map(|s| info_reply(p, s))
+                .collect(),
+        ),
     ])
 }
 
@@ -359,8 +369,8 @@ fn key_specs(c: &CommandSpec) -> Vec<Reply> {
     }
 }
 
-/// COMMAND DOCS for one command (summary, since, group).
-pub fn docs_reply(c: &CommandSpec) -> Reply {
+/// COMMAND DOCS for one command (summary, since, group), as personality `p` shows it.
+pub fn docs_reply(p: &Personality, c: &CommandSpec) -> Reply {
     let mut fields = vec![
         (Reply::bulk_str("summary"), Reply::bulk_str(c.summary)),
         (Reply::bulk_str("since"), Reply::bulk_str(c.since)),
@@ -372,7 +382,8 @@ pub fn docs_reply(c: &CommandSpec) -> Reply {
             Reply::Map(
                 c.subcommands
                     .iter()
-                    .map(|s| (Reply::bulk_str(&s.full_name()), docs_reply(s)))
+                    .filter(|s| p.has(s.avail))
+                    .map(|s| (Reply::bulk_str(&s.full_name()), docs_reply(p, s)))
                     .collect(),
             ),
         ));
@@ -392,13 +403,17 @@ mod tests {
                 .map(|s| Bytes::copy_from_slice(s.as_bytes()))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(lookup_checked(&argv(&["GeT", "k"])).unwrap().name, "get");
+        let p = Personality::DEFAULT;
         assert_eq!(
-            lookup_checked(&argv(&["get"])).unwrap_err(),
+            lookup_checked(&p, &argv(&["GeT", "k"])).unwrap().name,
+            "get"
+        );
+        assert_eq!(
+            lookup_checked(&p, &argv(&["get"])).unwrap_err(),
             Reply::err("ERR wrong number of arguments for 'get' command")
         );
         assert_eq!(
-            lookup_checked(&argv(&["nope", "a"])).unwrap_err(),
+            lookup_checked(&p, &argv(&["nope", "a"])).unwrap_err(),
             Reply::err("ERR unknown command 'nope', with args beginning with: 'a' ")
         );
     }

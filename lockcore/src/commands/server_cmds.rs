@@ -3,7 +3,8 @@
 
 use bytes::Bytes;
 
-use crate::engine::spec::{flag::*, with_acl, CommandSpec, Ctx, Exec, BASE};
+use crate::engine::personality::Since;
+use crate::engine::spec::{flag::*, since, with_acl, CommandSpec, Ctx, Exec, BASE};
 use crate::error::{self, *};
 use crate::num::parse_i64;
 use crate::reply::Reply;
@@ -73,9 +74,12 @@ pub static CLIENT_SUBS: &[CommandSpec] = &[
         CONN_ACL,
         sub("client", "getname", 2, NOSCRIPT | LOADING | STALE),
     ),
-    with_acl(
-        CONN_ACL,
-        sub("client", "setinfo", 4, NOSCRIPT | LOADING | STALE),
+    since(
+        Since::redis(702),
+        with_acl(
+            CONN_ACL,
+            sub("client", "setinfo", 4, NOSCRIPT | LOADING | STALE),
+        ),
     ),
     with_acl(
         CONN_ACL,
@@ -94,9 +98,12 @@ pub static CLIENT_SUBS: &[CommandSpec] = &[
         CONN_ACL,
         sub("client", "no-evict", 3, ADMIN | NOSCRIPT | LOADING | STALE),
     ),
-    with_acl(
-        CONN_ACL,
-        sub("client", "no-touch", 3, NOSCRIPT | LOADING | STALE),
+    since(
+        Since::redis(702),
+        with_acl(
+            CONN_ACL,
+            sub("client", "no-touch", 3, NOSCRIPT | LOADING | STALE),
+        ),
     ),
     with_acl(
         CONN_ACL,
@@ -482,7 +489,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         eng("swapdb", 3, WRITE | FAST, SERVER, swapdb),
     ),
     with_acl(CONN_ACL, srv("wait", 3, NOSCRIPT, "generic")),
-    srv("waitaof", 4, NOSCRIPT, "generic"),
+    since(Since::redis(702), srv("waitaof", 4, NOSCRIPT, "generic")),
     srv(
         "shutdown",
         -1,

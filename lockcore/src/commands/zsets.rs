@@ -72,8 +72,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("zmscore", -3, READONLY | FAST, KEY1, R_FAST, zmscore),
     cmd("zcount", 4, READONLY | FAST, KEY1, R_FAST, zcount),
     cmd("zlexcount", 4, READONLY | FAST, KEY1, R_FAST, zlexcount),
-    cmd("zrank", 3, READONLY | FAST, KEY1, R_FAST, zrank),
-    cmd("zrevrank", 3, READONLY | FAST, KEY1, R_FAST, zrevrank),
+    cmd("zrank", -3, READONLY | FAST, KEY1, R_FAST, zrank),
+    cmd("zrevrank", -3, READONLY | FAST, KEY1, R_FAST, zrevrank),
     cmd("zrange", -4, READONLY, KEY1, R_SLOW, zrange),
     cmd(
         "zrangestore",
@@ -592,13 +592,37 @@ fn zlexcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
 }
 
+/// ZRANK / ZREVRANK key member [WITHSCORE] (WITHSCORE from 7.2; before it the arity is 3,
+/// see `CommandSpec::arity_in`).
 fn rank_generic(ctx: &mut Ctx, a: &[Bytes], rev: bool) -> Reply {
+    if a.len() > 4 {
+        return error::wrong_arity(if rev { "zrevrank" } else { "zrank" });
+    }
+    let withscore = match a.get(3) {
+        None => false,
+        Some(w) if w.eq_ignore_ascii_case(b"withscore") => true,
+        Some(_) => return error::syntax(),
+    };
+    let none = if withscore {
+        Reply::NullArray
+    } else {
+        Reply::Null
+    };
     match get_zset(ctx, &a[1], true) {
         Ok(Some(z)) => match z.rank(&a[2]) {
-            Some(r) => Reply::Int(if rev { z.len() - 1 - r } else { r } as i64),
-            None => Reply::Null,
+            Some(r) => {
+                let rank = Reply::Int(if rev { z.len() - 1 - r } else { r } as i64);
+                match withscore {
+                    false => rank,
+                    true => Reply::Array(vec![
+                        rank,
+                        z.score(&a[2]).map_or(Reply::Null, Reply::Double),
+                    ]),
+                }
+            }
+            None => none,
         },
-        Ok(None) => Reply::Null,
+        Ok(None) => none,
         Err(e) => e,
     }
 }

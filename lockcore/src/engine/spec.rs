@@ -5,6 +5,7 @@
 
 use bytes::Bytes;
 
+use crate::engine::personality::{Personality, Since};
 use crate::engine::{BlockRequest, ClientCtx, Engine};
 use crate::reply::Reply;
 use crate::storage::db::Db;
@@ -127,6 +128,8 @@ pub struct CommandSpec {
     pub acl: &'static [&'static str],
     pub group: &'static str,
     pub since: &'static str,
+    /// In which personalities the command exists (engine/personality.rs).
+    pub avail: Since,
     pub summary: &'static str,
     pub exec: Exec,
     pub subcommands: &'static [CommandSpec],
@@ -146,8 +149,28 @@ impl CommandSpec {
         self.flags & f != 0
     }
 
+    /// The arity personality `p` announces and checks: ZRANK and ZREVRANK took exactly 3
+    /// arguments before 7.2 added WITHSCORE.
+    pub fn arity_in(&self, p: &Personality) -> i32 {
+        if !p.has(Since::redis(702))
+            && self.arity == -3
+            && matches!(self.name, "zrank" | "zrevrank")
+        {
+            return 3;
+        }
+        self.arity
+    }
+
     pub fn arity_ok(&self, argc: usize) -> bool {
-        let a = self.arity;
+        Self::arity_allows(self.arity, argc)
+    }
+
+    /// [`CommandSpec::arity_ok`] with the arity of personality `p`.
+    pub fn arity_ok_in(&self, p: &Personality, argc: usize) -> bool {
+        Self::arity_allows(self.arity_in(p), argc)
+    }
+
+    fn arity_allows(a: i32, argc: usize) -> bool {
         (a >= 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
     }
 
@@ -363,6 +386,11 @@ impl CommandSpec {
     }
 }
 
+/// `spec`, available only `since` (a command newer than Redis 7.0, or Valkey's own).
+pub const fn since(avail: Since, spec: CommandSpec) -> CommandSpec {
+    CommandSpec { avail, ..spec }
+}
+
 /// A default spec to build table entries with `..BASE`.
 pub const BASE: CommandSpec = CommandSpec {
     name: "",
@@ -373,6 +401,7 @@ pub const BASE: CommandSpec = CommandSpec {
     acl: &[],
     group: "generic",
     since: "1.0.0",
+    avail: Since::ALWAYS,
     summary: "",
     exec: Exec::Server,
     subcommands: &[],

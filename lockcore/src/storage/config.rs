@@ -23,6 +23,8 @@ pub struct EngineConfig {
     pub lfu_decay_time: i64,
     pub stream_node_max_entries: usize,
     pub stream_node_max_bytes: usize,
+    /// Which server this is (`personality`, engine/personality.rs); fixed at start-up.
+    pub personality: crate::engine::personality::Personality,
 }
 
 impl Default for EngineConfig {
@@ -36,6 +38,7 @@ impl Default for EngineConfig {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             hll_sparse_max_bytes: 3000,
+            personality: crate::engine::personality::Personality::DEFAULT,
             lfu: false,
             no_shared_integers: false,
             lfu_log_factor: 10,

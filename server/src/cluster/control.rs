@@ -156,6 +156,9 @@ fn flush_shard(s: &Shared) {
         lockcore::commands::server_cmds::flush_db(&mut core.engine, db);
     }
     core.scripts = crate::state::new_scripts();
+    drop(core);
+    // The new script state takes the configuration (plans, profiler, version) again.
+    s.apply_config();
 }
 
 /// TUMBLER.CLUSTER subcommands.

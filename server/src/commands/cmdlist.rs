@@ -4,11 +4,13 @@
 //! `FILTERBY MODULE` is always empty. Any other argument shape is a syntax error.
 
 use bytes::Bytes;
+use lockcore::engine::personality::Personality;
 use lockcore::CommandSpec;
 use lockcore::{error, Reply};
 
-/// `all` is the visible top-level commands; `a` the whole argument vector (COMMAND LIST ...).
-pub fn command_list(all: &[&'static CommandSpec], a: &[Bytes]) -> Reply {
+/// `all` is the visible top-level commands; `a` the whole argument vector (COMMAND LIST ...);
+/// `p` leaves out the subcommands the personality does not have.
+pub fn command_list(p: &Personality, all: &[&'static CommandSpec], a: &[Bytes]) -> Reply {
     let filter: Box<dyn Fn(&CommandSpec) -> bool> = match a.len() {
         2 => Box::new(|_| true),
         5 if a[2].eq_ignore_ascii_case(b"filterby") => {
@@ -30,7 +32,7 @@ pub fn command_list(all: &[&'static CommandSpec], a: &[Bytes]) -> Reply {
     };
     let mut out = Vec::new();
     for c in all {
-        for s in std::iter::once(*c).chain(c.subcommands.iter()) {
+        for s in std::iter::once(*c).chain(c.subcommands.iter().filter(|s| p.has(s.avail))) {
             if filter(s) {
                 out.push(Reply::bulk_str(&s.full_name()));
             }

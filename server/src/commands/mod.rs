@@ -15,7 +15,6 @@ use lockcore::engine::spec::CommandSpec;
 use lockcore::num::parse_i64;
 use lockcore::{error, Reply};
 
-use crate::base::consts::REDIS_VERSION;
 use crate::conn::{Conn, Flow, ReplyMode};
 use crate::state::core;
 use crate::state::{Core, CoreGuard, Msg};
@@ -176,9 +175,22 @@ fn hello(c: &mut Conn, a: &[Bytes]) -> Reply {
     }
     c.cl.resp3 = proto == 3;
     c.handle.info.lock().resp = proto as u8;
+    let p = c.shared.personality;
+    let modules = p
+        .modules()
+        .iter()
+        .map(|(name, path)| {
+            Reply::Map(vec![
+                (Reply::bulk_str("name"), Reply::bulk_str(name)),
+                (Reply::bulk_str("ver"), Reply::Int(1)),
+                (Reply::bulk_str("path"), Reply::bulk_str(path)),
+                (Reply::bulk_str("args"), Reply::Array(vec![])),
+            ])
+        })
+        .collect();
     Reply::Map(vec![
-        (Reply::bulk_str("server"), Reply::bulk_str("redis")),
-        (Reply::bulk_str("version"), Reply::bulk_str(REDIS_VERSION)),
+        (Reply::bulk_str("server"), Reply::bulk_str(p.server_name())),
+        (Reply::bulk_str("version"), Reply::bulk_str(p.version)),
         (Reply::bulk_str("proto"), Reply::Int(proto)),
         (Reply::bulk_str("id"), Reply::Int(c.cl.id as i64)),
         (
@@ -190,7 +202,7 @@ fn hello(c: &mut Conn, a: &[Bytes]) -> Reply {
             }),
         ),
         (Reply::bulk_str("role"), Reply::bulk_str("master")),
-        (Reply::bulk_str("modules"), Reply::Array(vec![])),
+        (Reply::bulk_str("modules"), Reply::Array(modules)),
     ])
 }
 
@@ -636,15 +648,18 @@ fn config(
 // ---------------------------------------------------------------- COMMAND
 
 fn command(c: &Conn, a: &[Bytes]) -> Reply {
-    // Time control is invisible unless enabled (timectl.rs).
+    // Time control is invisible unless enabled (timectl.rs); so is what the personality
+    // does not have.
+    let p = c.shared.personality;
     let hidden = |s: &CommandSpec| {
         crate::state::timectl::hidden_spec(&c.shared, s)
             || crate::state::cluster::hidden_spec(&c.shared, s)
+            || !p.has(s.avail)
     };
     let mut all: Vec<&CommandSpec> = commands::all().filter(|s| !hidden(s)).collect();
     all.sort_by_key(|c| c.name);
     if a.len() == 1 {
-        return Reply::Array(all.iter().map(|c| commands::info_reply(c)).collect());
+        return Reply::Array(all.iter().map(|c| commands::info_reply(&p, c)).collect());
     }
     let sub = arg_str(&a[1]).to_ascii_lowercase();
     let find = |name: &[u8]| -> Option<&'static CommandSpec> {
@@ -660,12 +675,12 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
         "count" if a.len() == 2 => Reply::Int(all.len() as i64),
         "info" => {
             if a.len() == 2 {
-                return Reply::Array(all.iter().map(|c| commands::info_reply(c)).collect());
+                return Reply::Array(all.iter().map(|c| commands::info_reply(&p, c)).collect());
             }
             Reply::Array(
                 a[2..]
                     .iter()
-                    .map(|n| find(n).map_or(Reply::Null, commands::info_reply))
+                    .map(|n| find(n).map_or(Reply::Null, |c| commands::info_reply(&p, c)))
                     .collect(),
             )
         }
@@ -677,14 +692,14 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
             };
             Reply::Map(
                 list.iter()
-                    .map(|c| (Reply::bulk_str(&c.full_name()), commands::docs_reply(c)))
+                    .map(|c| (Reply::bulk_str(&c.full_name()), commands::docs_reply(&p, c)))
                     .collect(),
             )
         }
-        "list" => crate::commands::cmdlist::command_list(&all, a),
+        "list" => crate::commands::cmdlist::command_list(&p, &all, a),
         "getkeys" | "getkeysandflags" if a.len() >= 3 => {
             let argv = &a[2..];
-            let spec = match commands::lookup_checked(argv) {
+            let spec = match commands::lookup_checked(&p, argv) {
                 Ok(s) if hidden(s) => return Reply::err("ERR Invalid command specified"),
                 Ok(s) => s,
                 Err(_) if commands::lookup(&argv[0]).is_none() => {

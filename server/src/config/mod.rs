@@ -133,6 +133,20 @@ pub static PARAMS: &[Param] = &[
     p("stream-node-max-entries", "100", Kind::Int(0, BIG)),
     // Immutable: a client must not be able to switch time control on (server/src/commands/timectl.rs).
     fixed("enable-time-control", "no", Kind::Bool),
+    // Which server Tumbler is (lockcore/src/engine/personality.rs, docs/personalities.md).
+    fixed(
+        "personality",
+        "redis-7.2",
+        Kind::Enum(&[
+            "redis-7.0",
+            "redis-7.2",
+            "redis-7.4",
+            "redis-8.0",
+            "valkey-8.1",
+            "valkey-9.0",
+            "valkey-9.1",
+        ]),
+    ),
     // Prometheus /metrics on this port (server/src/observe/metrics.rs); -1 = off, 0 = a free port.
     fixed("metrics-port", "-1", Kind::Int(-1, 65535)),
     // `save` and the AOF settings are accepted for compatibility with redis-server scripts
@@ -653,6 +667,7 @@ pub mod key {
         METRICS_PORT = "metrics-port",
         NODES = "nodes",
         NOTIFY_KEYSPACE_EVENTS = "notify-keyspace-events",
+        PERSONALITY = "personality",
         PIDFILE = "pidfile",
         PORT = "port",
         PROTECTED_MODE = "protected-mode",
@@ -727,6 +742,12 @@ impl Config {
     pub fn get_i64(&self, key: Key) -> i64 {
         self.get(key).parse().unwrap_or(0)
     }
+    /// The `personality` directive's server (validated when set).
+    pub fn personality(&self) -> lockcore::engine::personality::Personality {
+        lockcore::engine::personality::Personality::parse(self.get(key::PERSONALITY))
+            .unwrap_or_default()
+    }
+
     pub fn get_bool(&self, key: Key) -> bool {
         self.get(key) == "yes"
     }

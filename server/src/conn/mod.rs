@@ -768,7 +768,7 @@ impl Conn {
         {
             Err(error::unknown_command(argv))
         } else {
-            commands::check_spec(self.names.command(&argv[0]), argv)
+            commands::check_spec(&shared.personality, self.names.command(&argv[0]), argv)
         };
         let spec = match looked_up {
             Ok(s) => s,

@@ -105,6 +105,19 @@ fn scriptstats(core: &Core, args: &[Bytes], out: &mut String) {
     }
 }
 
+/// INFO's first lines: Valkey announces `redis_version:7.2.4` for old clients, then itself.
+fn version_lines(p: &lockcore::engine::personality::Personality) -> String {
+    let mut s = format!("redis_version:{}\r\n", p.redis_version());
+    if p.is_valkey() {
+        let _ = write!(
+            s,
+            "server_name:valkey\r\nvalkey_version:{}\r\nvalkey_release_stage:ga\r\n",
+            p.version
+        );
+    }
+    s
+}
+
 fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
     let sh = &c.shared;
     let eng = &core.engine;
@@ -113,8 +126,9 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let up = sh.uptime_ms() / 1000;
             let _ = write!(
                 out,
-                "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:{}\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
-                crate::base::consts::REDIS_VERSION,
+                "# Server\r\n{}redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\n{}:{}\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
+                version_lines(&sh.personality),
+                if sh.personality.is_valkey() { "server_mode" } else { "redis_mode" },
                 if sh.cluster.as_ref().is_some_and(|t| t.enabled) { "cluster" } else { "standalone" },
                 std::env::consts::OS,
                 std::env::consts::ARCH,

@@ -657,7 +657,9 @@ fn call_spec(
             }
         }
         (Err(e), _) => {
-            match known.or_else(|| lockcore::commands::lookup_checked(argv).ok()) {
+            match known
+                .or_else(|| lockcore::commands::lookup_checked(&ctx.shared.personality, argv).ok())
+            {
                 Some(spec) => stats.rejected_spec(spec),
                 None => {
                     let _ = argv
@@ -685,7 +687,7 @@ fn call_spec_inner(
 ) -> Result<Reply, String> {
     let looked_up = match known {
         Some(s) => Ok(s),
-        None => lookup_checked(argv),
+        None => lookup_checked(&ctx.shared.personality, argv),
     };
     let spec = match looked_up {
         Ok(s) => s,

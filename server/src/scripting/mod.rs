@@ -65,13 +65,16 @@ pub struct Scripts {
     pub plan_runs: u64,
     /// `lua-profiler yes`: runs add to their script's profile (profile.rs).
     profiling: bool,
+    /// `redis.REDIS_VERSION` for the Lua state made next (the personality's).
+    version: &'static str,
 }
 
 #[linkme::distributed_slice(crate::state::SCRIPT_STATE)]
 static NEW: fn() -> Box<dyn crate::state::ScriptState> = Scripts::boxed;
 
 impl crate::state::ScriptState for Scripts {
-    fn configure(&mut self, plans: bool, profiler: bool) {
+    fn configure(&mut self, plans: bool, profiler: bool, version: &'static str) {
+        self.version = version;
         self.plans_off = !plans;
         self.set_profiler(profiler);
     }
@@ -121,7 +124,11 @@ pub(crate) struct Vm {
 impl Scripts {
     fn vm(&mut self) -> &mut Vm {
         if self.vm.is_none() {
-            let vm = Vm::new().expect("creating the Lua state");
+            let version = match self.version {
+                "" => crate::base::consts::REDIS_VERSION,
+                v => v,
+            };
+            let vm = Vm::new(version).expect("creating the Lua state");
             if self.profiling {
                 profile::install_hook(&vm.lua, true);
             }
@@ -217,8 +224,8 @@ impl Scripts {
 }
 
 impl Vm {
-    fn new() -> mlua::Result<Vm> {
-        let lua = sandbox::new_state()?;
+    fn new(version: &str) -> mlua::Result<Vm> {
+        let lua = sandbox::new_state(version)?;
         let runner: Function = lua.named_registry_value("tumbler.runner")?;
         let fn_runner: Function = lua.named_registry_value("tumbler.fn_runner")?;
         Ok(Vm {

@@ -224,7 +224,8 @@ return proxy, runner, KEYS, ARGV, fn_runner, load_mode
 "#;
 
 /// Builds a fresh, sandboxed Lua state.
-pub fn new_state() -> mlua::Result<Lua> {
+/// A sandboxed Lua state whose `redis.REDIS_VERSION` is `version`.
+pub fn new_state(version: &str) -> mlua::Result<Lua> {
     // DEBUG is opened only for the error handler's `getinfo`; the prelude removes the
     // global before any script runs.
     let lua = unsafe {
@@ -256,8 +257,8 @@ pub fn new_state() -> mlua::Result<Lua> {
         super::functions::register_function(&lua)?,
         // SAFETY: raw_fill only touches the stack slots it is given.
         unsafe { lua.create_c_function(bridge::raw_fill)? },
-        crate::base::consts::REDIS_VERSION,
-        version_num(crate::base::consts::REDIS_VERSION),
+        version,
+        version_num(version),
     ))?;
     lua.set_globals(proxy)?;
     lua.set_named_registry_value("tumbler.runner", runner)?;

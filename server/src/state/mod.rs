@@ -56,8 +56,9 @@ pub struct Core {
 
 /// What state asks of the script engine's state.
 pub trait ScriptState: std::any::Any + Send {
-    /// `lua-native-plans` and `lua-profiler`, applied with the rest of the config.
-    fn configure(&mut self, plans: bool, profiler: bool);
+    /// `lua-native-plans` and `lua-profiler`, applied with the rest of the config, and the
+    /// version `redis.REDIS_VERSION` gives (the personality's).
+    fn configure(&mut self, plans: bool, profiler: bool, version: &'static str);
     fn as_any(&mut self) -> &mut dyn std::any::Any;
     fn as_any_ref(&self) -> &dyn std::any::Any;
 }
@@ -238,6 +239,8 @@ pub struct Counters {
 
 pub struct Shared {
     pub core: Mutex<Core>,
+    /// Which server this is (`personality`); immutable, so read without the config lock.
+    pub personality: lockcore::engine::personality::Personality,
     pub config: RwLock<Config>,
     pub clients: DashMap<ClientId, Arc<ClientHandle>>,
     pub pubsub: Arc<PubSub>,
@@ -412,6 +415,8 @@ impl Shared {
         let pubsub = Arc::new(PubSub::default());
         let mut engine = Engine::with_clock(dbs, clock.clone());
         engine.broker = pubsub.clone();
+        let personality = config.personality();
+        engine.config.personality = personality;
         // Fencing tokens continue above the previous run's without persistence: the
         // counter starts from the real wall clock (not the controllable one).
         engine
@@ -424,6 +429,7 @@ impl Shared {
                 engine,
                 scripts: new_scripts(),
             }),
+            personality,
             busy_threshold_ms: AtomicI64::new(
                 config.get_i64(crate::config::key::BUSY_REPLY_THRESHOLD),
             ),
@@ -501,6 +507,7 @@ impl Shared {
         core.scripts.configure(
             cfg.get_bool(crate::config::key::LUA_NATIVE_PLANS),
             cfg.get_bool(crate::config::key::LUA_PROFILER),
+            self.personality.redis_version(),
         );
         let ec = &mut core.engine.config;
         ec.notify = lockcore::storage::notify::NotifyFlags::parse(

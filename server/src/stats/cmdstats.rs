@@ -433,11 +433,14 @@ mod tests {
     fn records_commands_and_subcommands_by_spec() {
         let st = CommandStats::new();
         let get = commands::lookup(b"get").unwrap();
-        let setname = commands::lookup_checked(&[
-            bytes::Bytes::from_static(b"client"),
-            bytes::Bytes::from_static(b"setname"),
-            bytes::Bytes::from_static(b"x"),
-        ])
+        let setname = commands::lookup_checked(
+            &Default::default(),
+            &[
+                bytes::Bytes::from_static(b"client"),
+                bytes::Bytes::from_static(b"setname"),
+                bytes::Bytes::from_static(b"x"),
+            ],
+        )
         .unwrap();
         st.record(get, Duration::from_micros(5), false);
         st.record(get, Duration::from_micros(7), true);
