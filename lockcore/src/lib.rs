@@ -4,7 +4,8 @@
 
 // The crate in layers, lowest first; a module imports only from its own layer and the ones
 // below it, with no cycles (scripts/ci/layers.py checks both):
-// - `error`, `num`, `glob`, `reply`: Redis' error texts, number rules, glob matching, replies;
+// - `error`, `num`, `glob`, `reply`, `personality`: Redis' error texts, number rules, glob
+//   matching, replies, and which Redis or Valkey release the server is;
 // - `storage/`: what is stored, as plain data: databases, every value type and encoding
 //   (strings, hashes, lists, sets, zsets, streams, lock values), expiry, the clock, LFU
 //   counters, the RDB encoding (DUMP/RESTORE), notification flags, the engine's settings;
@@ -21,6 +22,7 @@
 pub mod error;
 pub mod glob;
 pub mod num;
+pub mod personality;
 pub mod reply;
 
 pub mod storage;

@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Lowest layer first. A module may import from its own layer and any layer before it.
 LAYERS = {
     "lockcore": [
-        ["error", "num", "glob", "reply"],
+        ["error", "num", "glob", "reply", "personality"],
         ["storage"],
         ["engine"],
         ["commands"],

@@ -115,7 +115,7 @@ pub fn personality_of(info: &str) -> &'static str {
     };
     let minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
     let name = format!("{flavor}-{minor}");
-    lockcore::engine::personality::Personality::parse(&name)
+    lockcore::personality::Personality::parse(&name)
         .unwrap_or_else(|| panic!("no personality imitates {name}"))
         .name
 }

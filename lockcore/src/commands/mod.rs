@@ -31,10 +31,10 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::engine::personality::Personality;
 use crate::engine::spec::{flag, CommandSpec, Exec, Keys};
 use crate::engine::{ClientCtx, Engine};
 use crate::error;
+use crate::personality::Personality;
 use crate::reply::Reply;
 
 // ---------------------------------------------------------------- shared argument parsing

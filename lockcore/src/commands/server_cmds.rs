@@ -3,10 +3,10 @@
 
 use bytes::Bytes;
 
-use crate::engine::personality::Since;
 use crate::engine::spec::{flag::*, since, with_acl, CommandSpec, Ctx, Exec, BASE};
 use crate::error::{self, *};
 use crate::num::parse_i64;
+use crate::personality::Since;
 use crate::reply::Reply;
 
 /// A command the server runs.

@@ -20,7 +20,6 @@ use crate::storage::value::{Entry, Obj, Value};
 
 pub mod evict;
 pub mod locks;
-pub mod personality;
 pub mod report;
 pub mod snapshot;
 pub mod spec;

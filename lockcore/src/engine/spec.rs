@@ -5,8 +5,8 @@
 
 use bytes::Bytes;
 
-use crate::engine::personality::{Personality, Since};
 use crate::engine::{BlockRequest, ClientCtx, Engine};
+use crate::personality::{Personality, Since};
 use crate::reply::Reply;
 use crate::storage::db::Db;
 

@@ -24,7 +24,7 @@ pub struct EngineConfig {
     pub stream_node_max_entries: usize,
     pub stream_node_max_bytes: usize,
     /// Which server this is (`personality`, engine/personality.rs); fixed at start-up.
-    pub personality: crate::engine::personality::Personality,
+    pub personality: crate::personality::Personality,
 }
 
 impl Default for EngineConfig {
@@ -38,7 +38,7 @@ impl Default for EngineConfig {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             hll_sparse_max_bytes: 3000,
-            personality: crate::engine::personality::Personality::DEFAULT,
+            personality: crate::personality::Personality::DEFAULT,
             lfu: false,
             no_shared_integers: false,
             lfu_log_factor: 10,

@@ -4,7 +4,7 @@
 //! `FILTERBY MODULE` is always empty. Any other argument shape is a syntax error.
 
 use bytes::Bytes;
-use lockcore::engine::personality::Personality;
+use lockcore::personality::Personality;
 use lockcore::CommandSpec;
 use lockcore::{error, Reply};
 

@@ -743,9 +743,8 @@ impl Config {
         self.get(key).parse().unwrap_or(0)
     }
     /// The `personality` directive's server (validated when set).
-    pub fn personality(&self) -> lockcore::engine::personality::Personality {
-        lockcore::engine::personality::Personality::parse(self.get(key::PERSONALITY))
-            .unwrap_or_default()
+    pub fn personality(&self) -> lockcore::personality::Personality {
+        lockcore::personality::Personality::parse(self.get(key::PERSONALITY)).unwrap_or_default()
     }
 
     pub fn get_bool(&self, key: Key) -> bool {

@@ -106,7 +106,7 @@ fn scriptstats(core: &Core, args: &[Bytes], out: &mut String) {
 }
 
 /// INFO's first lines: Valkey announces `redis_version:7.2.4` for old clients, then itself.
-fn version_lines(p: &lockcore::engine::personality::Personality) -> String {
+fn version_lines(p: &lockcore::personality::Personality) -> String {
     let mut s = format!("redis_version:{}\r\n", p.redis_version());
     if p.is_valkey() {
         let _ = write!(

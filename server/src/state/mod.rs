@@ -240,7 +240,7 @@ pub struct Counters {
 pub struct Shared {
     pub core: Mutex<Core>,
     /// Which server this is (`personality`); immutable, so read without the config lock.
-    pub personality: lockcore::engine::personality::Personality,
+    pub personality: lockcore::personality::Personality,
     pub config: RwLock<Config>,
     pub clients: DashMap<ClientId, Arc<ClientHandle>>,
     pub pubsub: Arc<PubSub>,
