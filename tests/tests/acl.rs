@@ -199,7 +199,7 @@ fn acl_log_matches_redis() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     let setup = r#"
         ACL SETUSER antirez on >foo ~object:1234 resetchannels +set +eval +multi +exec +publish +acl|log
@@ -243,7 +243,7 @@ fn command_info_categories_match_redis_for_every_shared_command() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let ours = categories_by_command(&t.url());
     let theirs = categories_by_command(&format!("redis://{}", redis.addr));
     let mut checked = 0;

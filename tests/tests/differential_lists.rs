@@ -223,7 +223,7 @@ fn command_info_matches() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let cmds = "lpush rpush lpushx rpushx lpop rpop llen lindex lrange lset linsert lrem ltrim \
         lpos lmove rpoplpush lmpop blpop brpop blmove brpoplpush blmpop zadd zincrby zrem zcard \
         zscore zmscore zcount zlexcount zrank zrevrank zrange zrangestore zrevrange \

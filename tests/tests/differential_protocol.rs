@@ -26,7 +26,7 @@ fn inline_commands_and_quoting() {
     let Some(r) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&r, &[]);
     same(&t, &r, b"SET k \"a b\"\r\nGET k\r\n", 2);
     same(&t, &r, b"SET k 'it\\'s'\r\nGET k\r\n", 2);
     // Adjacent quoted strings are unbalanced: an error, then the connection closes.
@@ -44,7 +44,7 @@ fn multibulk_edge_cases_and_errors() {
     let Some(r) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&r, &[]);
     same(&t, &r, b"*0\r\nPING\r\n", 1);
     same(&t, &r, b"*-1\r\nPING\r\n", 1);
     same(
@@ -77,7 +77,7 @@ fn a_pipeline_over_a_large_keyspace() {
     let Some(r) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&r, &[]);
     let fill = encode_cmd::<&[u8]>(&[
         b"EVAL",
         b"for i = 1, 10000 do redis.call('set', 'k:' .. i, i * 7) end return redis.call('dbsize')",

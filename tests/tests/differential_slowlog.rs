@@ -87,7 +87,7 @@ fn diff_logs(setup: impl Fn(&mut redis::Connection)) -> Vec<(Vec<String>, bool, 
     let Some(redis) = RedisServer::start() else {
         return Vec::new();
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let mut logs = Vec::new();
     for url in [t.url(), format!("redis://{}/", redis.addr)] {
         let mut con = connect(url);
@@ -243,7 +243,7 @@ fn blocked_command_is_logged_when_served() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let mut logs = Vec::new();
     for url in [t.url(), format!("redis://{}/", redis.addr)] {
         let mut con = connect(url.clone());

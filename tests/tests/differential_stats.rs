@@ -77,7 +77,7 @@ fn fields(v: &str) -> BTreeMap<String, String> {
 
 fn both() -> Option<(Tumbler, RedisServer)> {
     let redis = RedisServer::start_with(&["--enable-debug-command", "yes"])?;
-    Some((Tumbler::start(), redis))
+    Some((Tumbler::like(&redis, &[]), redis))
 }
 
 /// Write commands, each run alone on the same keys, with the keyspace lookups Redis 7.0

@@ -379,7 +379,7 @@ fn diff_blocking(scenario: impl Fn(&mut dyn FnMut() -> Raw) -> Vec<String>) {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let mine = scenario(&mut || t.raw());
     let theirs = scenario(&mut || redis.raw());
     assert_eq!(
@@ -636,7 +636,7 @@ fn random_sequences_match_redis() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     for seed in 1..=8u64 {
         let mut r = Rng(0x9E37_79B9_7F4A_7C15 ^ seed);

@@ -36,7 +36,7 @@ fn run(n: usize, script: &str) {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     // Client ids well above the small integers replies contain, on both servers.
     for _ in 0..12 {
         t.raw().cmd(&["PING"]);
@@ -345,7 +345,7 @@ fn client_info_flags() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let fields = |c: &mut Raw| -> String {
         let s = c.cmd_str(&["CLIENT", "INFO"]);
         s.split_whitespace()

@@ -1150,7 +1150,7 @@ fn differential_fuzz_against_redis() {
         return;
     };
     fuzz::count_panics();
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let mut p = Pair::connect(t.addr, redis.addr);
     let start = Instant::now();
     let (mut done, mut cmds, mut failures) = (0u64, 0usize, Vec::new());

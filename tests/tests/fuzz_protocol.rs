@@ -344,7 +344,7 @@ fn protocol_fuzz_against_redis() {
         return;
     };
     fuzz::count_panics();
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let start = Instant::now();
     let (mut done, mut bytes, mut failures) = (0u64, 0usize, Vec::new());
     for i in 0..set.count {

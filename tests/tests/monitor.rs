@@ -63,7 +63,7 @@ fn monitor_lines_match_redis() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let ours = run(&mut t.raw(), &mut t.raw());
     let theirs = run(&mut redis.raw(), &mut redis.raw());
     assert_eq!(ours, theirs);

@@ -360,7 +360,7 @@ fn redisson_lock_scripts_match_redis() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut tc, mut rc) = (t.raw(), redis.raw());
     let ttl_s = "return math.floor((redis.call('pttl', KEYS[1]) + 500) / 1000)";
     let steps: Vec<Vec<&str>> = vec![

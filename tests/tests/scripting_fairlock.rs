@@ -154,7 +154,7 @@ fn redisson_fair_lock_scripts_match_redis() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let mut p = Pair {
         t: t.raw(),
         r: redis.raw(),

@@ -8,7 +8,7 @@ fn scripts_refuse_writes_over_maxmemory_like_redis() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     diff_script(
         &mut t.raw(),
         &mut redis.raw(),

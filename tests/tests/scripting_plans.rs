@@ -163,8 +163,8 @@ impl Three {
     fn start() -> Option<Three> {
         let redis = RedisServer::start()?;
         Some(Three {
-            on: Tumbler::start(),
-            off: Tumbler::start_with(&[("lua-native-plans", "no")]),
+            on: Tumbler::like(&redis, &[]),
+            off: Tumbler::like(&redis, &[("lua-native-plans", "no")]),
             redis,
         })
     }

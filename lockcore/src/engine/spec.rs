@@ -165,6 +165,15 @@ impl CommandSpec {
         Self::arity_allows(self.arity, argc)
     }
 
+    /// True if the command exists with `argc` arguments in every personality, so that a
+    /// lookup made before the personality is known (a native plan's) cannot be wrong.
+    pub fn ok_in_every_personality(&self, argc: usize) -> bool {
+        self.avail == Since::ALWAYS
+            && crate::personality::ALL
+                .iter()
+                .all(|p| self.arity_ok_in(p, argc))
+    }
+
     /// [`CommandSpec::arity_ok`] with the arity of personality `p`.
     pub fn arity_ok_in(&self, p: &Personality, argc: usize) -> bool {
         Self::arity_allows(self.arity_in(p), argc)

@@ -584,11 +584,13 @@ impl Parser {
                 }
             }
             // Each argument is one value, so the count is fixed: the lookup and arity
-            // check of a literal command without subcommands cannot change at run time.
+            // check of a literal command without subcommands cannot change at run time
+            // (unless the personality decides them: those are looked up at run time).
             let argc = args.len();
             if let Some(Expr::Str(name)) = args.first_mut() {
-                spec = lockcore::commands::lookup(name)
-                    .filter(|s| !matches!(s.exec, Exec::Container) && s.arity_ok(argc));
+                spec = lockcore::commands::lookup(name).filter(|s| {
+                    !matches!(s.exec, Exec::Container) && s.ok_in_every_personality(argc)
+                });
                 // A name written as the table spells it becomes the table's static copy:
                 // the same bytes (MONITOR and SLOWLOG show what the script wrote), and
                 // passing it to each call then costs no reference counting.
