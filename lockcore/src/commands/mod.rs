@@ -162,6 +162,22 @@ pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
     registry().get(&*lower).copied()
 }
 
+/// [`lookup`] of a command that exists in personality `p`.
+pub fn lookup_in(p: &Personality, name: &[u8]) -> Option<&'static CommandSpec> {
+    lookup(name).filter(|s| p.has(s.avail))
+}
+
+/// Subcommand `name` of container `top`, if it exists in personality `p`.
+pub fn subcommand_in(
+    p: &Personality,
+    top: &'static CommandSpec,
+    name: &[u8],
+) -> Option<&'static CommandSpec> {
+    top.subcommands
+        .iter()
+        .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name) && p.has(s.avail))
+}
+
 /// Looks up `argv[0]` (and, for containers, `argv[1]`) and checks arity, returning the spec
 /// to run or Redis' exact error.
 pub fn lookup_checked(p: &Personality, argv: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
@@ -186,11 +202,7 @@ pub fn check_spec(
             return Err(error::wrong_arity(spec.name));
         }
         let sub = &argv[1];
-        let Some(s) = spec
-            .subcommands
-            .iter()
-            .find(|s| s.name.as_bytes().eq_ignore_ascii_case(sub) && p.has(s.avail))
-        else {
+        let Some(s) = subcommand_in(p, spec, sub) else {
             return Err(error::unknown_subcommand(spec.name, sub));
         };
         if !s.arity_ok_in(p, argv.len()) {

@@ -681,9 +681,11 @@ impl Conn {
         {
             shared.cmdstats.count_error_reply(&err);
         } else if argv[0].eq_ignore_ascii_case(b"exec") {
-            shared.cmdstats.rejected(argv, &Reply::NoReply);
+            shared
+                .cmdstats
+                .rejected(&shared.personality, argv, &Reply::NoReply);
         } else {
-            shared.cmdstats.rejected(argv, &err);
+            shared.cmdstats.rejected(&shared.personality, argv, &err);
         }
         if argv[0].eq_ignore_ascii_case(b"exec") {
             let msg = match &err {
@@ -726,7 +728,7 @@ impl Conn {
         self.multi = None;
         self.handle.info.lock().multi = -1;
         self.discard_watches(guard);
-        shared.cmdstats.rejected(argv, &err);
+        shared.cmdstats.rejected(&shared.personality, argv, &err);
         self.reply(err);
     }
 

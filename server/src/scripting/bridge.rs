@@ -527,13 +527,12 @@ pub fn functions(
             ));
         }
         // Redis' lookupCommand: a container with arguments names one of its subcommands.
-        let spec = lockcore::commands::lookup(&argv[0]).and_then(|top| {
+        let p = with_ctx(|c| c.shared.personality).unwrap_or_default();
+        let spec = lockcore::commands::lookup_in(&p, &argv[0]).and_then(|top| {
             if top.subcommands.is_empty() || argv.len() < 2 {
                 Some(top)
             } else {
-                top.subcommands
-                    .iter()
-                    .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&argv[1]))
+                lockcore::commands::subcommand_in(&p, top, &argv[1])
             }
         });
         match spec {
@@ -664,7 +663,7 @@ fn call_spec(
                 None => {
                     let _ = argv
                         .first()
-                        .and_then(|n| lockcore::commands::lookup(n))
+                        .and_then(|n| lockcore::commands::lookup_in(&ctx.shared.personality, n))
                         .map(|s| {
                             if !matches!(s.exec, Exec::Container) {
                                 stats.rejected_spec(s)
@@ -692,13 +691,12 @@ fn call_spec_inner(
     let spec = match looked_up {
         Ok(s) => s,
         Err(_) => {
-            return Err(match lockcore::commands::lookup(&argv[0]) {
+            let p = &ctx.shared.personality;
+            return Err(match lockcore::commands::lookup_in(p, &argv[0]) {
                 Some(s)
                     if !matches!(s.exec, Exec::Container)
                         || argv.len() >= 2
-                            && s.subcommands
-                                .iter()
-                                .any(|c| c.name.as_bytes().eq_ignore_ascii_case(&argv[1])) =>
+                            && lockcore::commands::subcommand_in(p, s, &argv[1]).is_some() =>
                 {
                     "ERR Wrong number of args calling Redis command from script".into()
                 }
@@ -706,7 +704,7 @@ fn call_spec_inner(
                     "ERR Wrong number of args calling Redis command from script".into()
                 }
                 _ => "ERR Unknown Redis command called from script".into(),
-            })
+            });
         }
     };
     if spec.has(flag::NOSCRIPT) {

@@ -20,6 +20,7 @@
 //!   `redis.call` and raised (or returned) is already counted when the command failed, so the
 //!   script's reply does not count it again (Redis' `ignore_error_stats_update`).
 
+use lockcore::personality::Personality;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -247,8 +248,8 @@ impl CommandStats {
 
     /// A command refused before it ran: `rejected_calls` of the command `argv` names (if it
     /// names one) and the error reply.
-    pub fn rejected(&self, argv: &[Bytes], err: &Reply) {
-        if let Some(s) = rejected_spec(argv).and_then(|s| self.slot(s)) {
+    pub fn rejected(&self, p: &Personality, argv: &[Bytes], err: &Reply) {
+        if let Some(s) = rejected_spec(p, argv).and_then(|s| self.slot(s)) {
             s.rejected.fetch_add(1, Ordering::Relaxed);
         }
         self.count_error_reply(err);
@@ -394,14 +395,11 @@ impl CommandStats {
 
 /// The command whose `rejected_calls` a refusal of `argv` counts: the command, or the
 /// subcommand it names (a container without one is the container's own arity error); none
-/// for an unknown command or subcommand.
-fn rejected_spec(argv: &[Bytes]) -> Option<&'static CommandSpec> {
-    let spec = commands::lookup(argv.first()?)?;
+/// for an unknown command or subcommand (one personality `p` does not have included).
+fn rejected_spec(p: &Personality, argv: &[Bytes]) -> Option<&'static CommandSpec> {
+    let spec = commands::lookup_in(p, argv.first()?)?;
     match spec.exec {
-        Exec::Container if argv.len() >= 2 => spec
-            .subcommands
-            .iter()
-            .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&argv[1])),
+        Exec::Container if argv.len() >= 2 => commands::subcommand_in(p, spec, &argv[1]),
         _ => Some(spec),
     }
 }
