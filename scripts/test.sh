@@ -204,8 +204,8 @@ log "Go: the tumbler.dev/tumbler module, its example module, and the miniredis c
 TUMBLER_BINARY=target/release/tumbler timeout 900 bash scripts/ci/go.sh
 # ---- end launchers, Java and Go
 
-log "Redis 7.0 Tcl units against tumbler (ratchet: tests/tcl/tumbler.baseline)"
-out=$(mktemp); ./target/release/tumbler --port 0 --loglevel warning >"$out" 2>&1 &
+log "Redis 7.0 Tcl units against tumbler as redis-7.0 (ratchet: tests/tcl/tumbler.baseline)"
+out=$(mktemp); ./target/release/tumbler --port 0 --loglevel warning --personality redis-7.0 >"$out" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q 'port=' "$out" && break; sleep 0.05; done
@@ -219,13 +219,13 @@ kill $pid 2>/dev/null || true
 # waits 15 s for MIGRATE's connection cache to expire).
 log "Redis 7.0 Tcl units in spawn mode (ratchet: tests/tcl/tumbler-spawn.baseline)"
 spawn_units=$(grep -v '^#' tests/tcl/tumbler-spawn.baseline | awk 'NF == 2 {print $1}' | tr '\n' ' ')
-timeout 600 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$spawn_units" \
+TUMBLER_PERSONALITY=redis-7.0 timeout 600 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$spawn_units" \
   --unit-timeout 180 --baseline tests/tcl/tumbler-spawn.baseline --logdir target/tcl-spawn-logs
 # ---- slow-tagged Tcl units: unit/info and unit/latency-monitor (baseline lines marked
 # `tags:-slow`). Their tests are tagged needs:debug and needs:latency; the spawned servers
 # enable DEBUG from the suite's default.conf, so they run with Redis CI's own tags. About
 # 30 s (LATENCY's tests sleep).
 slow_units=$(grep -v '^#' tests/tcl/tumbler-spawn.baseline | awk '$3 == "tags:-slow" {print $1}' | tr '\n' ' ')
-timeout 300 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$slow_units" --tags "-slow" \
+TUMBLER_PERSONALITY=redis-7.0 timeout 300 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$slow_units" --tags "-slow" \
   --unit-timeout 180 --baseline tests/tcl/tumbler-spawn.baseline --logdir target/tcl-spawn-slow-logs
 # ---- end slow-tagged Tcl units
