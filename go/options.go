@@ -22,6 +22,7 @@ type config struct {
 	users        []user
 	password     string
 	lockdep      string
+	personality  string
 	args         []string
 	startTimeout time.Duration
 	timeControl  bool
@@ -83,6 +84,11 @@ func WithPassword(pass string) Option { return func(c *config) { c.password = pa
 // WithLockdep turns the lock-order checker on: mode "yes" reports inversions, "strict"
 // also refuses the acquisition that closes a cycle (docs/lockdep.md).
 func WithLockdep(mode string) Option { return func(c *config) { c.lockdep = mode } }
+
+// WithPersonality chooses the server release tumbler imitates: "redis-7.0", "redis-7.2"
+// (the default), "redis-7.4", "redis-8.0", "valkey-8.1", "valkey-9.0" or "valkey-9.1". It
+// sets what INFO and HELLO announce and which commands exist (docs/personalities.md).
+func WithPersonality(name string) Option { return func(c *config) { c.personality = name } }
 
 // WithArgs passes more server arguments as they are: any redis.conf directive as
 // "--name", "value" (e.g. WithArgs("--maxmemory", "10mb")). They come last.

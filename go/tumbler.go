@@ -184,6 +184,9 @@ func Start(opts ...Option) (*Server, error) {
 	if cfg.lockdep != "" {
 		args = append(args, "--lockdep", cfg.lockdep)
 	}
+	if cfg.personality != "" {
+		args = append(args, "--personality", cfg.personality)
+	}
 	if cfg.tls {
 		dir, err := os.MkdirTemp("", "tumbler-tls-")
 		if err != nil {

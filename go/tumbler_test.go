@@ -61,6 +61,30 @@ func TestRunAddrURLAndCommands(t *testing.T) {
 	}
 }
 
+func TestPersonality(t *testing.T) {
+	s := RunT(t, WithPersonality("valkey-9.1"))
+	info, err := s.Do("INFO", "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"server_name:valkey", "valkey_version:9.1.2", "redis_version:7.2.4"} {
+		if !strings.Contains(string(info.([]byte)), "\r\n"+line+"\r\n") {
+			t.Fatalf("INFO server lacks %q:\n%s", line, info)
+		}
+	}
+	old := RunT(t, WithPersonality("redis-7.0"))
+	old.Do("ZADD", "z", "1", "a")
+	if _, err := old.Do("ZRANK", "z", "a", "WITHSCORE"); err == nil || !strings.Contains(err.Error(), "wrong number of arguments") {
+		t.Fatalf("ZRANK WITHSCORE under redis-7.0: %v", err)
+	}
+	if v, err := s.Do("ZADD", "z", "1", "a"); err != nil || v != int64(1) {
+		t.Fatalf("ZADD: %v %v", v, err)
+	}
+	if v, err := s.Do("ZRANK", "z", "a", "WITHSCORE"); err != nil || fmt.Sprint(v) != "[0 [49]]" {
+		t.Fatalf("ZRANK WITHSCORE under valkey-9.1: %v %v", v, err)
+	}
+}
+
 func TestFastForwardExpiresLeases(t *testing.T) {
 	s := RunT(t)
 	c := client(t, s, 0, "", "")

@@ -14,6 +14,15 @@ export interface TumblerOptions {
   startupTimeoutMs?: number;
   /** Run the lock-order checker (`--lockdep`; docs/lockdep.md). Default off. */
   lockdep?: "yes" | "strict";
+  /** The server release tumbler imitates (`--personality`; docs/personalities.md). Default `"redis-7.2"`. */
+  personality?:
+    | "redis-7.0"
+    | "redis-7.2"
+    | "redis-7.4"
+    | "redis-8.0"
+    | "valkey-8.1"
+    | "valkey-9.0"
+    | "valkey-9.1";
 }
 
 /** One edge of a finding: who held what and took what, when, with which command or script. */

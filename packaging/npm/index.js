@@ -398,6 +398,7 @@ function startTumbler(options = {}) {
     port = 0,
     startupTimeoutMs = 10000,
     lockdep,
+    personality,
   } = options;
   let exe;
   try {
@@ -408,6 +409,7 @@ function startTumbler(options = {}) {
   const argv = ["--port", String(port), "--bind", host];
   if (timeControl) argv.push("--enable-time-control", "yes");
   if (lockdep) argv.push("--lockdep", lockdep);
+  if (personality) argv.push("--personality", personality);
   // The server exits when its stdin pipe closes, so it dies with this process even when
   // the process is killed (nothing is ever written to it).
   argv.push("--watch-stdin", "yes");

@@ -14,10 +14,11 @@ echo "wheel: $(basename "$wheel") ($(stat -c %s "$wheel") bytes)"
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install -q --disable-pip-version-check "$wheel" \
   -r "$here/example-tests/requirements.txt"
-mkdir "$work/tests" "$work/xdist" "$work/failing"
+mkdir "$work/tests" "$work/xdist" "$work/failing" "$work/personality"
 cp "$here/example-tests/"test_*.py "$work/tests/"
 cp "$here/example-tests/xdist/"*.py "$work/xdist/"
 cp "$here/example-tests/failing/"*.py "$work/failing/"
+cp "$here/example-tests/personality/"*.py "$work/personality/"
 # A user's machine: only the venv and the system on PATH (no ~/.cargo/bin), no PYTHONPATH,
 # and no TUMBLER_BINARY: the tests must find the wheel's own binary.
 user() {
@@ -25,6 +26,8 @@ user() {
 }
 user sh -c 'if command -v cargo >/dev/null; then echo "cargo is on PATH" >&2; exit 1; fi'
 (cd "$work/tests" && user python -m pytest -q -p no:cacheprovider)
+# The session's server as another release (--tumbler-personality).
+(cd "$work/personality" && user python -m pytest -q -p no:cacheprovider --tumbler-personality valkey-9.1)
 
 # Two pytest-xdist workers on one server, each in its own database: the suite checks the
 # isolation and the restores; each worker records the server it used.

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const now: number = await srv.advance(30_001);
   await srv.freeze();
   await srv.resume();
-  const checked: Tumbler = await startTumbler({ lockdep: "strict" });
+  const checked: Tumbler = await startTumbler({ lockdep: "strict", personality: "redis-8.0" });
   const report: LockdepReport = await checked.lockdepReport();
   const owner: string | undefined = report.inversions[0]?.edges[0]?.owner;
   await checked.assertNoLockInversions();

@@ -83,7 +83,9 @@ class Server:
 
     ``time_control`` enables ``advance()``, ``freeze()`` and ``resume()`` (the server's
     ``--enable-time-control yes``). ``lockdep`` (``"yes"`` or ``"strict"``) turns the
-    lock-order checker on (docs/lockdep.md). ``args`` are passed to the server as they are (any
+    lock-order checker on (docs/lockdep.md). ``personality`` (``"redis-8.0"``,
+    ``"valkey-9.1"``, ...) chooses the server release tumbler imitates (default
+    ``redis-7.2``; docs/personalities.md). ``args`` are passed to the server as they are (any
     redis.conf directive as ``--name value``), e.g. ``["--requirepass", "s3cret"]``.
 
     ``db`` is the database :meth:`client`, :attr:`url`, the snapshot methods and
@@ -102,10 +104,12 @@ class Server:
         startup_timeout: float = 10.0,
         lockdep: Optional[str] = None,
         db: int = 0,
+        personality: Optional[str] = None,
     ) -> None:
         self.time_control = time_control
         self.db = db
         self.lockdep = lockdep
+        self.personality = personality
         self.args = shlex.split(args) if isinstance(args, str) else list(args)
         self.binary = binary
         self.host = host
@@ -144,6 +148,8 @@ class Server:
             cmd += ["--enable-time-control", "yes"]
         if self.lockdep:
             cmd += ["--lockdep", self.lockdep]
+        if self.personality:
+            cmd += ["--personality", self.personality]
         # The server exits when this pipe closes, so it dies with this process even when
         # the process is killed (nothing is ever written to it).
         cmd += ["--watch-stdin", "yes"]

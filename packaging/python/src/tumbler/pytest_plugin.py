@@ -17,6 +17,9 @@ Options (command line, or the ini keys in brackets):
   --tumbler-lockdep yes|strict  run the lock-order checker and fail the run (an error at
                               the session's end) if it found lock order inversions or
                               deadlocks [tumbler_lockdep]
+  --tumbler-personality NAME  the server release tumbler imitates: redis-7.0, redis-7.2
+                              (default), redis-7.4, redis-8.0, valkey-8.1, valkey-9.0,
+                              valkey-9.1 [tumbler_personality]
   --tumbler-args "..."        extra server arguments, e.g. "--requirepass s3cret"; this is
                               also how to pass node or cluster options the server supports
                               [tumbler_args]
@@ -54,6 +57,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--tumbler-args", default=None, help="extra tumbler server arguments (one string)"
     )
+    group.addoption(
+        "--tumbler-personality",
+        default=None,
+        metavar="NAME",
+        help="the server release tumbler imitates (redis-7.2 by default; redis-8.0, "
+        "valkey-9.1, ...)",
+    )
     parser.addini(
         "tumbler_time_control", "enable TUMBLER.TIME (default true)", type="bool", default=True
     )
@@ -80,6 +90,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("tumbler_binary", "tumbler executable to run", default="")
     parser.addini("tumbler_lockdep", "lock-order checker: yes or strict", default="")
     parser.addini("tumbler_args", "extra tumbler server arguments", default="")
+    parser.addini("tumbler_personality", "the server release tumbler imitates", default="")
     parser.addini(
         "tumbler_artifacts", "directory for the state of failed tests (.rdb, .txt)", default=""
     )
@@ -94,7 +105,17 @@ def _server_from_config(config: pytest.Config, db: int = 0, databases: int = 0) 
     args = config.getoption("tumbler_args") or config.getini("tumbler_args") or ""
     lockdep = config.getoption("tumbler_lockdep") or config.getini("tumbler_lockdep") or None
     extra = ["--databases", str(databases)] if databases > 16 else []
-    srv = Server(time_control=time_control, binary=binary, args=args, lockdep=lockdep, db=db)
+    personality = (
+        config.getoption("tumbler_personality") or config.getini("tumbler_personality") or None
+    )
+    srv = Server(
+        time_control=time_control,
+        binary=binary,
+        args=args,
+        lockdep=lockdep,
+        db=db,
+        personality=personality,
+    )
     srv.args = extra + srv.args  # the user's own --databases, if any, comes later and wins
     return srv
 

@@ -759,6 +759,7 @@ public final class TumblerServer implements AutoCloseable {
         private int replicas;
         private boolean testControl = true;
         private String lockdep;
+        private String personality;
         private boolean tls;
         private String tlsAuthClients = "yes";
         private String password;
@@ -812,6 +813,15 @@ public final class TumblerServer implements AutoCloseable {
         /** {@code --lockdep no|yes|strict}: the lock-order checker. */
         public Builder lockdep(String mode) {
             this.lockdep = mode;
+            return this;
+        }
+
+        /**
+         * {@code --personality}: the server release tumbler imitates, e.g. {@code "redis-8.0"} or
+         * {@code "valkey-9.1"} (default {@code "redis-7.2"}; docs/personalities.md).
+         */
+        public Builder personality(String name) {
+            this.personality = name;
             return this;
         }
 
@@ -894,6 +904,9 @@ public final class TumblerServer implements AutoCloseable {
             } else if (cfg.nodes > 1) {
                 cmd.addAll(List.of("--nodes", Integer.toString(cfg.nodes)));
             }
+            if (cfg.personality != null) {
+                cmd.addAll(List.of("--personality", cfg.personality));
+            }
             if (cfg.lockdep != null) {
                 cmd.addAll(List.of("--lockdep", cfg.lockdep));
             }
@@ -917,6 +930,7 @@ public final class TumblerServer implements AutoCloseable {
             b.replicas = replicas;
             b.testControl = testControl;
             b.lockdep = lockdep;
+            b.personality = personality;
             b.tls = tls;
             b.tlsAuthClients = tlsAuthClients;
             b.password = password;

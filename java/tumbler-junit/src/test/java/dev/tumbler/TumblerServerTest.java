@@ -36,6 +36,23 @@ class TumblerServerTest {
     }
 
     @Test
+    void personalityChoosesTheAnnouncedReleaseAndItsCommands() {
+        try (TumblerServer valkey = TumblerServer.builder().personality("valkey-9.1").start();
+                TumblerServer old = TumblerServer.builder().personality("redis-7.0").start()) {
+            String info = (String) valkey.command("INFO", "server");
+            assertTrue(info.contains("\r\nserver_name:valkey\r\n"), info);
+            assertTrue(info.contains("\r\nvalkey_version:9.1.2\r\n"), info);
+            assertTrue(((String) old.command("INFO", "server")).contains("\r\nredis_version:7.0.15\r\n"));
+            valkey.command("ZADD", "z", "1", "a");
+            assertEquals(List.of(0L, "1"), valkey.command("ZRANK", "z", "a", "WITHSCORE"));
+            old.command("ZADD", "z", "1", "a");
+            TumblerException e =
+                    assertThrows(TumblerException.class, () -> old.command("ZRANK", "z", "a", "WITHSCORE"));
+            assertTrue(e.getMessage().contains("wrong number of arguments"), e.getMessage());
+        }
+    }
+
+    @Test
     void timeControlOffIsAClearError() {
         try (TumblerServer srv = TumblerServer.start()) {
             TumblerException e = assertThrows(TumblerException.class, () -> srv.advance(Duration.ofSeconds(1)));

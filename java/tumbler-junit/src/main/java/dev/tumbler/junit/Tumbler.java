@@ -46,6 +46,9 @@ public @interface Tumbler {
     /** Replicas per primary in cluster mode. */
     int clusterReplicas() default 0;
 
+    /** {@code --personality}: the server release tumbler imitates ("redis-8.0", "valkey-9.1"); "" is the default, redis-7.2. */
+    String personality() default "";
+
     /** {@code --lockdep}: "" (off, unless {@link #failOnLockInversions}), "yes" or "strict". */
     String lockdep() default "";
 

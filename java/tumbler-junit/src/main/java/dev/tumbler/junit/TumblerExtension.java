@@ -115,6 +115,9 @@ public class TumblerExtension implements BeforeAllCallback, BeforeEachCallback, 
         } else {
             b.nodes(t.nodes());
         }
+        if (!t.personality().isEmpty()) {
+            b.personality(t.personality());
+        }
         String lockdep = t.lockdep().isEmpty() && t.failOnLockInversions() ? "yes" : t.lockdep();
         if (!lockdep.isEmpty()) {
             b.lockdep(lockdep);
