@@ -354,6 +354,7 @@ const HIDDEN: &[&str] = &[
     "worker-threads",
     "event-loop",
     "watch-stdin",
+    "personality",
 ];
 
 pub fn find(name: &str) -> Option<&'static Param> {
