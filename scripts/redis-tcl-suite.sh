@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# redis-tcl-suite.sh -- run Redis 7.0's own Tcl test suite in external-server
-# mode against an already running server (real redis-server or Tumbler), one
-# unit at a time, and report per-unit pass/fail counts.
+# redis-tcl-suite.sh -- run Redis' (7.0 or 8.0) or Valkey's (9) own Tcl test
+# suite in external-server mode against an already running server (a real
+# reference server or Tumbler), or in spawn mode, one unit at a time, and
+# report per-unit pass/fail counts.
 #
-# The Redis source is NOT vendored: on first use it is fetched with
-# `apt-get source redis` through a private apt configuration (derived from the
-# machine's own Debian entries, /etc is never modified) into
+# The sources are NOT vendored: on first use they are fetched with
+# `apt-get source` through a private apt configuration (derived from the
+# machine's own Debian entries plus deb-src lines for trixie and sid; /etc is
+# never modified) into
 #   ${TUMBLER_CACHE:-$HOME/.cache/tumbler}/redis-src
 # and reused on later runs.
 #
@@ -18,11 +20,15 @@ usage() {
   cat <<EOF
 Usage: $PROG [--host 127.0.0.1] --port P [options]
 
-Runs Redis 7.0's Tcl test suite (./runtest --host H --port P --single UNIT)
-once per unit against an already running server and reports, per unit, how
-many tests passed ([ok]) and failed ([err], [exception], timeouts).
+Runs a Tcl test suite (./runtest --host H --port P --single UNIT) once per
+unit against an already running server and reports, per unit, how many tests
+passed ([ok]) and failed ([err], [exception], timeouts).
 
 Options:
+  --suite S             whose test suite (default redis-7.0, env REDIS_TCL_SUITE):
+                          redis-7.0  Redis 7.0.x (Debian bookworm, Debian's patches)
+                          redis-8.0  Redis 8.0.x (Debian trixie, upstream tarball)
+                          valkey-9   Valkey 9.x  (Debian sid, upstream tarball)
   --host H              server host (default 127.0.0.1)
   --port P              server port (required unless --fetch-only)
   --units "U1 U2 ..."   units to run (default: $DEFAULT_UNITS)
@@ -55,16 +61,21 @@ Options:
                         harness start its own servers from its config files, as
                         Redis' own CI does, with BIN standing in for
                         src/redis-server (a private copy of tests/ gets a
-                        src/redis-server symlink to BIN). Units that
+                        src/redis-server symlink to BIN; valkey-9:
+                        src/valkey-server). Units that
                         skip themselves in external mode (unit/acl, unit/auth,
                         ...) run this way. --port/--host are not used.
-  --fetch-only          only make sure the Redis source is in the cache
+  --server-args "A ..." spawn mode: arguments appended to every server the
+                        harness starts (e.g. "--personality redis-8.0"); BIN
+                        is then started through a one-line exec wrapper
+  --fetch-only          only make sure the suite's source is in the cache
+                        (prints the tree's path)
   -h, --help            this text
 
 Environment:
   TUMBLER_CACHE         cache root (default \$HOME/.cache/tumbler)
-  REDIS_SRC_DIR         use this already-extracted redis-7.0.x tree instead
-                        of fetching one
+  REDIS_SRC_DIR         use this already-extracted source tree (of the
+                        --suite's version) instead of fetching one
 
 Exit status: 0 ok; 1 baseline regression; 2 usage error; 3 server
 unreachable / source could not be obtained.
@@ -97,6 +108,8 @@ FETCH_ONLY=0
 CONFIG_RESTORE=1
 LENIENT=0
 SPAWN_BIN=""
+SERVER_ARGS=""
+SUITE=${REDIS_TCL_SUITE:-redis-7.0}
 EXTRA_ARGS=()
 
 die()  { echo "$PROG: $1" >&2; exit "${2:-2}"; }
@@ -121,10 +134,26 @@ while [[ $# -gt 0 ]]; do
     --no-config-restore) CONFIG_RESTORE=0; shift ;;
     --lenient-setup) LENIENT=1; shift ;;
     --spawn) need_arg "$@"; SPAWN_BIN=$2; shift 2 ;;
+    --server-args) need_arg "$@"; SERVER_ARGS=$2; shift 2 ;;
+    --suite) need_arg "$@"; SUITE=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
 done
+
+# Per suite: the source package, which of its versions (an apt-get source
+# argument), the upstream tarball that must come down, the cache's ready-marker
+# and the server binary's name in the tree's src/.
+case $SUITE in
+  redis-7.0) PKG=redis; APT_SPEC=""; ORIG_GLOB='redis_7.0.*.orig.tar.gz'; VER_RE='^([0-9]+:)?7\.0\.'
+             READY=.ready; SERVER_NAME=redis-server; SUITE_DESC="Redis 7.0" ;;
+  redis-8.0) PKG=redis; APT_SPEC=redis/trixie; ORIG_GLOB='redis_8.0.*.orig.tar.gz'; VER_RE='^([0-9]+:)?8\.0\.'
+             READY=.ready-redis-8.0; SERVER_NAME=redis-server; SUITE_DESC="Redis 8.0" ;;
+  valkey-9)  PKG=valkey; APT_SPEC=valkey/sid; ORIG_GLOB='valkey_9.*.orig.tar.gz'; VER_RE='^([0-9]+:)?9\.'
+             READY=.ready-valkey-9; SERVER_NAME=valkey-server; SUITE_DESC="Valkey 9" ;;
+  *) die "--suite must be redis-7.0, redis-8.0 or valkey-9 (got: $SUITE)" ;;
+esac
+[[ -z $SERVER_ARGS || -n $SPAWN_BIN ]] || die "--server-args needs --spawn"
 
 if [[ -n $SPAWN_BIN ]]; then
   [[ -x $SPAWN_BIN ]] || die "--spawn: not an executable: $SPAWN_BIN"
@@ -145,7 +174,7 @@ CACHE=$CACHE_ROOT/redis-src
 log() { echo "[$PROG] $*" >&2; }
 
 # --------------------------------------------------------------------------
-# Obtaining the Redis 7.0 source (idempotent)
+# Obtaining the suite's source (idempotent)
 # --------------------------------------------------------------------------
 
 # Print deb-src versions of the machine's Debian apt entries (deb822 stanzas
@@ -184,9 +213,23 @@ derive_deb_src() {
   fi
 }
 
+# deb-src lines for the newer suites, next to the derived ones: Redis 8.0 comes
+# from trixie, Valkey 9 from sid. Only the upstream tarball is needed from them
+# (their Debian parts may be gone from the mirror: apt-get then fails after
+# fetching the .orig.tar.gz, which is all that is used).
+write_newer_src() {
+  cat > "$APT/sources.list.d/newer-src.sources" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie sid
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+}
+
 find_src_tree() {
   local d
-  d=$(awk 'NR==1 {print $1}' "$CACHE/.ready" 2>/dev/null || true)
+  d=$(awk 'NR==1 {print $1}' "$CACHE/$READY" 2>/dev/null || true)
   [[ -n $d && -f $CACHE/$d/tests/test_helper.tcl && -x $CACHE/$d/runtest ]] || return 1
   echo "$CACHE/$d"
 }
@@ -200,15 +243,16 @@ ensure_source() {
   mkdir -p "$CACHE"
   exec 9>"$CACHE/.lock"
   flock 9
-  if [[ -f $CACHE/.ready ]] && SRC=$(find_src_tree); then
+  if [[ -f $CACHE/$READY ]] && SRC=$(find_src_tree); then
     flock -u 9
     return
   fi
-  log "Redis 7.0 source not cached yet; fetching via apt-get source into $CACHE"
+  log "$SUITE_DESC source not cached yet; fetching via apt-get source into $CACHE"
 
   APT=$CACHE/apt
   mkdir -p "$APT/sources.list.d" "$APT/lists/partial" "$APT/cache/archives/partial" "$CACHE/dl"
   derive_deb_src
+  write_newer_src
   local -a APTOPT=(
     -o "Dir::Etc::SourceList=$APT/sources.list"
     -o "Dir::Etc::SourceParts=$APT/sources.list.d"
@@ -222,39 +266,60 @@ ensure_source() {
   [[ $(id -u) -eq 0 ]] || APTOPT+=(-o "APT::Sandbox::User=$(id -un)")
   apt-get "${APTOPT[@]}" update >&2 || die "apt-get update (private deb-src config) failed" 3
 
-  (cd "$CACHE/dl" && apt-get "${APTOPT[@]}" source --download-only redis) >&2 \
-    || die "apt-get source --download-only redis failed" 3
-  local dsc
-  dsc=$(ls -1 "$CACHE"/dl/redis_7.0.*.dsc 2>/dev/null | sort -V | tail -n1 || true)
-  [[ -n $dsc ]] || die "downloaded redis source is not a 7.0.x version: $(ls "$CACHE/dl")" 3
-
-  if ! command -v dpkg-source >/dev/null; then
-    if [[ $(id -u) -eq 0 ]]; then
+  local spec=$APT_SPEC
+  if [[ -z $spec ]]; then
+    # redis-7.0: the newest 7.0.x the machine's (bookworm) entries carry; sid's and
+    # trixie's newer redis are in the same lists now, so the version is named.
+    local v
+    v=$(apt-cache "${APTOPT[@]}" showsrc "$PKG" 2>/dev/null | awk '/^Version:/ {print $2}' \
+        | grep -E "$VER_RE" | sort -V | tail -n1 || true)
+    [[ -n $v ]] || die "no $SUITE_DESC version of source package $PKG in the apt lists" 3
+    spec="$PKG=$v"
+  fi
+  local dl_rc=0
+  (cd "$CACHE/dl" && apt-get "${APTOPT[@]}" source --download-only "$spec") >&2 || dl_rc=$?
+  local orig
+  # shellcheck disable=SC2086
+  orig=$(cd "$CACHE/dl" && ls -1 $ORIG_GLOB 2>/dev/null | sort -V | tail -n1 || true)
+  [[ -n $orig ]] || die "apt-get source --download-only $spec brought no $ORIG_GLOB (exit $dl_rc; have: $(ls "$CACHE/dl"))" 3
+  [[ $dl_rc -eq 0 ]] || log "apt-get source exited $dl_rc, but the upstream tarball $orig is there; using it"
+  local ver
+  ver=${orig#"${PKG}"_}; ver=${ver%.orig.tar.gz}
+  local name=$PKG-$ver
+  local dsc=""
+  if [[ $SUITE == redis-7.0 ]]; then
+    dsc=$(ls -1 "$CACHE"/dl/redis_"$ver"-*.dsc 2>/dev/null | sort -V | tail -n1 || true)
+    if [[ -n $dsc ]] && ! command -v dpkg-source >/dev/null && [[ $(id -u) -eq 0 ]]; then
       log "installing dpkg-dev (for dpkg-source)"
       DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends dpkg-dev >&2 \
         || die "could not install dpkg-dev" 3
     fi
   fi
-  local ver
-  ver=$(basename "$dsc" .dsc); ver=${ver#redis_}; ver=${ver%%-*}
-  rm -rf "$CACHE/redis-$ver" "$CACHE/.extract"
+  rm -rf "${CACHE:?}/$name" "$CACHE/.extract"
   mkdir -p "$CACHE/.extract"
-  if command -v dpkg-source >/dev/null; then
+  if [[ -n $dsc ]] && command -v dpkg-source >/dev/null; then
     # Applies Debian's patches (CVE fixes) so tests match Debian's binary.
-    (cd "$CACHE/.extract" && dpkg-source --no-check -x "$dsc" "redis-$ver") >&2 \
+    (cd "$CACHE/.extract" && dpkg-source --no-check -x "$dsc" "$name") >&2 \
       || die "dpkg-source -x failed" 3
   else
-    log "dpkg-source unavailable: using the pristine upstream tarball"
-    tar -xzf "$CACHE/dl/redis_$ver.orig.tar.gz" -C "$CACHE/.extract"
+    [[ $SUITE == redis-7.0 ]] && log "dpkg-source or the .dsc unavailable: using the pristine upstream tarball"
+    mkdir -p "$CACHE/.extract/t"
+    tar -xzf "$CACHE/dl/$orig" -C "$CACHE/.extract/t" || die "tar -xzf $orig failed" 3
+    # the top directory is e.g. redis-8.0.2 or valkey-io-valkey-<commit>
+    local top
+    top=$(find "$CACHE/.extract/t" -mindepth 1 -maxdepth 1 -type d)
+    [[ $(wc -l <<<"$top") -eq 1 && -n $top ]] || die "$orig does not hold exactly one directory" 3
+    mv "$top" "$CACHE/.extract/$name"
+    rmdir "$CACHE/.extract/t"
   fi
-  mv "$CACHE/.extract/redis-$ver" "$CACHE/redis-$ver"
+  mv "$CACHE/.extract/$name" "$CACHE/$name"
   rmdir "$CACHE/.extract" 2>/dev/null || true
-  [[ -f $CACHE/redis-$ver/tests/test_helper.tcl ]] || die "extracted tree lacks tests/test_helper.tcl" 3
-  mkdir -p "$CACHE/redis-$ver/tests/tmp"
-  echo "redis-$ver $(basename "$dsc")" > "$CACHE/.ready"
-  SRC=$CACHE/redis-$ver
+  [[ -f $CACHE/$name/tests/test_helper.tcl ]] || die "extracted tree lacks tests/test_helper.tcl" 3
+  mkdir -p "$CACHE/$name/tests/tmp"
+  if [[ -n $dsc ]]; then echo "$name $(basename "$dsc")"; else echo "$name $orig"; fi > "$CACHE/$READY"
+  SRC=$CACHE/$name
   flock -u 9
-  log "Redis source ready at $SRC"
+  log "$SUITE_DESC source ready at $SRC"
 }
 
 # Optional lenient copy: only tests/ (+ runtest) is needed in external mode.
@@ -272,13 +337,35 @@ ensure_lenient() {
   SRC=$dst
 }
 
-# Spawn mode: a private copy of runtest + tests/ whose src/redis-server is SPAWN_BIN
-# itself (a symlink, no wrapper): the harness reads the banner's " PID: <pid>", "Server
-# initialized" and "Ready to accept" from the server's stdout, where the binary logs as
-# redis-server does. One copy per binary path, so runs for different binaries never share it.
+# The suite's client binaries in a bin dir: the suite's own cli when installed,
+# else the machine's redis-cli.
+link_clis() {
+  local dir=$1 t c
+  local -a cands
+  case $SUITE in
+    redis-7.0) cands=(redis-cli) ;;
+    redis-8.0) cands=(redis8-cli redis-cli) ;;
+    valkey-9)  cands=(valkey9-cli valkey-cli redis-cli) ;;
+  esac
+  for c in "${cands[@]}"; do
+    t=$(command -v "$c" 2>/dev/null) || continue
+    ln -sf "$t" "$dir/${SERVER_NAME%-server}-cli"
+    break
+  done
+  t=$(command -v "${SERVER_NAME%-server}-benchmark" 2>/dev/null || command -v redis-benchmark 2>/dev/null) \
+    && ln -sf "$t" "$dir/${SERVER_NAME%-server}-benchmark"
+  return 0
+}
+
+# Spawn mode: a private copy of runtest + tests/ whose src/redis-server (valkey-9:
+# src/valkey-server) is SPAWN_BIN itself (a symlink, no wrapper): the harness reads the
+# banner's " PID: <pid>", "Server initialized" and "Ready to accept" from the server's
+# stdout, where the binary logs as redis-server does. With --server-args it is a one-line
+# `exec BIN "$@" ARGS` script instead (exec keeps the PID the banner shows). One copy per
+# binary path and arguments, so runs for different binaries never share it.
 ensure_spawn() {
   local key dst
-  key=$(printf '%s' "$SPAWN_BIN" | sha1sum | cut -c1-12)
+  key=$(printf '%s\n%s' "$SPAWN_BIN" "$SERVER_ARGS" | sha1sum | cut -c1-12)
   dst=$CACHE/spawn/$key/$(basename "$SRC")
   if [[ ! -f $dst/.ready ]]; then
     rm -rf "$dst"; mkdir -p "$dst/src"
@@ -286,17 +373,34 @@ ensure_spawn() {
     touch "$dst/.ready"
   fi
   mkdir -p "$dst/tests/tmp"
-  rm -f "$dst/src/redis-server"
-  ln -s "$(realpath "$SPAWN_BIN")" "$dst/src/redis-server"
-  for t in redis-cli redis-benchmark; do
-    command -v "$t" >/dev/null && ln -sf "$(command -v "$t")" "$dst/src/$t"
-  done
+  rm -f "$dst/src/$SERVER_NAME"
+  if [[ -n $SERVER_ARGS ]]; then
+    printf '#!/bin/sh\nexec %q "$@" %s\n' "$(realpath "$SPAWN_BIN")" "$SERVER_ARGS" > "$dst/src/$SERVER_NAME"
+    chmod +x "$dst/src/$SERVER_NAME"
+  else
+    ln -s "$(realpath "$SPAWN_BIN")" "$dst/src/$SERVER_NAME"
+  fi
+  link_clis "$dst/src"
   SRC=$dst
+}
+
+# Valkey's harness refuses to start, even in external mode, unless
+# $VALKEY_BIN_DIR/valkey-server is executable; external mode never starts it, so
+# it gets a bin dir of its own whose valkey-server is a script that fails.
+ensure_valkey_external_bin() {
+  local dir=$CACHE/external-bin/$SUITE
+  mkdir -p "$dir"
+  rm -f "$dir/valkey-server"
+  printf '#!/bin/sh\necho "external mode: no server to start" >&2\nexit 1\n' > "$dir/valkey-server"
+  chmod +x "$dir/valkey-server"
+  link_clis "$dir"
+  export VALKEY_BIN_DIR=$dir
 }
 
 ensure_source
 [[ $LENIENT -eq 1 ]] && ensure_lenient
 [[ -n $SPAWN_BIN ]] && ensure_spawn
+[[ -z $SPAWN_BIN && $SUITE == valkey-9 ]] && ensure_valkey_external_bin
 if [[ $FETCH_ONLY -eq 1 ]]; then
   echo "$SRC"
   exit 0
@@ -336,10 +440,12 @@ LOGDIR=$(cd "$LOGDIR" && pwd)   # the harness runs from the Redis source tree
 FAILS=$LOGDIR/failures.txt
 : > "$FAILS"
 
-# Spawn mode: the harness probes ports with `socket -server` on all interfaces, which does
-# not see a port another run holds on 127.0.0.1. A random base per unit below Linux's
-# ephemeral range (32768+, where port-0 listeners of other tests land) keeps concurrent
-# runs apart; a unit whose harness still cannot bind its own port is retried once.
+# The harness probes ports with `socket -server` on all interfaces, which does not see a
+# port another run holds on 127.0.0.1, and in external mode always puts its own test
+# server at --baseport - 32 (21079 by default), so two concurrent runs collide. A random
+# base per unit below Linux's ephemeral range (32768+, where port-0 listeners of other
+# tests land) keeps concurrent runs apart, in both modes; a unit whose harness still cannot
+# bind its own port is retried once.
 spawn_ports() { echo --baseport $((22000 + RANDOM % 9000)) --portcount 400; }
 if [[ -n $SPAWN_BIN ]]; then
   RUNTEST_ARGS=(--clients 1 --timeout "$HARNESS_TIMEOUT")
@@ -461,13 +567,12 @@ for unit in $UNITS; do
   # timeout puts runtest in its own process group and signals the whole
   # group, so the harness' background test-client tclsh dies with it.
   for attempt in 1 2; do
-    PORT_ARGS=()
     # shellcheck disable=SC2207
-    [[ -n $SPAWN_BIN ]] && PORT_ARGS=($(spawn_ports))
+    PORT_ARGS=($(spawn_ports))
     rc=0
     (cd "$SRC" && TERM=dumb timeout -k 15 "$UNIT_TIMEOUT" \
-       "$RUNTEST_TCLSH" "$RUNNER" "${RUNTEST_ARGS[@]}" ${PORT_ARGS[@]+"${PORT_ARGS[@]}"} --single "$unit") > "$ulog" 2>&1 < /dev/null || rc=$?
-    [[ -n $SPAWN_BIN ]] && grep -q "couldn't open socket: address already in use" "$ulog" \
+       "$RUNTEST_TCLSH" "$RUNNER" "${RUNTEST_ARGS[@]}" "${PORT_ARGS[@]}" --single "$unit") > "$ulog" 2>&1 < /dev/null || rc=$?
+    grep -q "couldn't open socket: address already in use" "$ulog" \
       && ! grep -q '^\[ok\]: ' "$ulog" || break
   done
   u1=$(date +%s)
@@ -565,7 +670,7 @@ fi
 
 if [[ -n $WRITE_BASELINE ]]; then
   {
-    echo "# unit MIN_PASSED -- generated by $PROG against $HOST:$PORT on $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "# unit MIN_PASSED -- generated by $PROG --suite $SUITE ($(basename "$SRC")) against ${SPAWN_BIN:-$HOST:$PORT} on $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     for unit in "${RUN_UNITS[@]}"; do echo "$unit ${PASSED[$unit]}"; done
   } > "$WRITE_BASELINE"
   echo "baseline written to $WRITE_BASELINE"

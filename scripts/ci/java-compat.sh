@@ -6,7 +6,11 @@
 #   TUMBLER_BINARY   server under test (default: target/release/tumbler)
 #   MAVEN_REPO_LOCAL Maven local repository (default: Maven's own, ~/.m2/repository, so that
 #                    CI's fresh clones on one machine share downloads)
-#   COMPAT_RUNS      which runs, default "redisson4 redisson3 spring"
+#   COMPAT_RUNS      which runs, default "redisson4 redisson3 spring"; "redis8" is Redisson 4.x's
+#                    RMapCacheNative (hash-field expiry) against `tumbler --personality redis-8.0`
+#                    and redis8-server (COMPAT_RUNS="redisson4 redisson3 spring redis8")
+#   REDIS8_SERVER    the Redis 8.0 control for the redis8 run (default: redis8-server on PATH, the
+#                    wrapper /work/shared/refservers/install.sh makes: source /work/tmp/env.sh)
 #   TUMBLER_SKIP_MISSING=1  a missing java, mvn, redis-server or tumbler binary skips the run
 #                    instead of failing it (scripts/ci/lib.sh)
 set -uo pipefail
@@ -22,6 +26,11 @@ for tool in java mvn redis-server redis-cli; do
   command -v "$tool" >/dev/null 2>&1 || absent+=("$tool")
 done
 [ -x "$TUMBLER_BINARY" ] || absent+=("tumbler binary at $TUMBLER_BINARY")
+case " $runs " in
+  *" redis8 "*)
+    r8="${REDIS8_SERVER:-$(command -v redis8-server 2>/dev/null || true)}"
+    [ -n "$r8" ] && [ -x "$r8" ] || absent+=("redis8-server (Redis 8.0: on PATH or REDIS8_SERVER)") ;;
+esac
 [ ${#absent[@]} -eq 0 ] || skip_or_fail "${absent[*]}"
 
 mvn_args=(-B -q -f "$module/pom.xml" "-Dtumbler.binary=$TUMBLER_BINARY")
@@ -53,7 +62,7 @@ for d in sorted(glob.glob(os.path.join(base, "*"))):
         suite = ET.parse(f).getroot()
         per = {}
         for tc in suite.iter("testcase"):
-            m = re.search(r"(tumbler|redis-server)", tc.get("name", ""))
+            m = re.search(r"(tumbler|redis8-server|redis-server)", tc.get("name", ""))
             side = m.group(1) if m else "-"
             st = "passed"
             if tc.find("failure") is not None or tc.find("error") is not None: st = "failed"

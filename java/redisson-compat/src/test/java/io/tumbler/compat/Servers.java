@@ -67,6 +67,18 @@ public final class Servers {
         return p;
     }
 
+    /**
+     * The Redis 8.0 control for hash-field expiry scenarios: $REDIS8_SERVER, else redis8-server on
+     * PATH (the wrapper /work/shared/refservers/install.sh makes; `source /work/tmp/env.sh`).
+     */
+    public static String redis8ServerBinary() {
+        String env = System.getenv("REDIS8_SERVER");
+        String p = env != null && !env.isEmpty() ? env : which("redis8-server");
+        require(p != null && Files.isExecutable(Path.of(p)),
+                "redis8-server on PATH or REDIS8_SERVER (Redis 8.0; scripts/ci/java-compat.sh says where from)");
+        return p;
+    }
+
     public static String redisCliBinary() {
         String p = which("redis-cli");
         require(p != null, "redis-cli on PATH (apt-get install redis-tools)");
@@ -118,7 +130,15 @@ public final class Servers {
     }
 
     public static ServerProc redis(boolean cluster, String... extra) {
-        String bin = redisServerBinary();
+        return redisWith(redisServerBinary(), "redis-server", cluster, extra);
+    }
+
+    /** One redis8-server (Redis 8.0) on a free port. */
+    public static ServerProc redis8(String... extra) {
+        return redisWith(redis8ServerBinary(), "redis8-server", false, extra);
+    }
+
+    private static ServerProc redisWith(String bin, String name, boolean cluster, String... extra) {
         for (int attempt = 0; attempt < 5; attempt++) {
             int port = freePort(cluster);
             List<String> cmd = new ArrayList<>(List.of(bin, "--port", String.valueOf(port), "--bind", "127.0.0.1",
@@ -134,7 +154,7 @@ public final class Servers {
             Process p = start(cmd, out);
             List<Integer> tls = new ArrayList<>();
             for (int i = 0; i + 1 < extra.length; i++) if (extra[i].equals("--tls-port")) tls.add(Integer.parseInt(extra[i + 1]));
-            ServerProc sp = new ServerProc("redis-server", p, List.of(port), tls, out);
+            ServerProc sp = new ServerProc(name, p, List.of(port), tls, out);
             try {
                 waitPing(sp, port);
                 return sp;

@@ -71,7 +71,7 @@ import org.redisson.client.codec.StringCodec;
 
 /**
  * Redisson's objects beyond locks; each runs on tumbler and on redis-server.
- * (RMapCacheNative needs hash-field expiry, Redis 7.4+: left out until a Redis 8 control exists.)
+ * (RMapCacheNative, hash-field expiry: MapCacheNativeTest, against a Redis 8 control.)
  */
 public abstract class ObjectScenarios extends TargetsBase {
 
