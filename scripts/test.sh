@@ -204,28 +204,49 @@ log "Go: the tumbler.dev/tumbler module, its example module, and the miniredis c
 TUMBLER_BINARY=target/release/tumbler timeout 900 bash scripts/ci/go.sh
 # ---- end launchers, Java and Go
 
-log "Redis 7.0 Tcl units against tumbler as redis-7.0 (ratchet: tests/tcl/tumbler.baseline)"
-out=$(mktemp); ./target/release/tumbler --port 0 --loglevel warning --personality redis-7.0 >"$out" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do grep -q 'port=' "$out" && break; sleep 0.05; done
-port=$(grep -o 'port=[0-9]*' "$out" | head -1 | cut -d= -f2)
-units=$(grep -v '^#' tests/tcl/tumbler.baseline | awk '{print $1}' | tr '\n' ' ')
-bash scripts/redis-tcl-suite.sh --port "$port" --units "$units" --baseline tests/tcl/tumbler.baseline --logdir target/tcl-logs
-kill $pid 2>/dev/null || true
+# ---- Redis' and Valkey's own Tcl units (scripts/redis-tcl-suite.sh, docs/redis-tcl-suite.md):
+# each suite against tumbler in the personality of its release, with a ratchet of pass counts
+# per unit (tests/tcl/*.baseline; the reference servers' own counts are in their headers).
+# tcl_external SUITE PERSONALITY BASELINE: the baseline's two-column lines, in external mode
+# against one tumbler. tcl_spawn SUITE PERSONALITY BASELINE FILTER [ARGS]: the lines FILTER
+# (awk) picks, the suite starting tumbler itself as src/redis-server.
+tcl_external() {
+  local suite=$1 personality=$2 baseline=$3 out pid port units
+  out=$(mktemp)
+  ./target/release/tumbler --port 0 --loglevel warning --personality "$personality" >"$out" 2>&1 &
+  pid=$!
+  trap "kill $pid 2>/dev/null || true" EXIT
+  for _ in $(seq 100); do grep -q 'port=' "$out" && break; sleep 0.05; done
+  port=$(grep -o 'port=[0-9]*' "$out" | head -1 | cut -d= -f2)
+  units=$(grep -v '^#' "$baseline" | awk 'NF == 2 {print $1}' | tr '\n' ' ')
+  timeout 900 bash scripts/redis-tcl-suite.sh --suite "$suite" --port "$port" --units "$units" \
+    --unit-timeout 300 --baseline "$baseline" --logdir "target/tcl-logs/$suite"
+  kill $pid 2>/dev/null || true
+}
+tcl_spawn() {
+  local suite=$1 personality=$2 baseline=$3 filter=$4 units
+  shift 4
+  units=$(grep -v '^#' "$baseline" | awk "$filter {print \$1}" | tr '\n' ' ')
+  timeout 600 bash scripts/redis-tcl-suite.sh --suite "$suite" --spawn target/release/tumbler \
+    --server-args "--personality $personality" --units "$units" --unit-timeout 300 \
+    --baseline "$baseline" --logdir "target/tcl-spawn-logs/$suite" "$@"
+}
 
-# ---- Tcl units in spawn mode (ACL, auth): the suite starts its own servers from its
-# config files, with the tumbler binary as src/redis-server. About 35 s in total (unit/dump
-# waits 15 s for MIGRATE's connection cache to expire).
+log "Redis 7.0 Tcl units against tumbler as redis-7.0 (ratchet: tests/tcl/tumbler.baseline)"
+tcl_external redis-7.0 redis-7.0 tests/tcl/tumbler.baseline
+# Spawn mode (ACL, auth, dump, maxmemory, tracking): the suite starts its own servers from its
+# config files. About 35 s (unit/dump waits 15 s for MIGRATE's connection cache to expire).
 log "Redis 7.0 Tcl units in spawn mode (ratchet: tests/tcl/tumbler-spawn.baseline)"
-spawn_units=$(grep -v '^#' tests/tcl/tumbler-spawn.baseline | awk 'NF == 2 {print $1}' | tr '\n' ' ')
-TUMBLER_PERSONALITY=redis-7.0 timeout 600 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$spawn_units" \
-  --unit-timeout 180 --baseline tests/tcl/tumbler-spawn.baseline --logdir target/tcl-spawn-logs
-# ---- slow-tagged Tcl units: unit/info and unit/latency-monitor (baseline lines marked
-# `tags:-slow`). Their tests are tagged needs:debug and needs:latency; the spawned servers
-# enable DEBUG from the suite's default.conf, so they run with Redis CI's own tags. About
-# 30 s (LATENCY's tests sleep).
-slow_units=$(grep -v '^#' tests/tcl/tumbler-spawn.baseline | awk '$3 == "tags:-slow" {print $1}' | tr '\n' ' ')
-TUMBLER_PERSONALITY=redis-7.0 timeout 300 bash scripts/redis-tcl-suite.sh --spawn target/release/tumbler --units "$slow_units" --tags "-slow" \
-  --unit-timeout 180 --baseline tests/tcl/tumbler-spawn.baseline --logdir target/tcl-spawn-slow-logs
-# ---- end slow-tagged Tcl units
+tcl_spawn redis-7.0 redis-7.0 tests/tcl/tumbler-spawn.baseline 'NF == 2'
+# unit/info and unit/latency-monitor (lines marked `tags:-slow`): tagged needs:debug and
+# needs:latency; the spawned servers enable DEBUG, so they run with Redis CI's own tags.
+# About 30 s (LATENCY's tests sleep).
+tcl_spawn redis-7.0 redis-7.0 tests/tcl/tumbler-spawn.baseline '$3 == "tags:-slow"' --tags "-slow"
+# Redis 8.0.2's units as redis-8.0; unit/type/hash-field-expire (marked `spawn`) needs DEBUG
+# and no replication. Valkey 9.1.2's as valkey-9.1. About 40 s together.
+log "Redis 8.0 Tcl units against tumbler as redis-8.0 (ratchet: tests/tcl/tumbler-redis-8.0.baseline)"
+tcl_external redis-8.0 redis-8.0 tests/tcl/tumbler-redis-8.0.baseline
+tcl_spawn redis-8.0 redis-8.0 tests/tcl/tumbler-redis-8.0.baseline '$3 == "spawn"' --tags "-slow -needs:repl"
+log "Valkey 9 Tcl units against tumbler as valkey-9.1 (ratchet: tests/tcl/tumbler-valkey-9.baseline)"
+tcl_external valkey-9 valkey-9.1 tests/tcl/tumbler-valkey-9.baseline
+# ---- end Tcl units
