@@ -189,6 +189,130 @@ pub fn fmt_double_17g(d: f64) -> String {
     fmt_g(d, 17)
 }
 
+/// How a release prints a double in a reply and a Lua number passed to a command: Redis
+/// 7.0 with `%.17g`, Redis 7.2 and later (and Valkey) with the shortest text that reads
+/// back as the same double (see [`fmt_shortest`]). GEO coordinates went from a long
+/// double's `%.17Lf` to the shortest text in Redis 8.0 only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DoubleFmt {
+    #[default]
+    Printf17g,
+    Shortest,
+    ShortestGeo,
+}
+
+impl DoubleFmt {
+    /// A double in a reply (Redis' `addReplyDouble`).
+    pub fn double(self, d: f64) -> String {
+        match self {
+            DoubleFmt::Printf17g => fmt_double_17g(d),
+            DoubleFmt::Shortest | DoubleFmt::ShortestGeo => fmt_shortest_reply(d),
+        }
+    }
+
+    /// Redis' `d2string`, which ZSCAN's scores and a listpack's stored scores go through:
+    /// an integral value within +-LLONG_MAX/2 as an integer in every release, else `%.17g`
+    /// (7.0) or the shortest text (7.2+).
+    pub fn d2string(self, d: f64) -> String {
+        match self {
+            DoubleFmt::Printf17g if d.is_finite() && d != 0.0 => match double_to_i64(d) {
+                Some(i) => i.to_string(),
+                None => fmt_double_17g(d),
+            },
+            DoubleFmt::Printf17g => fmt_double_17g(d),
+            DoubleFmt::Shortest | DoubleFmt::ShortestGeo => fmt_shortest_reply(d),
+        }
+    }
+
+    /// A score as DEBUG DIGEST mixes it in: `%.17g` (7.0) or `fpconv_dtoa` (7.2+), without
+    /// the integer shortcut.
+    pub fn digest(self, d: f64) -> String {
+        match self {
+            DoubleFmt::Printf17g => fmt_double_17g(d),
+            _ if d.is_finite() && d != 0.0 => fmt_shortest(d),
+            _ => fmt_double_17g(d),
+        }
+    }
+
+    /// A GEO coordinate in a reply (`addReplyHumanLongDouble` before Redis 8.0 and in
+    /// Valkey, a double since 8.0).
+    pub fn human(self, d: f64) -> String {
+        match self {
+            DoubleFmt::ShortestGeo => fmt_shortest_reply(d),
+            _ => fmt_human(d),
+        }
+    }
+}
+
+/// `d2string` of Redis 7.2+: NaN and infinities spelled out, a signed zero, an integral
+/// value within +-LLONG_MAX/2 as an integer, the rest as [`fmt_shortest`].
+pub fn fmt_shortest_reply(d: f64) -> String {
+    if !d.is_finite() || d == 0.0 {
+        return fmt_double_17g(d);
+    }
+    match double_to_i64(d) {
+        Some(i) => i.to_string(),
+        None => fmt_shortest(d),
+    }
+}
+
+/// Redis' `double2ll`: `d` as an i64 when it is integral and within +-LLONG_MAX/2 (where
+/// every such double is exact). -0 gives 0.
+pub fn double_to_i64(d: f64) -> Option<i64> {
+    const HALF: f64 = (i64::MAX / 2) as f64;
+    if !(-HALF..=HALF).contains(&d) {
+        return None;
+    }
+    let i = d as i64;
+    (i as f64 == d).then_some(i)
+}
+
+/// A finite, non-zero double as Redis 7.2+'s `fpconv_dtoa` writes it: the shortest digits
+/// that read back as `d`, then
+/// - as an integer padded with zeros when the exponent is below the digit count plus 7
+///   (`9223372036854776000`);
+/// - as a plain decimal when the value has a fraction and its exponent is above -7, or
+///   the digits reach within 4 of the point (`0.000001`, `0.3333333333333333`);
+/// - else in scientific notation without a padded exponent (`1e+21`, `1.5e-7`).
+pub fn fmt_shortest(d: f64) -> String {
+    let sci = format!("{:e}", d.abs());
+    let (mant, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let nd = digits.len() as i32;
+    // d = digits * 10^k
+    let k = exp.parse::<i32>().expect("exponent") - (nd - 1);
+    let e = (k + nd - 1).abs();
+    let mut out = String::with_capacity(26);
+    if d < 0.0 {
+        out.push('-');
+    }
+    if k >= 0 && e < nd + 7 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', k as usize));
+    } else if k < 0 && (k > -7 || e < 4) {
+        let offset = nd + k;
+        if offset <= 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-offset) as usize));
+            out.push_str(&digits);
+        } else {
+            out.push_str(&digits[..offset as usize]);
+            out.push('.');
+            out.push_str(&digits[offset as usize..]);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if nd > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if k + nd - 1 < 0 { '-' } else { '+' });
+        out.push_str(&e.to_string());
+    }
+    out
+}
+
 /// C's `%.<prec>g`.
 pub fn fmt_g(d: f64, prec: usize) -> String {
     if d.is_nan() {
@@ -322,6 +446,45 @@ fn parse_hex_float(s: &[u8]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What redis-server 8.0.2 printed for each (ZADD then ZRANGE WITHSCORES, and EVAL
+    /// passing the number to SET).
+    #[test]
+    fn shortest_doubles_as_redis_8() {
+        let reply = [
+            (0.1, "0.1"),
+            (1e-7, "1e-7"),
+            (1.5e-7, "1.5e-7"),
+            (0.000001, "0.000001"),
+            (0.00001, "0.00001"),
+            (1e17, "100000000000000000"),
+            (4e18, "4000000000000000000"),
+            (5e18, "5e+18"),
+            (9223372036854775808.0, "9223372036854776000"),
+            (72057594037927936.0, "72057594037927936"),
+            (5e-324, "5e-324"),
+            (1e21, "1e+21"),
+            (1.5e300, "1.5e+300"),
+            (1.23e-18, "1.23e-18"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (12345678.9, "12345678.9"),
+            (123.456, "123.456"),
+            (-1.5, "-1.5"),
+            (-1e-7, "-1e-7"),
+            (0.30000000000000004, "0.30000000000000004"),
+            (13.361389338970184, "13.361389338970184"),
+            (100.0, "100"),
+        ];
+        for (d, want) in reply {
+            assert_eq!(DoubleFmt::Shortest.double(d), want, "{d:e}");
+        }
+        assert_eq!(fmt_shortest(1e20), "1e+20");
+        assert_eq!(DoubleFmt::Shortest.double(-0.0), "-0");
+        assert_eq!(DoubleFmt::Shortest.double(f64::INFINITY), "inf");
+        assert_eq!(DoubleFmt::Printf17g.double(0.1), "0.10000000000000001");
+        assert_eq!(double_to_i64(-0.0), Some(0));
+        assert_eq!(double_to_i64(6e18), None);
+    }
 
     #[test]
     fn int_bytes_is_the_decimal_text() {

@@ -111,6 +111,19 @@ impl Personality {
         }
     }
 
+    /// How doubles are printed in replies and Lua numbers passed to commands: `%.17g` up to
+    /// Redis 7.0, the shortest round-tripping text from 7.2 (and in every Valkey), GEO
+    /// coordinates too from Redis 8.0.
+    pub fn doubles(&self) -> crate::num::DoubleFmt {
+        if self.has(Since::redis(800)) {
+            crate::num::DoubleFmt::ShortestGeo
+        } else if self.has(Since::redis(702)) {
+            crate::num::DoubleFmt::Shortest
+        } else {
+            crate::num::DoubleFmt::Printf17g
+        }
+    }
+
     /// What HELLO lists under `modules`, as (name, path): Redis 8 builds vector sets in as
     /// a module, Valkey 9 its Lua engine.
     pub fn modules(&self) -> &'static [(&'static str, &'static str)] {

@@ -3,6 +3,7 @@
 //! Handlers return a [`Reply`]; they never write bytes. The same value is handed straight to
 //! Lua by the scripting bridge, without a round trip through RESP.
 
+use crate::num::DoubleFmt;
 use bytes::{BufMut, Bytes, BytesMut};
 use std::borrow::Cow;
 
@@ -73,8 +74,14 @@ impl Reply {
         crate::num::fmt_double_17g(d)
     }
 
-    /// Appends the RESP2 (`resp3 == false`) or RESP3 encoding of `self` to `out`.
+    /// Appends the RESP2 (`resp3 == false`) or RESP3 encoding of `self` to `out`, doubles as
+    /// Redis 7.0 prints them.
     pub fn encode(&self, out: &mut BytesMut, resp3: bool) {
+        self.encode_fmt(out, resp3, DoubleFmt::Printf17g)
+    }
+
+    /// [`Reply::encode`] with doubles printed as `fmt` says (the personality's).
+    pub fn encode_fmt(&self, out: &mut BytesMut, resp3: bool, fmt: DoubleFmt) {
         match self {
             // Like Redis (sdsmapchars on script statuses, addReplyErrorLength's scan), a CR or
             // LF in a status or error line becomes a space: user text can never end the
@@ -89,19 +96,19 @@ impl Reply {
             Reply::Array(items) => {
                 int_line(out, b'*', items.len() as i64);
                 for r in items {
-                    r.encode(out, resp3);
+                    r.encode_fmt(out, resp3, fmt);
                 }
             }
             Reply::Set(items) => {
                 int_line(out, if resp3 { b'~' } else { b'*' }, items.len() as i64);
                 for r in items {
-                    r.encode(out, resp3);
+                    r.encode_fmt(out, resp3, fmt);
                 }
             }
             Reply::Push(items) => {
                 int_line(out, if resp3 { b'>' } else { b'*' }, items.len() as i64);
                 for r in items {
-                    r.encode(out, resp3);
+                    r.encode_fmt(out, resp3, fmt);
                 }
             }
             Reply::Map(pairs) => {
@@ -111,14 +118,14 @@ impl Reply {
                     int_line(out, b'*', 2 * pairs.len() as i64);
                 }
                 for (k, v) in pairs {
-                    k.encode(out, resp3);
-                    v.encode(out, resp3);
+                    k.encode_fmt(out, resp3, fmt);
+                    v.encode_fmt(out, resp3, fmt);
                 }
             }
             Reply::Double(_) | Reply::HumanDouble(_) => {
                 let s = match self {
-                    Reply::HumanDouble(d) => crate::num::fmt_human(*d),
-                    Reply::Double(d) => crate::num::fmt_double_17g(*d),
+                    Reply::HumanDouble(d) => fmt.human(*d),
+                    Reply::Double(d) => fmt.double(*d),
                     _ => unreachable!(),
                 };
                 if resp3 {

@@ -99,6 +99,20 @@ pub struct RedisServer {
     child: Child,
 }
 
+/// The personality imitating reference binary `bin` (a path or a name), without starting
+/// it: `redis8-server` is redis-8.0, `valkey9-server` valkey-9.1, any other redis-server
+/// 7.0.15's redis-7.0.
+pub fn personality_of_bin(bin: &str) -> &'static str {
+    let name = std::path::Path::new(bin)
+        .file_name()
+        .map_or(bin.to_string(), |n| n.to_string_lossy().into_owned());
+    match name.as_str() {
+        "redis8-server" => "redis-8.0",
+        "valkey9-server" => "valkey-9.1",
+        _ => "redis-7.0",
+    }
+}
+
 /// The personality of the server whose INFO server is `info`: its flavor and major.minor.
 pub fn personality_of(info: &str) -> &'static str {
     let field = |name: &str| {

@@ -365,7 +365,7 @@ fn debug_digest_digest_value_and_reload() {
     };
     let tdir = dir.join("tumbler");
     std::fs::create_dir_all(&tdir).unwrap();
-    let t = Tumbler::start_with(&[("dir", tdir.to_str().unwrap())]);
+    let t = Tumbler::like(&redis, &[("dir", tdir.to_str().unwrap())]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     diff_script(&mut a, &mut b, "DEBUG DIGEST");
     for cmd in dataset() {

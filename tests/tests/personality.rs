@@ -190,3 +190,46 @@ fn hello_and_info_server_as_each_reference() {
         assert_eq!(mode(&ia), mode(&ib), "{bin}");
     }
 }
+
+/// Doubles in replies, GEO coordinates and Lua numbers passed to commands: `%.17g` in Redis
+/// 7.0, the shortest round-tripping text from 7.2 on (and in Valkey).
+const DOUBLES: &str = "
+ZADD z 0.1 a 1e-7 b 1.5e-7 c 0.000001 d 1e17 e 4e18 f 5e18 g 9223372036854775808 h 5e-324 i 1e21 j 100 k 12345678.9 l -2.5 m
+ZRANGE z 0 -1 WITHSCORES
+ZSCORE z a
+ZMSCORE z a b nope
+ZINCRBY z 0.2 a
+ZADD z INCR 0.1 b
+ZSCAN z 0 COUNT 100
+ZPOPMIN z 2
+ZRANGEBYSCORE z 1 +inf WITHSCORES LIMIT 0 3
+GEOADD g 13.361389 38.115556 Palermo 15.087269 37.502669 Catania
+GEOPOS g Palermo Catania nope
+GEOSEARCH g FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST WITHHASH
+GEORADIUS g 15 37 200 km WITHCOORD ASC
+EVAL \"redis.call('set', KEYS[1], ARGV[1] + 0.1) return redis.call('get', KEYS[1])\" 1 n 0
+EVAL \"redis.call('set', KEYS[1], 1e17) return redis.call('get', KEYS[1])\" 1 n
+EVAL \"redis.call('set', KEYS[1], 2^63) return redis.call('get', KEYS[1])\" 1 n
+EVAL \"redis.call('set', KEYS[1], -0.0) return redis.call('get', KEYS[1])\" 1 n
+EVAL \"redis.call('set', KEYS[1], 1/3) return redis.call('get', KEYS[1])\" 1 n
+EVAL \"redis.call('set', KEYS[1], 1e-7) return redis.call('get', KEYS[1])\" 1 n
+EVAL \"return redis.call('zscore', KEYS[1], 'c')\" 1 z
+EVAL \"return redis.call('geopos', KEYS[1], 'Palermo')\" 1 g
+INCRBYFLOAT f 0.1
+HINCRBYFLOAT h f 1.5e-7
+";
+
+#[test]
+fn doubles_as_each_reference() {
+    for bin in ["redis-server", "redis8-server", "valkey9-server"] {
+        diff_against(bin, DOUBLES);
+        let Some(redis) = RedisServer::start_bin(bin, &[]) else {
+            return;
+        };
+        let t = Tumbler::like(&redis, &[]);
+        let (mut a, mut b) = (t.raw(), redis.raw());
+        a.cmd(&["HELLO", "3"]);
+        b.cmd(&["HELLO", "3"]);
+        diff_script(&mut a, &mut b, DOUBLES);
+    }
+}

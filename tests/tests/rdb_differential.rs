@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tumbler_tests::rdb::{
     build_keyspace, check_rdb, compare_keys, connect, reference, reply, temp_dir,
 };
-use tumbler_tests::{binary, tools, RedisServer, Tumbler};
+use tumbler_tests::{binary, personality_of_bin, tools, RedisServer, Tumbler};
 
 fn start_ref(bin: &str, dir: &Path, file: &str) -> Option<RedisServer> {
     RedisServer::start_bin(
@@ -46,7 +46,7 @@ fn from_redis(name: &str) {
     let encodings = name == "redis-server";
     let redis8 = !encodings;
 
-    let t = Tumbler::start();
+    let t = Tumbler::like(&r, &[]);
     let mut tc = connect(t.addr);
     assert_eq!(
         reply(&mut tc, &["TUMBLER.RDB", "LOAD", file.to_str().unwrap()]),
@@ -74,7 +74,14 @@ fn from_redis(name: &str) {
     }
 
     // Start-up: --dir given, the file exists, it is loaded before clients are served.
-    let p = binary::Proc::start(&["--port", "0", "--dir", dir.to_str().unwrap()]);
+    let p = binary::Proc::start(&[
+        "--port",
+        "0",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--personality",
+        r.personality,
+    ]);
     let log = p.wait_log("DB loaded from disk");
     assert!(log.contains("DB loaded from disk: "), "{log}");
     assert!(log.contains("Loading RDB produced by version "), "{log}");
@@ -115,7 +122,11 @@ fn to_redis(name: &str) {
         return;
     }
     let dir = temp_dir(&format!("to-{name}"));
-    let t = Tumbler::start_with(&[("dir", dir.to_str().unwrap())]);
+    // The digests compared below print scores as the reference's release does.
+    let t = Tumbler::start_with(&[
+        ("dir", dir.to_str().unwrap()),
+        ("personality", personality_of_bin(&bin)),
+    ]);
     let mut tc = connect(t.addr);
     let keys = build_keyspace(&mut tc);
     let token = reply(&mut tc, &["LOCK.ACQUIRE", "lk", "owner", "60000"]);

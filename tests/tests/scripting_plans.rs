@@ -161,7 +161,15 @@ struct Three {
 
 impl Three {
     fn start() -> Option<Three> {
-        let redis = RedisServer::start()?;
+        Three::of(RedisServer::start()?)
+    }
+
+    /// Tumbler as the personality of reference binary `bin`, with plans on and off.
+    fn start_bin(bin: &str) -> Option<Three> {
+        Three::of(RedisServer::start_bin(bin, &[])?)
+    }
+
+    fn of(redis: RedisServer) -> Option<Three> {
         Some(Three {
             on: Tumbler::like(&redis, &[]),
             off: Tumbler::like(&redis, &[("lua-native-plans", "no")]),
@@ -265,6 +273,19 @@ fn corpus_matches_lua_and_redis() {
         "{runs} runs for {native} plans"
     );
     assert_eq!(info_field(&mut three.off.raw(), "native_plan_runs"), 0);
+}
+
+/// Native plans give the same results under every personality: the corpus again, with
+/// Tumbler as Redis 8.0, against redis-server 8.0.2.
+#[test]
+fn corpus_matches_lua_and_the_newer_releases() {
+    for bin in ["redis8-server"] {
+        let Some(three) = Three::start_bin(bin) else {
+            return;
+        };
+        let (scripts, native) = run_corpus(&three, include_str!("scripting_plans.txt"), false);
+        assert!(native * 2 > scripts, "{bin}: {native} of {scripts}");
+    }
 }
 
 /// The same conversions seen by a RESP3 client (nulls, errors, nested arrays).

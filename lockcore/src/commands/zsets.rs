@@ -13,7 +13,7 @@ use crate::commands::lists::{parse_timeout, retrying};
 use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::engine::{self, BlockRequest};
 use crate::error::{self, *};
-use crate::num::{fmt_double_17g, parse_i64, parse_strtod};
+use crate::num::{parse_i64, parse_strtod};
 use crate::reply::Reply;
 use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
@@ -1173,6 +1173,7 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         }
     }
     let hasher = ctx.eng.scan_hasher.clone();
+    let fmt = ctx.eng.config.personality.doubles();
     let z = match get_zset(ctx, &a[1], true) {
         Ok(Some(z)) => z,
         Ok(None) => {
@@ -1195,7 +1196,7 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         }
         let s = z.score(&m).unwrap_or(0.0);
         out.push(Reply::Bulk(m));
-        out.push(Reply::Bulk(Bytes::from(fmt_double_17g(s))));
+        out.push(Reply::Bulk(Bytes::from(fmt.d2string(s))));
     }
     Reply::Array(vec![
         Reply::Bulk(Bytes::from(next.to_string())),

@@ -833,10 +833,11 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
         }
         "digest-value" => {
             let db = &core.engine.dbs[c.cl.db];
+            let fmt = core.engine.config.personality.doubles();
             Reply::Array(
                 a[2..]
                     .iter()
-                    .map(|k| Reply::Simple(crate::observe::digest::value(db.get(k)).into()))
+                    .map(|k| Reply::Simple(crate::observe::digest::value(db.get(k), fmt).into()))
                     .collect(),
             )
         }

@@ -546,13 +546,21 @@ impl Conn {
     /// cost is released when `out` has been written.
     fn push_out(&mut self, r: Reply) {
         self.out_push_cost += crate::state::climits::push_cost(&r);
-        r.encode(&mut self.out, self.cl.resp3);
+        r.encode_fmt(
+            &mut self.out,
+            self.cl.resp3,
+            self.shared.personality.doubles(),
+        );
     }
 
     /// Writes a pub/sub reply (subscribe confirmations): always, whatever CLIENT REPLY says,
     /// as Redis 7 flags these replies as pushes.
     pub fn push(&mut self, r: Reply) {
-        r.encode(&mut self.out, self.cl.resp3);
+        r.encode_fmt(
+            &mut self.out,
+            self.cl.resp3,
+            self.shared.personality.doubles(),
+        );
     }
 
     /// The reply to our blocked command arrived.
@@ -583,7 +591,11 @@ impl Conn {
             return;
         }
         match self.reply_mode {
-            ReplyMode::On => r.encode(&mut self.out, self.cl.resp3),
+            ReplyMode::On => r.encode_fmt(
+                &mut self.out,
+                self.cl.resp3,
+                self.shared.personality.doubles(),
+            ),
             ReplyMode::Off => {}
             ReplyMode::Skip => self.reply_mode = ReplyMode::On,
         }
@@ -658,7 +670,7 @@ impl Conn {
 
     fn out_error_and_close(&mut self, e: &str) {
         self.shared.cmdstats.count_error(e);
-        Reply::err(e.to_string()).encode(&mut self.out, self.cl.resp3);
+        Reply::err(e.to_string()).encode(&mut self.out, self.cl.resp3); // no double in an error
         self.flow = Flow::Close;
     }
 

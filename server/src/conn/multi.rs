@@ -105,7 +105,7 @@ fn exec(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>) -> Reply {
         // A blocking command inside EXEC answered with its timeout reply already.
         c.cl.blocked = false;
         if c.reply_mode == ReplyMode::On {
-            r.encode(&mut c.out, c.cl.resp3);
+            r.encode_fmt(&mut c.out, c.cl.resp3, c.shared.personality.doubles());
         }
         if c.flow == Flow::Close {
             break;

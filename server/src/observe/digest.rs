@@ -29,7 +29,7 @@ fn mix_digest(d: &mut D, data: &[u8]) {
 }
 
 /// Redis' `xorObjectDigest`: the value's type and contents, and its TTL's presence.
-fn xor_object(d: &mut D, e: &Entry) {
+fn xor_object(d: &mut D, e: &Entry, fmt: lockcore::num::DoubleFmt) {
     let ty: u32 = match &e.value {
         Value::Str(_) => 0,
         Value::Obj(Obj::List(_)) => 1,
@@ -48,7 +48,7 @@ fn xor_object(d: &mut D, e: &Entry) {
             for (m, score) in z.range(0, z.len()) {
                 let mut ed = [0u8; 20];
                 mix_digest(&mut ed, &m);
-                mix_digest(&mut ed, lockcore::num::fmt_double_17g(score).as_bytes());
+                mix_digest(&mut ed, fmt.digest(score).as_bytes());
                 xor_digest(d, &ed);
             }
         }
@@ -84,18 +84,19 @@ pub fn dataset(engine: &Engine) -> String {
         for (k, e) in db.iter() {
             let mut d = [0u8; 20];
             mix_digest(&mut d, k);
-            xor_object(&mut d, e);
+            xor_object(&mut d, e, engine.config.personality.doubles());
             xor_digest(&mut fin, &d);
         }
     }
     hex(&fin)
 }
 
-/// DEBUG DIGEST-VALUE: one key's value digest (all zeros for a missing key).
-pub fn value(e: Option<&Entry>) -> String {
+/// DEBUG DIGEST-VALUE: one key's value digest (all zeros for a missing key), scores
+/// printed as `fmt` says.
+pub fn value(e: Option<&Entry>, fmt: lockcore::num::DoubleFmt) -> String {
     let mut d = [0u8; 20];
     if let Some(e) = e {
-        xor_object(&mut d, e);
+        xor_object(&mut d, e, fmt);
     }
     hex(&d)
 }

@@ -259,7 +259,9 @@ pub fn run_plan(
         ld.begin_script(sha);
     }
     let mut argv = std::mem::take(&mut ctx.scratch);
+    let fmt = ctx.shared.personality.doubles();
     let res = plan.run(
+        fmt,
         &mut |spec, argv: &[Bytes], line| {
             let r = if ctx.prof.is_null() {
                 call_spec(&mut ctx, spec, argv)?
@@ -608,13 +610,18 @@ fn err_table(lua: &Lua, msg: &str) -> mlua::Result<Table> {
     Ok(t)
 }
 
+/// How the running script's server prints doubles (its personality's).
+fn doubles() -> lockcore::num::DoubleFmt {
+    with_ctx(|c| c.shared.personality.doubles()).unwrap_or_default()
+}
+
 /// A Lua argument as Redis passes it to a command: strings as they are, numbers formatted
 /// as Lua prints them (`%.14g`).
 fn arg_bytes(v: &Value) -> Option<Bytes> {
     match v {
         Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
         Value::Integer(i) => Some(lockcore::num::int_bytes(*i)),
-        Value::Number(n) => Some(super::plan::lua_number_bytes(*n)),
+        Value::Number(n) => Some(super::plan::lua_number_bytes(*n, doubles())),
         _ => None,
     }
 }
@@ -1138,7 +1145,7 @@ unsafe fn push_reply(l: *mut ffi::lua_State, r: Reply, resp3: bool, depth: usize
                 ffi::lua_pushnumber(l, d);
                 single(l, c"double");
             } else {
-                push_str(l, Reply::fmt_double(d).as_bytes())
+                push_str(l, doubles().double(d).as_bytes())
             }
         }
         Reply::HumanDouble(d) => {
@@ -1146,7 +1153,7 @@ unsafe fn push_reply(l: *mut ffi::lua_State, r: Reply, resp3: bool, depth: usize
                 ffi::lua_pushnumber(l, d);
                 single(l, c"double");
             } else {
-                push_str(l, lockcore::num::fmt_human(d).as_bytes())
+                push_str(l, doubles().human(d).as_bytes())
             }
         }
         Reply::Bool(b) => {

@@ -134,15 +134,27 @@ mod tests {
     }
 }
 
-/// A Lua number as Redis 7 passes it to a command: `%.17g` (not Lua's lossy `%.14g`).
-/// Integers below 1e17 print the same as integers, faster (and -9..=99 without an
-/// allocation); -0, NaN and the rest go through the C library's printf, as Redis'
-/// snprintf does.
-pub fn lua_number_bytes(n: f64) -> bytes::Bytes {
+/// A Lua number as Redis passes it to a command (not Lua's lossy `%.14g`). Redis 7.0
+/// (`fmt` Printf17g): `%.17g`; integers below 1e17 print the same as integers, faster (and
+/// -9..=99 without an allocation); -0, NaN and the rest go through the C library's printf,
+/// as Redis' snprintf does. Redis 7.2+ (Shortest): an integral value within +-LLONG_MAX/2
+/// (-0 included) as an integer, NaN and infinities as printf has them, the rest as the
+/// shortest text that reads back the same (`lockcore::num::fmt_shortest`).
+pub fn lua_number_bytes(n: f64, fmt: lockcore::num::DoubleFmt) -> bytes::Bytes {
     if n.abs() < 1e17 && n == (n as i64) as f64 && !(n == 0.0 && n.is_sign_negative()) {
         return lockcore::num::int_bytes(n as i64);
     }
-    bytes::Bytes::from(fmt17g(n))
+    match fmt {
+        lockcore::num::DoubleFmt::Shortest | lockcore::num::DoubleFmt::ShortestGeo
+            if n.is_finite() =>
+        {
+            match lockcore::num::double_to_i64(n) {
+                Some(i) => lockcore::num::int_bytes(i),
+                None => bytes::Bytes::from(lockcore::num::fmt_shortest(n)),
+            }
+        }
+        _ => bytes::Bytes::from(fmt17g(n)),
+    }
 }
 
 /// C's `(long long)` cast of a Lua number as Redis' x86-64 build performs it: NaN and

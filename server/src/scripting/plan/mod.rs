@@ -42,11 +42,12 @@ impl Plan {
     /// Runs the plan; `call` is `redis.call`'s checks and command (an error as its text).
     pub fn run(
         &self,
+        fmt: lockcore::num::DoubleFmt,
         call: &mut run::CallFn,
         argv: &mut Vec<bytes::Bytes>,
         keys: &[bytes::Bytes],
         args: &[bytes::Bytes],
     ) -> Result<lockcore::Reply, Failure> {
-        run::run(&self.chunk, call, argv, keys, args)
+        run::run(&self.chunk, fmt, call, argv, keys, args)
     }
 }

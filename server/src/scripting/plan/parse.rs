@@ -577,10 +577,14 @@ impl Parser {
         }
         let mut spec = None;
         if matches!(f, Builtin::Call | Builtin::Pcall) {
-            // A numeral argument is only ever formatted, as redis.call formats numbers.
+            // A numeral argument is only ever formatted, as redis.call formats numbers; here
+            // when every release formats it alike (integers), else when the script runs.
             for a in args.iter_mut() {
                 if let Expr::Num(n) = a {
-                    *a = Expr::Str(super::lua_number_bytes(*n));
+                    let old = super::lua_number_bytes(*n, lockcore::num::DoubleFmt::Printf17g);
+                    if old == super::lua_number_bytes(*n, lockcore::num::DoubleFmt::Shortest) {
+                        *a = Expr::Str(old);
+                    }
                 }
             }
             // Each argument is one value, so the count is fixed: the lookup and arity

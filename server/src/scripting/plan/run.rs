@@ -2,6 +2,7 @@
 //! conversions between replies and Lua values (RESP2; plans never call redis.setresp).
 
 use bytes::Bytes;
+use lockcore::num::DoubleFmt;
 use std::rc::Rc;
 
 use lockcore::CommandSpec;
@@ -84,11 +85,12 @@ fn type_error(v: &Val, name: &Name, op: &str) -> String {
     }
 }
 
-/// A reply converted to Lua as `redis.call` hands it to a RESP2 script.
-fn from_reply(r: Reply) -> Val {
+/// A reply converted to Lua as `redis.call` hands it to a RESP2 script, doubles printed
+/// as `fmt` says.
+fn from_reply(r: Reply, fmt: DoubleFmt) -> Val {
     let seq = |items: Vec<Reply>| {
         Val::Tab(Rc::new(Tab {
-            seq: items.into_iter().map(from_reply).collect(),
+            seq: items.into_iter().map(|r| from_reply(r, fmt)).collect(),
             ..Tab::default()
         }))
     };
@@ -103,8 +105,8 @@ fn from_reply(r: Reply) -> Val {
         Reply::Null | Reply::NullArray | Reply::NoReply => Val::Bool(false),
         Reply::Array(items) | Reply::Push(items) | Reply::Set(items) => seq(items),
         Reply::Map(pairs) => seq(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect()),
-        Reply::Double(d) => Val::Str(Bytes::from(Reply::fmt_double(d))),
-        Reply::HumanDouble(d) => Val::Str(Bytes::from(lockcore::num::fmt_human(d))),
+        Reply::Double(d) => Val::Str(Bytes::from(fmt.double(d))),
+        Reply::HumanDouble(d) => Val::Str(Bytes::from(fmt.human(d))),
         Reply::Bool(true) => Val::Num(1.0),
         Reply::Bool(false) => Val::Bool(false),
     }
@@ -150,6 +152,8 @@ pub type CallFn<'c> =
     dyn FnMut(Option<&'static CommandSpec>, &[Bytes], u32) -> Result<Reply, String> + 'c;
 
 struct Run<'r> {
+    /// How the server prints doubles (replies handed to Lua, numbers passed to commands).
+    fmt: DoubleFmt,
     call: &'r mut CallFn<'r>,
     argv: &'r mut Vec<Bytes>,
     keys: &'r [Bytes],
@@ -168,6 +172,7 @@ type R<T> = Result<T, Failure>;
 
 pub fn run(
     chunk: &Chunk,
+    fmt: DoubleFmt,
     call: &mut CallFn,
     argv: &mut Vec<Bytes>,
     keys: &[Bytes],
@@ -178,6 +183,7 @@ pub fn run(
     stack.clear();
     stack.resize(chunk.locals.len(), Val::Nil);
     let mut r = Run {
+        fmt,
         call,
         argv,
         keys,
@@ -426,7 +432,15 @@ impl Run<'_> {
         let base = self.push_exprs(args)?;
         let v = match b {
             Builtin::Call | Builtin::Pcall => {
-                let r = redis_call(self.call, spec, self.argv, &mut self.stack, base, line);
+                let r = redis_call(
+                    self.call,
+                    spec,
+                    self.argv,
+                    &mut self.stack,
+                    base,
+                    line,
+                    self.fmt,
+                );
                 match r.or_else(|msg| call_failed(b, msg, line)) {
                     Ok(v) => v,
                     Err(f) => {
@@ -496,7 +510,7 @@ impl Run<'_> {
                 Expr::Str(s) => Some(s.clone()),
                 Expr::Local(s) => match &self.stack[*s] {
                     Val::Str(b) => Some(b.clone()),
-                    Val::Num(n) => Some(super::lua_number_bytes(*n)),
+                    Val::Num(n) => Some(super::lua_number_bytes(*n, self.fmt)),
                     _ => None,
                 },
                 Expr::Index(keys, k) => match **k {
@@ -516,7 +530,7 @@ impl Run<'_> {
                 }
             }
         }
-        Some(call_argv(self.call, spec, self.argv, line))
+        Some(call_argv(self.call, spec, self.argv, line, self.fmt))
     }
 }
 
@@ -537,6 +551,7 @@ fn redis_call(
     stack: &mut Vec<Val>,
     base: usize,
     line: u32,
+    fmt: DoubleFmt,
 ) -> Result<Val, String> {
     if stack.len() <= base {
         return Err("ERR Please specify at least one argument for this redis lib call".into());
@@ -545,7 +560,7 @@ fn redis_call(
     for v in stack.drain(base..) {
         match v {
             Val::Str(s) => argv.push(s),
-            Val::Num(n) => argv.push(super::lua_number_bytes(n)),
+            Val::Num(n) => argv.push(super::lua_number_bytes(n, fmt)),
             _ => {
                 return Err(
                     "ERR Lua redis lib command arguments must be strings or integers".into(),
@@ -553,7 +568,7 @@ fn redis_call(
             }
         }
     }
-    call_argv(call, spec, argv, line)
+    call_argv(call, spec, argv, line, fmt)
 }
 
 /// Runs the command in `argv` (left empty) and turns its reply into a value; an error
@@ -563,12 +578,13 @@ fn call_argv(
     spec: Option<&'static CommandSpec>,
     argv: &mut Vec<Bytes>,
     line: u32,
+    fmt: DoubleFmt,
 ) -> Result<Val, String> {
     let r = call(spec, &argv[..], line);
     argv.clear();
     match r? {
         Reply::Error(e) => Err(e.into_owned()),
-        reply => Ok(from_reply(reply)),
+        reply => Ok(from_reply(reply, fmt)),
     }
 }
 
