@@ -184,6 +184,54 @@ pub fn fmt_long_double_human(v: LongDouble) -> String {
     ld_str_human(format!("{sign}{int}.{frac}"))
 }
 
+/// Formats as Redis 7.2+'s `fpconv_dtoa` (addReplyDouble): the shortest digits that
+/// read back as `d` (Redis' Grisu2 gives one digit more in rare cases, e.g. 1e17 as f32), written plainly when the exponent is small (an integer of up to
+/// digits+7 places, a fraction down to 6 leading zeros or with an exponent under 4), else
+/// as `d.ddde±x` with no exponent padding.
+pub fn fmt_shortest(d: f64) -> String {
+    if d.is_nan() {
+        return "nan".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if d == 0.0 {
+        return if d.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let sign = if d < 0.0 { "-" } else { "" };
+    let e = format!("{:e}", d.abs());
+    let (mant, exp) = e.split_once('e').unwrap();
+    let exp10: i32 = exp.parse().unwrap();
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let nd = digits.len() as i32;
+    // The value is digits * 10^k.
+    let k = exp10 - (nd - 1);
+    let e_abs = (k + nd - 1).abs();
+    if k >= 0 && e_abs < nd + 7 {
+        return format!("{sign}{digits}{}", "0".repeat(k as usize));
+    }
+    if k < 0 && (k > -7 || e_abs < 4) {
+        let offset = nd + k;
+        if offset <= 0 {
+            return format!("{sign}0.{}{digits}", "0".repeat((-offset) as usize));
+        }
+        let (a, b) = digits.split_at(offset as usize);
+        return format!("{sign}{a}.{b}");
+    }
+    let (first, rest) = digits.split_at(1);
+    let frac = if rest.is_empty() {
+        String::new()
+    } else {
+        format!(".{rest}")
+    };
+    let esign = if k + nd - 1 < 0 { "-" } else { "+" };
+    format!("{sign}{first}{frac}e{esign}{}", (k + nd - 1).abs())
+}
+
 /// Formats like C's `printf("%.17g", d)`, which Redis 7.0 uses for scores and doubles.
 pub fn fmt_double_17g(d: f64) -> String {
     fmt_g(d, 17)
@@ -444,6 +492,35 @@ mod props {
         fn g17_round_trips(d in any::<f64>().prop_filter("finite", |d| d.is_finite())) {
             let s = fmt_double_17g(d);
             prop_assert_eq!(s.parse::<f64>().unwrap(), d);
+        }
+    }
+}
+
+#[cfg(test)]
+mod shortest_tests {
+    #[test]
+    fn matches_redis8_replies() {
+        // What Redis 8.0.2 prints (ZSCORE, VEMB) for these values.
+        for (d, want) in [
+            (0.0001234, "1.234e-4"),
+            (0.001234, "0.001234"),
+            (1e22, "1e+22"),
+            (1.2345678e21, "1.2345678e+21"),
+            (123e5, "12300000"),
+            (1.5e300, "1.5e+300"),
+            (-0.0001234, "-1.234e-4"),
+            (1e-300, "1e-300"),
+            (123456789012345678.0, "123456789012345680"),
+            (0.1234567890123, "0.1234567890123"),
+            (5e-324, "5e-324"),
+            (0.5, "0.5"),
+            (-2.0, "-2"),
+            (1e-7f32 as f64, "1.0000000116860974e-7"),
+            // Redis' Grisu2 is not always shortest: it prints 1e17f32 as
+            // 99999998430674944 where this prints 99999998430674940 (same double).
+            (1e17f32 as f64, "99999998430674940"),
+        ] {
+            assert_eq!(super::fmt_shortest(d), want, "{d}");
         }
     }
 }

@@ -28,6 +28,9 @@ pub enum Reply {
     /// A double printed as Redis' addReplyHumanLongDouble does (17 decimals, trailing
     /// zeros cut: GEOPOS coordinates); a bulk string in RESP2.
     HumanDouble(f64),
+    /// A double printed as Redis 7.2+'s addReplyDouble does (fpconv: the shortest text
+    /// that reads back the same, `%.17g`'s layout): vector set scores and components.
+    ShortDouble(f64),
     /// `:1`/`:0` in RESP2.
     Bool(bool),
     /// `=` in RESP3 (format, text); a bulk string in RESP2.
@@ -115,9 +118,10 @@ impl Reply {
                     v.encode(out, resp3);
                 }
             }
-            Reply::Double(_) | Reply::HumanDouble(_) => {
+            Reply::Double(_) | Reply::HumanDouble(_) | Reply::ShortDouble(_) => {
                 let s = match self {
                     Reply::HumanDouble(d) => crate::num::fmt_human(*d),
+                    Reply::ShortDouble(d) => crate::num::fmt_shortest(*d),
                     Reply::Double(d) => crate::num::fmt_double_17g(*d),
                     _ => unreachable!(),
                 };

@@ -1151,6 +1151,14 @@ unsafe fn push_reply(l: *mut ffi::lua_State, r: Reply, resp3: bool, depth: usize
                 push_str(l, lockcore::num::fmt_human(d).as_bytes())
             }
         }
+        Reply::ShortDouble(d) => {
+            if resp3 {
+                ffi::lua_pushnumber(l, d);
+                single(l, c"double");
+            } else {
+                push_str(l, lockcore::num::fmt_shortest(d).as_bytes())
+            }
+        }
         Reply::Bool(b) => {
             if resp3 {
                 ffi::lua_pushboolean(l, b as c_int)

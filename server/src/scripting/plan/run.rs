@@ -105,6 +105,7 @@ fn from_reply(r: Reply) -> Val {
         Reply::Map(pairs) => seq(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect()),
         Reply::Double(d) => Val::Str(Bytes::from(Reply::fmt_double(d))),
         Reply::HumanDouble(d) => Val::Str(Bytes::from(lockcore::num::fmt_human(d))),
+        Reply::ShortDouble(d) => Val::Str(Bytes::from(lockcore::num::fmt_shortest(d))),
         Reply::Bool(true) => Val::Num(1.0),
         Reply::Bool(false) => Val::Bool(false),
     }
