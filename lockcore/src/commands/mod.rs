@@ -25,6 +25,7 @@ pub mod stream_groups;
 pub mod streams;
 pub mod strings;
 pub mod tumbler_cmds;
+pub mod vsets;
 pub mod zsets;
 
 use bytes::Bytes;
@@ -93,6 +94,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::commands::pubsub::COMMANDS,
         crate::commands::lists::COMMANDS,
         crate::commands::zsets::COMMANDS,
+        crate::commands::vsets::COMMANDS,
         crate::engine::locks::COMMANDS,
         crate::commands::scripting_cmds::COMMANDS,
         crate::commands::tumbler_cmds::COMMANDS,
