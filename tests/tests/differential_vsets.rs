@@ -145,6 +145,14 @@ const BASICS: &str = r#"
     SELECT 0
     DEL v3 v
     EXISTS v3 v
+    COMMAND INFO vadd vsim vcard vrem vemb vsetattr vismember vrandmember vlinks vinfo vdim vgetattr
+    COMMAND DOCS vadd
+    COMMAND DOCS vsim vcard
+    COMMAND LIST FILTERBY PATTERN vadd
+    COMMAND LIST FILTERBY PATTERN VSI*
+    COMMAND LIST FILTERBY MODULE nosuchmodule
+    COMMAND GETKEYS VADD k VALUES 1 1 a
+    COMMAND GETKEYS VSIM k ELE a
 "#;
 
 #[test]

@@ -15,7 +15,6 @@ use crate::error;
 use crate::num::{parse_f64, parse_i64};
 use crate::personality::Since;
 use crate::reply::Reply;
-use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
 use crate::storage::vexpr;
 use crate::storage::vset::{self, Quant, VectorSet};
@@ -41,6 +40,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("vrandmember", READONLY, vrandmember),
     cmd("vsim", READONLY, vsim),
 ];
+
+/// The module sends no keyspace events (not even `del` when VREM empties the set): the
+/// write epilogue runs (WATCH, tracking, dirty) with no event class.
+const NO_EVENT: u32 = 0;
 
 fn arity(name: &str) -> Reply {
     Reply::err(format!(
@@ -198,9 +201,8 @@ fn vadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             true
         }
     };
-    if added {
-        ctx.modified(&a[1], notify::MODULE, "vadd");
-    }
+    // An update (reply 0) replaced the element's vector: WATCH sees it too.
+    ctx.modified(&a[1], NO_EVENT, "vadd");
     Reply::Bool(added)
 }
 
@@ -217,11 +219,10 @@ fn vrem(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::Bool(false);
     }
     let empty = vs.is_empty();
-    ctx.modified(&a[1], notify::MODULE, "vrem");
+    ctx.modified(&a[1], NO_EVENT, "vrem");
     if empty {
         let db = ctx.dbi();
         ctx.eng.dbs[db].remove(&a[1]);
-        ctx.notify(notify::GENERIC, "del", &a[1]);
     }
     Reply::Bool(true)
 }
@@ -311,7 +312,7 @@ fn vsetattr(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::Bool(false);
     };
     n.attr = (!a[3].is_empty()).then(|| a[3].clone());
-    ctx.modified(&a[1], notify::MODULE, "vsetattr");
+    ctx.modified(&a[1], NO_EVENT, "vsetattr");
     Reply::Bool(true)
 }
 
