@@ -518,13 +518,10 @@ fn vsim(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     let q = vs.query(query);
     let eps = epsilon as f32;
-    let ranked = vs.ranked(&q, |n| {
+    let ranked = vs.ranked(&q, usize::try_from(count).unwrap_or(usize::MAX), |n| {
         filter.as_ref().is_none_or(|f| f.matches(n.attr.as_deref()))
     });
-    let hits = ranked
-        .into_iter()
-        .take(count as usize)
-        .take_while(|(_, _, d)| d / 2.0 <= eps);
+    let hits = ranked.into_iter().take_while(|(_, _, d)| d / 2.0 <= eps);
     if withscores {
         let pairs = hits
             .map(|(k, _, d)| (Reply::Bulk(k.clone()), dbl(vset::score(d))))

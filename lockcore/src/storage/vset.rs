@@ -356,16 +356,31 @@ impl VectorSet {
         self.elems.swap_remove(name).is_some()
     }
 
-    /// Every element with its distance from `q`, nearest first (ties: newest first),
-    /// keeping those `keep` accepts.
-    pub fn ranked(&self, q: &Stored, keep: impl Fn(&Node) -> bool) -> Vec<(&Bytes, &Node, f32)> {
+    /// The `limit` elements nearest to `q` that `keep` accepts, with their distances,
+    /// nearest first (ties: newest first). One pass over the set, then a partial sort.
+    pub fn ranked(
+        &self,
+        q: &Stored,
+        limit: usize,
+        keep: impl Fn(&Node) -> bool,
+    ) -> Vec<(&Bytes, &Node, f32)> {
         let mut v: Vec<(&Bytes, &Node, f32)> = self
             .elems
             .iter()
             .filter(|(_, n)| keep(n))
             .map(|(k, n)| (k, n, distance(q, &n.vec, self.dim)))
             .collect();
-        v.sort_by(|a, b| a.2.total_cmp(&b.2).then(b.1.id.cmp(&a.1.id)));
+        let order = |a: &(&Bytes, &Node, f32), b: &(&Bytes, &Node, f32)| {
+            a.2.total_cmp(&b.2).then(b.1.id.cmp(&a.1.id))
+        };
+        if limit == 0 {
+            return Vec::new();
+        }
+        if limit < v.len() {
+            v.select_nth_unstable_by(limit - 1, order);
+            v.truncate(limit);
+        }
+        v.sort_by(order);
         v
     }
 
@@ -376,8 +391,8 @@ impl VectorSet {
         let mut out = Vec::new();
         for level in (0..=node.level).rev() {
             let max = if level == 0 { 2 * self.m } else { self.m } as usize;
-            let r = self.ranked(&node.vec, |n| n.level >= level && n.id != node.id);
-            out.push(r.into_iter().take(max).map(|(k, _, d)| (k, d)).collect());
+            let r = self.ranked(&node.vec, max, |n| n.level >= level && n.id != node.id);
+            out.push(r.into_iter().map(|(k, _, d)| (k, d)).collect());
         }
         Some(out)
     }
