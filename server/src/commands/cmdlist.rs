@@ -36,18 +36,9 @@ pub fn command_list(p: &Personality, all: &[&'static CommandSpec], a: &[Bytes]) 
     for c in all {
         for s in std::iter::once(*c).chain(c.subcommands.iter().filter(|s| p.has(s.avail))) {
             if filter(s) {
-                out.push(Reply::bulk_str(&listed_name(s)));
+                out.push(Reply::bulk_str(&s.listed_name()));
             }
         }
     }
     Reply::Array(out)
-}
-
-/// The name COMMAND LIST and COMMAND DOCS give: a module command's is uppercase.
-pub fn listed_name(c: &CommandSpec) -> String {
-    if c.group == "module" {
-        c.full_name().to_ascii_uppercase()
-    } else {
-        c.full_name()
-    }
 }

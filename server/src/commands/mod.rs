@@ -694,7 +694,7 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
                 list.iter()
                     .map(|c| {
                         (
-                            Reply::bulk_str(&crate::commands::cmdlist::listed_name(c)),
+                            Reply::bulk_str(&c.listed_name()),
                             commands::docs_reply(&p, c),
                         )
                     })
