@@ -610,3 +610,31 @@ mod props {
         }
     }
 }
+
+#[cfg(test)]
+mod shortest_tests {
+    #[test]
+    fn matches_redis8_replies() {
+        // What Redis 8.0.2 prints (ZSCORE, VEMB) for these values.
+        for (d, want) in [
+            (0.0001234, "1.234e-4"),
+            (0.001234, "0.001234"),
+            (1e22, "1e+22"),
+            (1.2345678e21, "1.2345678e+21"),
+            (123e5, "12300000"),
+            (1.5e300, "1.5e+300"),
+            (-0.0001234, "-1.234e-4"),
+            (1e-300, "1e-300"),
+            (123456789012345678.0, "123456789012345680"),
+            (0.1234567890123, "0.1234567890123"),
+            (5e-324, "5e-324"),
+            (0.5, "0.5"),
+            (-2.0, "-2"),
+            (1e-7f32 as f64, "1.0000000116860974e-7"),
+            // An integral value within +-LLONG_MAX/2 prints exactly, as an integer.
+            (1e17f32 as f64, "99999998430674944"),
+        ] {
+            assert_eq!(super::DoubleFmt::Shortest.double(d), want, "{d}");
+        }
+    }
+}

@@ -342,10 +342,15 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::Int(0);
     };
     let mut entry = e.clone();
-    if ctx.eng.lookup(dst_db, dst).is_some() {
-        if !replace {
-            return Reply::Int(0);
-        }
+    let dst_exists = ctx.eng.lookup(dst_db, dst).is_some();
+    if dst_exists && !replace {
+        return Reply::Int(0);
+    }
+    // Redis 8's vector sets are module values without a copy callback.
+    if matches!(entry.value, Value::Obj(Obj::VSet(_))) {
+        return Reply::err("ERR not supported for this module key");
+    }
+    if dst_exists {
         ctx.eng.dbs[dst_db].remove(dst);
     }
     entry.lru_ms = ctx.now();

@@ -25,6 +25,7 @@ pub mod stream_groups;
 pub mod streams;
 pub mod strings;
 pub mod tumbler_cmds;
+pub mod vsets;
 pub mod zsets;
 
 use bytes::Bytes;
@@ -93,6 +94,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::commands::pubsub::COMMANDS,
         crate::commands::lists::COMMANDS,
         crate::commands::zsets::COMMANDS,
+        crate::commands::vsets::COMMANDS,
         crate::engine::locks::COMMANDS,
         crate::commands::scripting_cmds::COMMANDS,
         crate::commands::tumbler_cmds::COMMANDS,
@@ -239,6 +241,9 @@ impl Engine {
 /// One command's entry in COMMAND / COMMAND INFO (Redis 7 layout), as personality `p`
 /// shows it.
 pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
+    if c.group == "module" {
+        return module_info_reply(p, c);
+    }
     let (first, last, step) = c.legacy_key_range();
     let flags = flag::NAMES
         .iter()
@@ -381,8 +386,53 @@ fn key_specs(c: &CommandSpec) -> Vec<Reply> {
     }
 }
 
+/// COMMAND INFO of a command Redis implements in a module (8.0's vector sets): its name as
+/// the module registered it (uppercase), the `module` flag, no ACL categories, and the
+/// module's key spec (RW access update).
+fn module_info_reply(p: &Personality, c: &CommandSpec) -> Reply {
+    let Reply::Array(mut v) = info_reply(p, &CommandSpec { group: "", ..*c }) else {
+        unreachable!()
+    };
+    v[0] = Reply::bulk_str(&c.full_name().to_ascii_uppercase());
+    if let Reply::Set(flags) = &mut v[2] {
+        // Redis lists "module" after write/readonly/denyoom and before the rest.
+        let at = flags
+            .iter()
+            .take_while(|f| matches!(f, Reply::Simple(n) if ["write", "readonly", "denyoom"].contains(&n.as_ref())))
+            .count();
+        flags.insert(at, Reply::simple("module"));
+    }
+    v[6] = Reply::Set(vec![]);
+    // Tips, key specs and subcommands come as sets (RESP3 `~`) for a module command.
+    for item in &mut v[7..=9] {
+        if let Reply::Array(x) = item {
+            *item = Reply::Set(std::mem::take(x));
+        }
+    }
+    if let Reply::Set(specs) = &mut v[8] {
+        for spec in specs.iter_mut() {
+            if let Reply::Map(fields) = spec {
+                fields[0].1 = Reply::Set(
+                    ["RW", "access", "update"]
+                        .into_iter()
+                        .map(Reply::simple)
+                        .collect(),
+                );
+            }
+        }
+    }
+    Reply::Array(v)
+}
+
 /// COMMAND DOCS for one command (summary, since, group), as personality `p` shows it.
 pub fn docs_reply(p: &Personality, c: &CommandSpec) -> Reply {
+    if c.group == "module" {
+        // What Redis 8.0 gives for its vector-sets module's commands.
+        return Reply::Map(vec![
+            (Reply::bulk_str("group"), Reply::bulk_str("module")),
+            (Reply::bulk_str("module"), Reply::bulk_str("vectorset")),
+        ]);
+    }
     let mut fields = vec![
         (Reply::bulk_str("summary"), Reply::bulk_str(c.summary)),
         (Reply::bulk_str("since"), Reply::bulk_str(c.since)),

@@ -626,6 +626,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Value::Obj(Obj::ZSet(z)) => z.len() * 48,
         Value::Obj(Obj::Set(s)) => s.members.iter().map(|m| m.len() + 24).sum(),
         Value::Obj(Obj::Lock(l)) => l.holders.iter().map(|h| h.owner.len() + 64).sum(),
+        Value::Obj(Obj::VSet(v)) => v.memory(),
         Value::Obj(Obj::Stream(s)) => s
             .entries
             .values()

@@ -127,6 +127,22 @@ fn key(out: &mut String, eng: &Engine, db: usize, k: &[u8], e: &Entry, now: i64)
                 );
             }
         }
+        Value::Obj(Obj::VSet(v)) => {
+            let _ = writeln!(
+                out,
+                " elements={} dim={} quant={} m={}",
+                v.len(),
+                v.dim,
+                v.quant.name(),
+                v.m
+            );
+            let mut names: Vec<&Bytes> = v.elems.keys().collect();
+            names.sort();
+            for x in names.iter().take(MAX_ITEMS) {
+                item(out, x);
+            }
+            more(out, v.len());
+        }
         Value::Obj(Obj::Lock(l)) => {
             let _ = writeln!(out, " holders={}", l.holders.len());
             for h in &l.holders {

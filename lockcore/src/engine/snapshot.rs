@@ -175,6 +175,7 @@ fn same(a: &Entry, b: &Entry) -> bool {
                     )
                 })
         }
+        (Value::Obj(Obj::VSet(x)), Value::Obj(Obj::VSet(y))) => x.serialize() == y.serialize(),
         _ => false,
     }
 }

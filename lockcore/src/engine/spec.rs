@@ -357,7 +357,22 @@ impl CommandSpec {
     /// row names, plus those Redis derives from the flags (`setImplicitACLCategories`):
     /// write, read (not for scripting commands), admin+dangerous, pubsub, fast, blocking,
     /// and slow for everything that is not fast.
+    /// The name COMMAND LIST/DOCS and ACL denials print: a module command's (Redis 8.0's
+    /// vector sets) is uppercase, as the module registered it.
+    pub fn listed_name(&self) -> String {
+        if self.group == "module" {
+            self.full_name().to_ascii_uppercase()
+        } else {
+            self.full_name()
+        }
+    }
+
     pub fn acl_mask(&self) -> u32 {
+        // Redis 8.0's module commands (vector sets) are in no category: only +@all or
+        // naming them grants them, and -@write does not take them away.
+        if self.group == "module" {
+            return 0;
+        }
         let bit = |n: &str| acl_category_bit(n.as_bytes()).unwrap_or(0);
         let mut m = self.acl.iter().fold(0, |m, c| m | bit(c));
         if self.has(flag::WRITE) {

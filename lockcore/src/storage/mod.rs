@@ -15,6 +15,8 @@ pub mod rdb;
 pub mod stream;
 pub mod table;
 pub mod value;
+pub mod vexpr;
+pub mod vset;
 pub mod zset;
 
 /// A client connection's id. The engine names clients by it (blocked clients, WATCH,

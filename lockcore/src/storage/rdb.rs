@@ -39,6 +39,22 @@ const T_HASH_ZIPLIST: u8 = 13;
 const T_LIST_QUICKLIST: u8 = 14;
 /// Redis 7.2+ (RDB 11).
 const T_SET_LISTPACK: u8 = 20;
+/// A module type's value (RDB_TYPE_MODULE_2): Tumbler writes vector sets as one.
+const T_MODULE_2: u8 = 7;
+
+/// The module type id Tumbler's vector sets are written under: the name "TumblerVS"
+/// (encoding version 0) in Redis' 64-symbol packing. It is not Redis' "vectorset": the
+/// body is Tumbler's own layout, which Redis could not read, so a Redis loading the payload
+/// fails cleanly on an unknown module type instead.
+fn vset_module_id() -> u64 {
+    const CHARSET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut id: u64 = 0;
+    for c in b"TumblerVS" {
+        let i = CHARSET.iter().position(|x| x == c).unwrap_or(0) as u64;
+        id = (id << 6) | i;
+    }
+    id << 10
+}
 
 /// CRC-64/Jones as Redis' `crc64` computes it (reflected, init 0, no final xor), with 16
 /// lookup tables (32 KiB, built at compile time): 16 bytes per step, as DUMP payloads can be
@@ -558,6 +574,12 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> b
         // Tumbler's own types (locks) are not serialized.
         Value::Obj(Obj::Stream(s)) => stream::dump(s, out, lzf),
         Value::Obj(Obj::Lock(_)) => return false,
+        Value::Obj(Obj::VSet(v)) => {
+            out.push(T_MODULE_2);
+            put_len(out, vset_module_id() as usize);
+            put_string(out, &v.serialize(), lzf);
+            put_len(out, 0); // RDB_MODULE_OPCODE_EOF
+        }
     }
     true
 }
@@ -584,6 +606,7 @@ pub enum Loaded {
     Hash(Vec<(Bytes, Bytes)>),
     ZSet(Vec<(Bytes, f64)>),
     Stream(Box<crate::storage::stream::StreamValue>),
+    VSet(Box<crate::storage::vset::VectorSet>),
 }
 
 struct Reader<'a> {
@@ -761,6 +784,13 @@ pub fn load(p: &[u8]) -> Option<Loaded> {
     r.p.is_empty().then_some(v)
 }
 
+/// Whether `rest` (what follows RDB type byte `t` in a file: the key, then the value) is
+/// a module value Tumbler wrote itself (a vector set), which it loads.
+pub(super) fn own_module_value(t: u8, rest: &[u8]) -> bool {
+    let mut r = Reader { p: rest };
+    t == T_MODULE_2 && r.string().is_some() && r.len().map(|id| id as u64) == Some(vset_module_id())
+}
+
 /// Reads one value of RDB type `t` (the type byte already taken).
 fn load_value(r: &mut Reader, t: u8) -> Option<Loaded> {
     Some(match t {
@@ -890,6 +920,18 @@ fn load_value(r: &mut Reader, t: u8) -> Option<Loaded> {
             Loaded::Hash(e.chunks(2).map(|c| (c[0].clone(), c[1].clone())).collect())
         }
         T_HASH_ZIPMAP => Loaded::Hash(zipmap_entries(&r.string()?)?),
+        T_MODULE_2 => {
+            if r.len()? as u64 != vset_module_id() {
+                return None;
+            }
+            let body = r.string()?;
+            if r.len()? != 0 {
+                return None;
+            }
+            Loaded::VSet(Box::new(crate::storage::vset::VectorSet::deserialize(
+                &body,
+            )?))
+        }
         _ => return None,
     })
 }
@@ -1044,6 +1086,7 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
             Value::Obj(Obj::ZSet(Box::new(z)))
         }
         Loaded::Stream(s) => Value::Obj(Obj::Stream(s)),
+        Loaded::VSet(v) => Value::Obj(Obj::VSet(v)),
     })
 }
 

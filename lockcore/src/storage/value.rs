@@ -232,6 +232,8 @@ pub enum Obj {
     Set(Box<SetValue>),
     /// A native lock, semaphore or read-write lock (locks.rs).
     Lock(Box<LockValue>),
+    /// A vector set (Redis 8.0, vsets.rs).
+    VSet(Box<crate::storage::vset::VectorSet>),
 }
 
 impl Value {
@@ -247,6 +249,7 @@ impl Value {
             Value::Obj(Obj::ZSet(b)) => &**b as *const _ as *const u8,
             Value::Obj(Obj::Set(b)) => &**b as *const _ as *const u8,
             Value::Obj(Obj::Lock(b)) => &**b as *const _ as *const u8,
+            Value::Obj(Obj::VSet(b)) => &**b as *const _ as *const u8,
         }
     }
 
@@ -260,6 +263,7 @@ impl Value {
             Value::Obj(Obj::ZSet(_)) => "zset",
             Value::Obj(Obj::Set(_)) => "set",
             Value::Obj(Obj::Lock(l)) => l.type_name(),
+            Value::Obj(Obj::VSet(_)) => "vectorset",
         }
     }
 
@@ -292,6 +296,8 @@ impl Value {
                 }
             }
             Value::Obj(Obj::Lock(_)) => "lock",
+            // Redis reports a module type's object as "raw".
+            Value::Obj(Obj::VSet(_)) => "raw",
             Value::Obj(Obj::ZSet(z)) => {
                 if z.big {
                     "skiplist"

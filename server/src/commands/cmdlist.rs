@@ -1,7 +1,8 @@
 //! COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern], as Redis 7.0:
 //! every command and every subcommand (`client|list`), from the command table.
-//! A filter that matches nothing gives an empty array; there are no modules, so
-//! `FILTERBY MODULE` is always empty. Any other argument shape is a syntax error.
+//! A filter that matches nothing gives an empty array. The one module is Redis 8.0's
+//! built-in `vectorset` (its commands, group "module", listed uppercase as Redis lists
+//! them, without ACL categories). Any other argument shape is a syntax error.
 
 use bytes::Bytes;
 use lockcore::personality::Personality;
@@ -16,11 +17,12 @@ pub fn command_list(p: &Personality, all: &[&'static CommandSpec], a: &[Bytes]) 
         5 if a[2].eq_ignore_ascii_case(b"filterby") => {
             let arg = a[4].clone();
             if a[3].eq_ignore_ascii_case(b"module") {
-                Box::new(|_| false)
+                Box::new(move |c| c.group == "module" && arg.as_ref() == b"vectorset")
             } else if a[3].eq_ignore_ascii_case(b"aclcat") {
                 Box::new(move |c| {
-                    c.acl_categories()
-                        .any(|cat| cat.as_bytes().eq_ignore_ascii_case(&arg))
+                    c.group != "module"
+                        && c.acl_categories()
+                            .any(|cat| cat.as_bytes().eq_ignore_ascii_case(&arg))
                 })
             } else if a[3].eq_ignore_ascii_case(b"pattern") {
                 Box::new(move |c| lockcore::glob::matches(&arg, c.full_name().as_bytes(), true))
@@ -34,7 +36,7 @@ pub fn command_list(p: &Personality, all: &[&'static CommandSpec], a: &[Bytes]) 
     for c in all {
         for s in std::iter::once(*c).chain(c.subcommands.iter().filter(|s| p.has(s.avail))) {
             if filter(s) {
-                out.push(Reply::bulk_str(&s.full_name()));
+                out.push(Reply::bulk_str(&s.listed_name()));
             }
         }
     }

@@ -692,7 +692,12 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
             };
             Reply::Map(
                 list.iter()
-                    .map(|c| (Reply::bulk_str(&c.full_name()), commands::docs_reply(&p, c)))
+                    .map(|c| {
+                        (
+                            Reply::bulk_str(&c.listed_name()),
+                            commands::docs_reply(&p, c),
+                        )
+                    })
                     .collect(),
             )
         }

@@ -63,7 +63,7 @@ fn log_denied(
 }
 
 pub fn acl_spec_name(spec: &'static CommandSpec, argv: &[Bytes]) -> String {
-    acl_spec(spec, argv).full_name()
+    acl_spec(spec, argv).listed_name()
 }
 
 /// The connection's user, refreshed if any user changed since it was last read.

@@ -38,6 +38,7 @@ fn xor_object(d: &mut D, e: &Entry, fmt: lockcore::num::DoubleFmt) {
         Value::Obj(Obj::Hash(_)) => 4,
         Value::Obj(Obj::Stream(_)) => 6,
         Value::Obj(Obj::Lock(_)) => 100,
+        Value::Obj(Obj::VSet(_)) => 5,
     };
     mix_digest(d, &ty.to_be_bytes());
     match &e.value {
@@ -67,6 +68,17 @@ fn xor_object(d: &mut D, e: &Entry, fmt: lockcore::num::DoubleFmt) {
             }
         }
         Value::Obj(Obj::Lock(l)) => mix_digest(d, format!("{l:?}").as_bytes()),
+        // Order-independent: each element's name, stored vector, norm and attribute.
+        Value::Obj(Obj::VSet(v)) => {
+            for (name, n) in &v.elems {
+                let mut ed = [0u8; 20];
+                mix_digest(&mut ed, name);
+                mix_digest(&mut ed, &n.raw_bytes());
+                mix_digest(&mut ed, &n.l2.to_le_bytes());
+                mix_digest(&mut ed, n.attr.as_deref().unwrap_or(b""));
+                xor_digest(d, &ed);
+            }
+        }
     }
     if e.expire_at().is_some() {
         xor_digest(d, b"!!expire!!");

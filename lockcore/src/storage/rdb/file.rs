@@ -243,7 +243,7 @@ pub fn read(
                     "The RDB file contains module AUX data, but Tumbler loads no modules".into(),
                 );
             }
-            6 | 7 => {
+            6 | 7 if !super::own_module_value(t, r.p) => {
                 let key = r.string().ok_or_else(|| short(&r))?;
                 return Err(format!(
                     "The RDB file contains a module value (key '{}'), but Tumbler loads no modules",
@@ -345,6 +345,7 @@ fn is_empty(v: &Value) -> bool {
         Value::Obj(Obj::Set(s)) => s.members.is_empty(),
         Value::Obj(Obj::Hash(h)) => h.len() == 0,
         Value::Obj(Obj::ZSet(z)) => z.len() == 0,
+        Value::Obj(Obj::VSet(v)) => v.is_empty(),
         Value::Obj(Obj::Stream(_)) | Value::Obj(Obj::Lock(_)) => false,
     }
 }
