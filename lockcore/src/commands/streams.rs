@@ -157,7 +157,7 @@ pub fn incr_id(id: StreamId) -> Option<StreamId> {
     }
 }
 
-fn decr_id(id: StreamId) -> Option<StreamId> {
+pub(crate) fn decr_id(id: StreamId) -> Option<StreamId> {
     match id {
         (ms, 0) => ms.checked_sub(1).map(|m| (m, u64::MAX)),
         (ms, seq) => Some((ms, seq - 1)),

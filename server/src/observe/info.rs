@@ -124,25 +124,49 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
     match name {
         "server" => {
             let up = sh.uptime_ms() / 1000;
+            let p = &sh.personality;
+            let valkey = p.is_valkey();
+            let hz = sh.config.read().get(crate::config::key::HZ).to_string();
+            let port = c
+                .cluster
+                .node
+                .as_ref()
+                .map_or_else(|| sh.port.load(Ordering::Relaxed), |n| n.port() as u64);
+            let now_us = lockcore::storage::clock::Clock::now_us(&*sh.clock);
+            // Redis' LRU clock: seconds, 24 bits.
+            let lru_clock = (now_us / 1_000_000) & ((1 << 24) - 1);
             let _ = write!(
                 out,
-                "# Server\r\n{}redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\n{}:{}\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
-                version_lines(&sh.personality),
-                if sh.personality.is_valkey() { "server_mode" } else { "redis_mode" },
+                "# Server\r\n{}redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\n{}:{}\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\n{}gcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{hz}\r\nconfigured_hz:{hz}\r\n{}lru_clock:{lru_clock}\r\nexecutable:{}\r\nconfig_file:\r\nio_threads_active:0\r\n",
+                version_lines(p),
+                if valkey { "server_mode" } else { "redis_mode" },
                 if sh.cluster.as_ref().is_some_and(|t| t.enabled) { "cluster" } else { "standalone" },
                 std::env::consts::OS,
                 std::env::consts::ARCH,
+                // Valkey dropped atomicvar_api and added clients_hz.
+                if valkey { "" } else { "atomicvar_api:c11-builtin\r\n" },
                 std::process::id(),
                 sh.run_id,
-                c.cluster.node.as_ref().map_or_else(|| sh.port.load(Ordering::Relaxed), |n| n.port() as u64),
-                lockcore::storage::clock::Clock::now_us(&*sh.clock),
+                port,
+                now_us,
                 up,
                 up / 86400,
-                sh.config.read().get(crate::config::key::HZ),
-                sh.config.read().get(crate::config::key::HZ),
+                if valkey { format!("clients_hz:{hz}\r\n") } else { String::new() },
                 std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
-                env!("CARGO_PKG_VERSION"),
             );
+            if p.has(lockcore::personality::Since::valkey(801)) {
+                out.push_str("availability_zone:\r\n");
+            }
+            // Redis 7.2's listeners (and every Valkey's).
+            if p.has(lockcore::personality::Since::redis(702)) {
+                let bind = sh.config.read().get(crate::config::key::BIND).to_string();
+                let binds: String = bind
+                    .split_whitespace()
+                    .map(|b| format!(",bind={b}"))
+                    .collect();
+                let _ = write!(out, "listener0:name=tcp{binds},port={port}\r\n");
+            }
+            let _ = write!(out, "tumbler_version:{}\r\n", env!("CARGO_PKG_VERSION"));
         }
         "clients" => {
             // The largest buffers among connected clients now (Redis samples the last few
