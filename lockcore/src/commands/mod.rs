@@ -228,10 +228,9 @@ impl Engine {
 /// shows it.
 pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
     let (first, last, step) = c.legacy_key_range();
-    let flags = flag::NAMES
-        .iter()
-        .filter(|(f, _)| c.flags & f != 0)
-        .map(|(_, n)| Reply::Simple((*n).into()))
+    let flags = c
+        .flag_names_in(p)
+        .map(|n| Reply::Simple(n.into()))
         .chain(
             // Redis 7.0 gives SORT_RO a getkeys procedure, which makes it movablekeys.
             (matches!(
@@ -247,7 +246,7 @@ pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
         )
         .collect();
     let acl = c
-        .acl_categories()
+        .acl_categories_in(p)
         .map(|a| Reply::Simple(format!("@{a}").into()))
         .collect();
     Reply::Array(vec![
