@@ -286,6 +286,38 @@ const COMMON: &str = r#"
     CLIENT CAPA redirect
     OBJECT FREQ k
     WAITAOF 0 0 0
+    EVAL "return redis.call('blpop', 'nolist', 0)" 0
+    EVAL "return redis.call('wait', 0, 0)" 0
+    XGROUP CREATE s g 0
+    XREADGROUP GROUP g c COUNT 1 STREAMS s >
+    XREADGROUP GROUP g c STREAMS s +
+    XINFO GROUPS s
+    XINFO STREAM s
+    XAUTOCLAIM s g c2 0 0-0 COUNT 1
+    XADD s NOMKSTREAM MAXLEN ~ 0 * f v
+    XINFO STREAM nosuch
+    OBJECT ENCODING h
+    OBJECT ENCODING z
+    SINTERCARD 1 nosuch
+    GETEX k PERSIST
+    LMPOP 1 nolist LEFT
+    EXPIRE k 100 NX GT
+    SET k 1 GET NX
+    BITCOUNT k 0 -1 BIT
+    BITPOS k 1 0 -1 BIT
+    ZADD z GT LT 1 a
+    GEOSEARCH nokey FROMLONLAT 0 0 BYBOX 1 1 km ASC
+    LPOS l a RANK -9223372036854775808
+    ZRANGESTORE dst z 0 -1
+    SRANDMEMBER nosuch -5
+    COPY k k2
+    INCRBYFLOAT k 1e400
+    ACL CAT
+    ACL LOG RESET
+    CONFIG GET maxmemory-clients
+    FUNCTION LIST
+    MEMORY USAGE nosuch
+    TYPE s
 "#;
 
 fn script_against(bin: &str, extra: &str) {
@@ -444,4 +476,132 @@ fn hello_and_info_server_fields_match_each_reference() {
         let Some(r) = start(bin) else { return };
         compare_hello_info(&r);
     }
+}
+
+/// The names (not values: they are times) of XINFO CONSUMERS' and XINFO STREAM FULL's
+/// consumer fields, and of CLIENT INFO's fields, against each reference: Redis 7.2 added
+/// `inactive` and `active-time`; CLIENT LIST gained lib-name/lib-ver (7.2), watch (7.4),
+/// io-thread (8.0), Valkey's capa and tot-* counters.
+#[test]
+fn xinfo_and_client_info_field_names_match_each_reference() {
+    fn keys_of(v: &V) -> Vec<String> {
+        match v {
+            V::Arr(a) => a
+                .iter()
+                .step_by(2)
+                .map(|k| match k {
+                    V::Str(s) => s.clone(),
+                    o => format!("{o:?}"),
+                })
+                .collect(),
+            o => panic!("{o:?}"),
+        }
+    }
+    fn fields(c: &mut Raw) -> Vec<Vec<String>> {
+        for cmd in [
+            &["DEL", "s"][..],
+            &["XADD", "s", "1-1", "f", "v"],
+            &["XGROUP", "CREATE", "s", "g", "0"],
+            &["XGROUP", "CREATECONSUMER", "s", "g", "idle"],
+            &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+        ] {
+            c.cmd(cmd);
+        }
+        let V::Arr(consumers) = parse(&c.cmd(&["XINFO", "CONSUMERS", "s", "g"])) else {
+            panic!()
+        };
+        let mut out: Vec<Vec<String>> = consumers.iter().map(keys_of).collect();
+        let full = parse(&c.cmd(&["XINFO", "STREAM", "s", "FULL"]));
+        let V::Arr(f) = &full else { panic!() };
+        let groups = f
+            .iter()
+            .position(|x| *x == V::Str("groups".into()))
+            .unwrap();
+        let V::Arr(gs) = &f[groups + 1] else { panic!() };
+        let V::Arr(g) = &gs[0] else { panic!() };
+        let cpos = g
+            .iter()
+            .position(|x| *x == V::Str("consumers".into()))
+            .unwrap();
+        let V::Arr(cs) = &g[cpos + 1] else { panic!() };
+        out.extend(cs.iter().map(keys_of));
+        let V::Str(info) = parse(&c.cmd(&["CLIENT", "INFO"])) else {
+            panic!()
+        };
+        out.push(
+            info.trim_end()
+                .split(' ')
+                .map(|kv| kv.split('=').next().unwrap().to_string())
+                .collect(),
+        );
+        out
+    }
+    for bin in ["redis-server", "redis8-server", "valkey9-server"] {
+        let Some(r) = start(bin) else { return };
+        let t = Tumbler::like(&r, &[]);
+        assert_eq!(
+            fields(&mut t.raw()),
+            fields(&mut r.raw()),
+            "{}",
+            r.personality
+        );
+    }
+}
+
+/// Valkey 9's numbered databases in cluster mode (replies as valkey9-server gives them
+/// with `cluster-databases` 1 and 16); Redis refuses any database but 0.
+#[test]
+fn cluster_mode_select_follows_the_personality() {
+    let base = [("nodes", "1"), ("cluster-enabled", "yes")];
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut d = base.to_vec();
+        d.extend_from_slice(extra);
+        Tumbler::start_with(&d)
+    };
+    let redis = with(&[("personality", "redis-8.0")]);
+    let mut c = redis.raw();
+    assert_eq!(
+        c.cmd_str(&["SELECT", "1"]),
+        "-ERR SELECT is not allowed in cluster mode\r\n"
+    );
+    assert_eq!(c.cmd_str(&["SELECT", "0"]), "+OK\r\n");
+
+    let one = with(&[("personality", "valkey-9.1")]);
+    let mut c = one.raw();
+    assert_eq!(
+        c.cmd_str(&["SELECT", "1"]),
+        "-ERR DB index is out of range\r\n"
+    );
+    assert_eq!(c.cmd_str(&["SELECT", "0"]), "+OK\r\n");
+
+    let many = with(&[("personality", "valkey-9.1"), ("cluster-databases", "16")]);
+    let mut c = many.raw();
+    assert_eq!(c.cmd_str(&["SELECT", "1"]), "+OK\r\n");
+    assert_eq!(c.cmd_str(&["SET", "a", "1"]), "+OK\r\n");
+    assert_eq!(
+        c.cmd_str(&["CLUSTER", "COUNTKEYSINSLOT", "15495"]),
+        ":1\r\n"
+    );
+    assert_eq!(
+        c.cmd_str(&["CLUSTER", "GETKEYSINSLOT", "15495", "10"]),
+        "*1\r\n$1\r\na\r\n"
+    );
+    assert_eq!(c.cmd_str(&["SELECT", "0"]), "+OK\r\n");
+    assert_eq!(c.cmd_str(&["GET", "a"]), "$-1\r\n");
+    assert_eq!(
+        c.cmd_str(&["CLUSTER", "COUNTKEYSINSLOT", "15495"]),
+        ":0\r\n"
+    );
+    assert_eq!(
+        c.cmd_str(&["SELECT", "16"]),
+        "-ERR DB index is out of range\r\n"
+    );
+    assert_eq!(
+        c.cmd_str(&["CONFIG", "SET", "cluster-databases", "4"]),
+        "-ERR CONFIG SET failed (possibly related to argument 'cluster-databases') - can't set immutable config\r\n"
+    );
+    // The shard's ID: 40 hex digits, the same on every call.
+    let id = c.cmd_str(&["CLUSTER", "MYSHARDID"]);
+    assert!(id.starts_with("$40\r\n"), "{id}");
+    assert_eq!(c.cmd_str(&["CLUSTER", "MYSHARDID"]), id);
 }

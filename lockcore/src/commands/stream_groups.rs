@@ -411,6 +411,9 @@ fn deliver_new(
     let start = (Bound::Excluded(g.last_id), Bound::Unbounded);
     let mut out = Vec::new();
     for (id, fields) in s.entries.range(start).take(limit) {
+        if let Some(c) = g.consumers.get_mut(consumer) {
+            c.active_time = Some(now);
+        }
         s.advance_group(g, *id);
         out.push(entry_reply(*id, fields));
         if !noack {
@@ -805,7 +808,7 @@ fn xpending(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// Gives the pending entry `id` to `consumer` (creating the consumer if needed).
 fn claim(g: &mut Group, id: StreamId, consumer: &Bytes, now: i64, made: &mut bool) {
-    consumer_for(g, consumer, now, made);
+    consumer_for(g, consumer, now, made).active_time = Some(now);
     let old = g.pel[&id].consumer.clone();
     if old != *consumer {
         if let Some(c) = g.consumers.get_mut(&old) {
@@ -912,7 +915,7 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
                 continue;
             }
             // FORCE: a PEL entry is created for the claiming consumer.
-            consumer_for(&mut g, consumer, now, &mut made);
+            consumer_for(&mut g, consumer, now, &mut made).active_time = Some(now);
             g.pel.insert(
                 id,
                 Nack {
