@@ -239,6 +239,18 @@ fn compare_hello_info(reference: &RedisServer) {
     let ours_set: BTreeSet<_> = ours.1.iter().collect();
     let missing: Vec<_> = theirs.1.iter().filter(|f| !ours_set.contains(f)).collect();
     assert!(missing.is_empty(), "{who}: INFO server lacks {missing:?}");
+    // INFO clients: the same fields in the same order.
+    let clients = |c: &mut Raw| -> Vec<String> {
+        c.cmd_str(&["INFO", "clients"])
+            .lines()
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        clients(&mut t.raw()),
+        clients(&mut reference.raw()),
+        "{who}: INFO clients"
+    );
 }
 
 fn start(bin: &str) -> Option<RedisServer> {

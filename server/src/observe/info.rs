@@ -176,15 +176,49 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 max_in = max_in.max(h.mem.qbuf.load(Ordering::Relaxed));
                 max_out = max_out.max(h.mem.out.load(Ordering::Relaxed));
             }
+            use lockcore::personality::Since;
+            let p = &sh.personality;
             let _ = write!(
                 out,
-                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\n",
                 sh.clients.len(),
                 sh.config.read().get(crate::config::key::MAXCLIENTS),
                 eng.blocked_count(),
                 eng.tracking.clients.len(),
-                eng.blocked_count(),
             );
+            // Redis 7.4 and Valkey 8.0 count pub/sub and WATCHing clients.
+            let (mut pubsub, mut watching, mut watched) = (0, 0, 0);
+            let newer = p.has(Since::both(704, 800));
+            if newer {
+                for h in sh.clients.iter() {
+                    let i = h.info.lock();
+                    pubsub += (i.subs + i.psubs + i.ssubs > 0) as usize;
+                    watching += (i.watch > 0) as usize;
+                    watched += i.watch;
+                }
+                let _ = write!(
+                    out,
+                    "pubsub_clients:{pubsub}\r\nwatching_clients:{watching}\r\n"
+                );
+            }
+            let _ = write!(out, "clients_in_timeout_table:{}\r\n", eng.blocked_count());
+            if newer {
+                let _ = write!(out, "total_watched_keys:{watched}\r\n");
+            }
+            // Redis 7.2 (and every Valkey).
+            if p.has(Since::redis(702)) {
+                let _ = write!(
+                    out,
+                    "total_blocking_keys:{}\r\ntotal_blocking_keys_on_nokey:0\r\n",
+                    eng.blocked_count()
+                );
+            }
+            // Valkey 8.1: CLIENT PAUSE's state (Tumbler's CLIENT PAUSE pauses nothing).
+            if p.has(Since::valkey(801)) {
+                out.push_str(
+                    "paused_reason:none\r\npaused_actions:none\r\npaused_timeout_milliseconds:0\r\n",
+                );
+            }
         }
         "memory" => {
             let rss = crate::state::memory::rss_bytes();
@@ -232,7 +266,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let ps = &sh.pubsub;
             let _ = write!(
                 out,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\nclient_query_buffer_limit_disconnections:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\n",
                 sh.counters.connections_received.load(Ordering::Relaxed),
                 sh.cmdstats.total_calls(),
                 sh.counters.net_input_bytes.load(Ordering::Relaxed),
@@ -245,11 +279,17 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 ps.channels.len(),
                 ps.patterns.len(),
                 ps.shard_channels.len(),
-                eng.blocked_count(),
-                sh.counters.limits.query_buffer_disconnections.load(Ordering::Relaxed),
-                sh.counters.limits.output_buffer_disconnections.load(Ordering::Relaxed)
-                    + ps.limit_kills.load(Ordering::Relaxed),
             );
+            // Redis 7.2's (and every Valkey's) stats.
+            if sh.personality.has(lockcore::personality::Since::redis(702)) {
+                let _ = write!(
+                    out,
+                    "client_query_buffer_limit_disconnections:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n",
+                    sh.counters.limits.query_buffer_disconnections.load(Ordering::Relaxed),
+                    sh.counters.limits.output_buffer_disconnections.load(Ordering::Relaxed)
+                        + ps.limit_kills.load(Ordering::Relaxed),
+                );
+            }
             let _ = write!(
                 out,
                 "total_error_replies:{}\r\nunexpected_error_replies:0\r\n",
