@@ -157,6 +157,17 @@ fn info_head(c: &mut Raw, name: &str) -> Vec<String> {
     ]
 }
 
+/// COMMAND DOCS' `since` for `name`.
+fn docs_since(c: &mut Raw, name: &str) -> String {
+    let r = parse(&c.cmd(&["COMMAND", "DOCS", name]));
+    let V::Arr(outer) = r else { panic!("{r:?}") };
+    let Some(V::Arr(fields)) = outer.get(1) else {
+        return "no docs".into();
+    };
+    let at = fields.iter().position(|f| *f == V::Str("since".into()));
+    format!("since {:?}", at.map(|i| &fields[i + 1]))
+}
+
 /// COMMAND COUNT, the command list (less the deliberate gaps) and each command's COMMAND
 /// INFO head, Tumbler in `reference`'s personality against `reference`.
 fn compare_commands(reference: &RedisServer) {
@@ -179,7 +190,10 @@ fn compare_commands(reference: &RedisServer) {
     );
     let mut diffs = BTreeMap::new();
     for n in &ours {
-        let (x, y) = (info_head(&mut a, n), info_head(&mut b, n));
+        let mut x = info_head(&mut a, n);
+        let mut y = info_head(&mut b, n);
+        x.push(docs_since(&mut a, n));
+        y.push(docs_since(&mut b, n));
         if x != y {
             diffs.insert(n.clone(), (x, y));
         }

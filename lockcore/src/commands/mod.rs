@@ -19,6 +19,7 @@ pub mod pubsub;
 pub mod scripting_cmds;
 pub mod server_cmds;
 pub mod sets;
+pub mod since;
 pub mod slowlog_cmds;
 pub mod sort;
 pub mod stream_groups;
@@ -372,7 +373,10 @@ fn key_specs(c: &CommandSpec) -> Vec<Reply> {
 pub fn docs_reply(p: &Personality, c: &CommandSpec) -> Reply {
     let mut fields = vec![
         (Reply::bulk_str("summary"), Reply::bulk_str(c.summary)),
-        (Reply::bulk_str("since"), Reply::bulk_str(c.since)),
+        (
+            Reply::bulk_str("since"),
+            Reply::bulk_str(since::since_in(p, &c.full_name(), c.since)),
+        ),
         (Reply::bulk_str("group"), Reply::bulk_str(c.group)),
     ];
     if !c.subcommands.is_empty() {
