@@ -129,9 +129,9 @@ fn names(c: &mut Raw) -> BTreeSet<String> {
     }
 }
 
-/// COMMAND INFO's entry for `name` without what Tumbler does not model yet: the tips, key
-/// specs and subcommands are compared separately (or not): name, arity, flags, first, last,
-/// step and ACL categories, flags and categories as sets.
+/// COMMAND INFO's entry for `name` without what Tumbler does not model yet (the key specs'
+/// flags; subcommands are compared on their own): name, arity, flags, first, last, step,
+/// ACL categories (flags and categories as sets) and tips.
 fn info_head(c: &mut Raw, name: &str) -> Vec<String> {
     let r = parse(&c.cmd(&["COMMAND", "INFO", name]));
     let V::Arr(mut outer) = r else {
@@ -154,6 +154,7 @@ fn info_head(c: &mut Raw, name: &str) -> Vec<String> {
         format!("flags {}", sorted(&e[2])),
         format!("keys {:?} {:?} {:?}", e[3], e[4], e[5]),
         format!("acl {}", sorted(&e[6])),
+        format!("tips {:?}", e[7]),
     ]
 }
 

@@ -25,6 +25,7 @@ pub mod sort;
 pub mod stream_groups;
 pub mod streams;
 pub mod strings;
+pub mod tips;
 pub mod tumbler_cmds;
 pub mod zsets;
 
@@ -258,7 +259,11 @@ pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
         Reply::Int(last),
         Reply::Int(step),
         Reply::Set(acl),
-        Reply::Array(vec![]),
+        Reply::Array(
+            tips::tips_in(p, &c.full_name())
+                .map(Reply::bulk_str)
+                .collect(),
+        ),
         Reply::Array(key_specs(c)),
         Reply::Array(
             c.subcommands
