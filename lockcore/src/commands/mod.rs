@@ -13,6 +13,7 @@ pub mod cluster_cmds;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
+pub mod key_specs;
 pub mod keys;
 pub mod lists;
 pub mod pubsub;
@@ -264,7 +265,7 @@ pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
                 .map(Reply::bulk_str)
                 .collect(),
         ),
-        Reply::Array(key_specs(c)),
+        Reply::Array(key_specs_in(p, c)),
         Reply::Array(
             c.subcommands
                 .iter()
@@ -273,6 +274,40 @@ pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
                 .collect(),
         ),
     ])
+}
+
+/// [`key_specs`] with each spec's flags and notes as personality `p`'s release gives them
+/// (`key_specs.rs`), when it has as many specs as Tumbler's.
+fn key_specs_in(p: &Personality, c: &CommandSpec) -> Vec<Reply> {
+    let specs = key_specs(c);
+    let Some(exact) = key_specs::key_spec_flags_in(p, &c.full_name()) else {
+        return specs;
+    };
+    if exact.len() != specs.len() {
+        return specs;
+    }
+    specs
+        .into_iter()
+        .zip(exact)
+        .map(|(spec, (flags, notes))| {
+            let Reply::Map(fields) = spec else {
+                return spec;
+            };
+            let mut out = Vec::with_capacity(fields.len() + 1);
+            if !notes.is_empty() {
+                out.push((Reply::bulk_str("notes"), Reply::bulk_str(notes)));
+            }
+            for (k, v) in fields {
+                if k == Reply::bulk_str("flags") {
+                    let f = flags.iter().map(|f| Reply::simple(f)).collect();
+                    out.push((k, Reply::Set(f)));
+                } else {
+                    out.push((k, v));
+                }
+            }
+            Reply::Map(out)
+        })
+        .collect()
 }
 
 fn key_specs(c: &CommandSpec) -> Vec<Reply> {
