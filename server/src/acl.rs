@@ -367,11 +367,12 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
                         {
                             continue;
                         }
-                        if spec.acl_mask() & bit != 0 {
+                        let p = &shared.personality;
+                        if spec.acl_mask_in(p) & bit != 0 {
                             names.push(spec.full_name());
                         }
                         for s in spec.subcommands {
-                            if s.acl_mask() & bit != 0 && shared.personality.has(s.avail) {
+                            if s.acl_mask_in(p) & bit != 0 && p.has(s.avail) {
                                 names.push(s.full_name());
                             }
                         }
@@ -458,7 +459,7 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
         }
         "load" => {
             let Some(path) = acl_file_path(&shared) else {
-                return Reply::err(NO_ACL_FILE);
+                return Reply::err(no_acl_file(&shared));
             };
             let lines = match read_acl_file(&path) {
                 Ok(l) => l,
@@ -482,7 +483,7 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
         }
         "save" => {
             let Some(path) = acl_file_path(&shared) else {
-                return Reply::err(NO_ACL_FILE);
+                return Reply::err(no_acl_file(&shared));
             };
             let mut text = String::new();
             for u in acl.users.read().values() {
@@ -501,6 +502,15 @@ pub fn command(c: &mut Conn, spec: &CommandSpec, a: &[Bytes]) -> Reply {
         }
         "help" => Reply::Array(HELP.iter().map(|l| Reply::simple(l)).collect()),
         _ => error::unknown_subcommand("acl", spec.name.as_bytes()),
+    }
+}
+
+/// [`NO_ACL_FILE`], or Valkey's wording of it.
+fn no_acl_file(shared: &crate::state::Shared) -> &'static str {
+    if shared.personality.is_valkey() {
+        "ERR This instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a configuration file set) in order to store users in the configuration."
+    } else {
+        NO_ACL_FILE
     }
 }
 

@@ -7,7 +7,8 @@
 //! answers exactly as for an unknown command and hides them from COMMAND, as for
 //! `TUMBLER.TIME`.
 
-use crate::engine::spec::{flag::*, CommandSpec, Exec, BASE};
+use crate::engine::spec::{flag::*, since, CommandSpec, Exec, BASE};
+use crate::personality::Since;
 
 /// Container names, as COMMAND shows them.
 pub const NODE: &str = "tumbler.node";
@@ -48,6 +49,19 @@ const fn top(name: &'static str, arity: i32, flags: u32, summary: &'static str) 
 }
 
 pub static CLUSTER_SUBS: &[CommandSpec] = &[
+    since(
+        Since::redis(702),
+        CommandSpec {
+            since: "7.2.0",
+            ..sub(
+                "cluster",
+                "myshardid",
+                2,
+                STALE,
+                "Returns the shard ID of a node.",
+            )
+        },
+    ),
     sub(
         "cluster",
         "slots",

@@ -379,6 +379,7 @@ fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 /// HSCAN key cursor [MATCH p] [COUNT n]. A small (listpack) hash is returned whole with
 /// cursor 0, as Redis does.
 fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let p = ctx.eng.config.personality;
     if let Err(e) = crate::commands::keys::parse_cursor(&a[2]) {
         return e;
     }
@@ -388,7 +389,7 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => return crate::commands::keys::scan_reply(0, vec![]),
         Err(e) => return e,
     };
-    let args = match crate::commands::keys::parse_scan(a, 2, false) {
+    let args = match crate::commands::keys::parse_scan(&p, "hscan", a, 2) {
         Ok(s) => s,
         Err(e) => return e,
     };
@@ -407,6 +408,10 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             if !crate::glob::matches(p, &f, false) {
                 continue;
             }
+        }
+        if args.no_values {
+            out.push(Reply::Bulk(f));
+            continue;
         }
         let v = h.get_bytes(&f).unwrap_or_default();
         out.push(Reply::Bulk(f));

@@ -8,6 +8,7 @@ use crate::engine::spec::{flag::*, with_acl, CommandSpec, Ctx, Exec, Keys, BASE,
 use crate::error;
 use crate::glob;
 use crate::num::parse_i64;
+use crate::personality::{Personality, Since};
 use crate::reply::Reply;
 use crate::storage::notify;
 use crate::storage::value::{Obj, Value};
@@ -437,15 +438,43 @@ pub struct ScanArgs {
     pub pattern: Option<Bytes>,
     pub count: usize,
     pub type_: Option<Bytes>,
+    /// HSCAN's NOVALUES.
+    pub no_values: bool,
 }
 
-/// Parses `cursor [MATCH p] [COUNT n] [TYPE t]` starting at `a[at]`.
-pub fn parse_scan(a: &[Bytes], at: usize, allow_type: bool) -> Result<ScanArgs, Reply> {
+/// HSCAN's NOVALUES (Redis 7.4, Valkey 8.0).
+pub const SCAN_NOVALUES: Since = Since::both(704, 800);
+/// ZSCAN's NOSCORES (Valkey 8.0).
+pub const SCAN_NOSCORES: Since = Since::valkey(800);
+
+/// Whether `opt` is the flag of scan command `cmd` ("hscan" NOVALUES, "zscan" NOSCORES)
+/// in personality `p`; the other commands refuse it with the error naming its command.
+pub fn scan_flag(p: &Personality, cmd: &str, opt: &[u8]) -> Result<bool, Reply> {
+    if p.has(SCAN_NOVALUES) && opt.eq_ignore_ascii_case(b"novalues") {
+        return match cmd {
+            "hscan" => Ok(true),
+            _ => Err(Reply::err("ERR NOVALUES option can only be used in HSCAN")),
+        };
+    }
+    if p.has(SCAN_NOSCORES) && opt.eq_ignore_ascii_case(b"noscores") {
+        return match cmd {
+            "zscan" => Ok(true),
+            _ => Err(Reply::err("ERR NOSCORES option can only be used in ZSCAN")),
+        };
+    }
+    Ok(false)
+}
+
+/// Parses `cursor [MATCH p] [COUNT n] [TYPE t]` (TYPE for SCAN, NOVALUES for HSCAN)
+/// starting at `a[at]`, for scan command `cmd` in personality `p`.
+pub fn parse_scan(p: &Personality, cmd: &str, a: &[Bytes], at: usize) -> Result<ScanArgs, Reply> {
+    let allow_type = cmd == "scan";
     let mut s = ScanArgs {
         cursor: parse_cursor(&a[at])?,
         pattern: None,
         count: 10,
         type_: None,
+        no_values: false,
     };
     let mut i = at + 1;
     while i < a.len() {
@@ -462,6 +491,10 @@ pub fn parse_scan(a: &[Bytes], at: usize, allow_type: bool) -> Result<ScanArgs, 
             s.pattern = (p.as_ref() != b"*").then_some(p);
         } else if allow_type && opt.eq_ignore_ascii_case(b"type") && has_value {
             s.type_ = Some(a[i + 1].clone());
+        } else if scan_flag(p, cmd, opt)? {
+            s.no_values = true;
+            i += 1;
+            continue;
         } else {
             return Err(error::syntax());
         }
@@ -479,7 +512,8 @@ pub fn scan_reply(cursor: u64, items: Vec<Reply>) -> Reply {
 }
 
 fn scan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let args = match parse_scan(a, 1, true) {
+    let p = ctx.eng.config.personality;
+    let args = match parse_scan(&p, "scan", a, 1) {
         Ok(s) => s,
         Err(e) => return e,
     };

@@ -15,6 +15,7 @@ use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
 use crate::engine::BlockRequest;
 use crate::error::{self, *};
 use crate::num::parse_i64;
+use crate::personality::Since;
 use crate::reply::Reply;
 use crate::storage::notify;
 use crate::storage::value::{kept, Obj, Value};
@@ -478,7 +479,13 @@ fn lpos(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             j += 1;
             match parse_i64(&a[j]) {
                 None => return error::not_integer(),
-                // Redis negates the rank; LONG_MIN stays negative and matches at once.
+                // Redis 7.2 refuses LONG_MIN; 7.0 negated it, which left it negative (it
+                // then matched at once).
+                Some(i64::MIN) if ctx.eng.config.personality.has(Since::redis(702)) => {
+                    return Reply::err(
+                        "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+                    )
+                }
                 Some(i64::MIN) => rank = -1,
                 Some(0) => return Reply::err(
                     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",

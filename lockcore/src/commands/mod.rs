@@ -13,17 +13,20 @@ pub mod cluster_cmds;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
+pub mod key_specs;
 pub mod keys;
 pub mod lists;
 pub mod pubsub;
 pub mod scripting_cmds;
 pub mod server_cmds;
 pub mod sets;
+pub mod since;
 pub mod slowlog_cmds;
 pub mod sort;
 pub mod stream_groups;
 pub mod streams;
 pub mod strings;
+pub mod tips;
 pub mod tumbler_cmds;
 pub mod vsets;
 pub mod zsets;
@@ -245,10 +248,9 @@ pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
         return module_info_reply(p, c);
     }
     let (first, last, step) = c.legacy_key_range();
-    let flags = flag::NAMES
-        .iter()
-        .filter(|(f, _)| c.flags & f != 0)
-        .map(|(_, n)| Reply::Simple((*n).into()))
+    let flags = c
+        .flag_names_in(p)
+        .map(|n| Reply::Simple(n.into()))
         .chain(
             // Redis 7.0 gives SORT_RO a getkeys procedure, which makes it movablekeys.
             (matches!(
@@ -264,7 +266,7 @@ pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
         )
         .collect();
     let acl = c
-        .acl_categories()
+        .acl_categories_in(p)
         .map(|a| Reply::Simple(format!("@{a}").into()))
         .collect();
     Reply::Array(vec![
@@ -275,8 +277,12 @@ pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
         Reply::Int(last),
         Reply::Int(step),
         Reply::Set(acl),
-        Reply::Array(vec![]),
-        Reply::Array(key_specs(c)),
+        Reply::Array(
+            tips::tips_in(p, &c.full_name())
+                .map(Reply::bulk_str)
+                .collect(),
+        ),
+        Reply::Array(key_specs_in(p, c)),
         Reply::Array(
             c.subcommands
                 .iter()
@@ -285,6 +291,40 @@ pub fn info_reply(p: &Personality, c: &CommandSpec) -> Reply {
                 .collect(),
         ),
     ])
+}
+
+/// [`key_specs`] with each spec's flags and notes as personality `p`'s release gives them
+/// (`key_specs.rs`), when it has as many specs as Tumbler's.
+fn key_specs_in(p: &Personality, c: &CommandSpec) -> Vec<Reply> {
+    let specs = key_specs(c);
+    let Some(exact) = key_specs::key_spec_flags_in(p, &c.full_name()) else {
+        return specs;
+    };
+    if exact.len() != specs.len() {
+        return specs;
+    }
+    specs
+        .into_iter()
+        .zip(exact)
+        .map(|(spec, (flags, notes))| {
+            let Reply::Map(fields) = spec else {
+                return spec;
+            };
+            let mut out = Vec::with_capacity(fields.len() + 1);
+            if !notes.is_empty() {
+                out.push((Reply::bulk_str("notes"), Reply::bulk_str(notes)));
+            }
+            for (k, v) in fields {
+                if k == Reply::bulk_str("flags") {
+                    let f = flags.iter().map(|f| Reply::simple(f)).collect();
+                    out.push((k, Reply::Set(f)));
+                } else {
+                    out.push((k, v));
+                }
+            }
+            Reply::Map(out)
+        })
+        .collect()
 }
 
 fn key_specs(c: &CommandSpec) -> Vec<Reply> {
@@ -435,7 +475,10 @@ pub fn docs_reply(p: &Personality, c: &CommandSpec) -> Reply {
     }
     let mut fields = vec![
         (Reply::bulk_str("summary"), Reply::bulk_str(c.summary)),
-        (Reply::bulk_str("since"), Reply::bulk_str(c.since)),
+        (
+            Reply::bulk_str("since"),
+            Reply::bulk_str(since::since_in(p, &c.full_name(), c.since)),
+        ),
         (Reply::bulk_str("group"), Reply::bulk_str(c.group)),
     ];
     if !c.subcommands.is_empty() {

@@ -1,7 +1,8 @@
 //! Command table entries for Lua scripting (EVAL family and SCRIPT). The server runs them
 //! (`server/src/scripting`): they need the Lua state, which lives next to the engine.
 
-use crate::engine::spec::{flag::*, CommandSpec, Exec, Keys, BASE};
+use crate::engine::spec::{flag::*, since, CommandSpec, Exec, Keys, BASE};
+use crate::personality::Since;
 
 /// EVAL-style key spec: `numkeys` at argument 2, keys right after it.
 const EVAL_KEYS: Keys = Keys::NumKeys {
@@ -44,6 +45,15 @@ pub static SCRIPT_SUBS: &[CommandSpec] = &[
     sub("help", 2, LOADING | STALE),
     sub("flush", -2, NOSCRIPT | CORE),
     sub("load", 3, NOSCRIPT | STALE | CORE),
+    // Valkey 8.0: a cached script's body by SHA1.
+    since(
+        Since::valkey(800),
+        CommandSpec {
+            since: "8.0.0",
+            summary: "Show server-side Lua script in the script cache.",
+            ..sub("show", 3, NOSCRIPT | STALE | CORE)
+        },
+    ),
     // Tumbler's own (docs/scripting.md): which path a script takes, and the switch.
     sub("plan", 3, NOSCRIPT | CORE),
     sub("plans", -2, NOSCRIPT | CORE),

@@ -144,6 +144,19 @@ pub static CLIENT_SUBS: &[CommandSpec] = &[
         ),
     ),
     with_acl(CONN_ACL, sub("client", "help", 2, LOADING | STALE)),
+    // Valkey 8.0: the client's capabilities (REDIRECT: it follows -REDIRECT replies).
+    since(
+        Since::valkey(800),
+        with_acl(
+            CONN_ACL,
+            sub(
+                "client",
+                "capa",
+                -3,
+                NOSCRIPT | LOADING | STALE | ALLOW_BUSY,
+            ),
+        ),
+    ),
 ];
 
 pub static CONFIG_SUBS: &[CommandSpec] = &[
@@ -391,13 +404,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         ..BASE
     },
     with_acl(CONN_ACL, srv("ping", -1, FAST, CONN)),
-    with_acl(CONN_ACL, srv("echo", 2, FAST, CONN)),
+    with_acl(CONN_ACL, srv("echo", 2, FAST | LOADING | STALE, CONN)),
     with_acl(
         CONN_ACL,
         srv(
             "quit",
             -1,
-            ALLOW_BUSY | NO_AUTH | LOADING | STALE | FAST,
+            ALLOW_BUSY | NO_AUTH | LOADING | STALE | FAST | NOSCRIPT,
             CONN,
         ),
     ),
@@ -489,7 +502,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         eng("swapdb", 3, WRITE | FAST, SERVER, swapdb),
     ),
     with_acl(CONN_ACL, srv("wait", 3, NOSCRIPT, "generic")),
-    since(Since::redis(702), srv("waitaof", 4, NOSCRIPT, "generic")),
+    since(
+        Since::redis(702),
+        with_acl(CONN_ACL, srv("waitaof", 4, NOSCRIPT, "generic")),
+    ),
     srv(
         "shutdown",
         -1,
@@ -744,4 +760,38 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn lastsave(ctx: &mut Ctx, _: &[Bytes]) -> Reply {
     Reply::Int(ctx.eng.persist.last_save)
+}
+
+/// WAIT numreplicas timeout: no replicas to wait for.
+pub fn wait(a: &[Bytes]) -> Reply {
+    match (parse_i64(&a[1]), parse_i64(&a[2])) {
+        (Some(_), Some(t)) if t >= 0 => Reply::Int(0),
+        (Some(_), Some(_)) => Reply::err(error::TIMEOUT_NEGATIVE),
+        _ => error::not_integer(),
+    }
+}
+
+/// WAITAOF numlocal numreplicas timeout: no AOF and no replicas.
+pub fn waitaof(a: &[Bytes]) -> Reply {
+    let numlocal = match parse_i64(&a[1]) {
+        Some(n @ 0..=1) => n,
+        Some(_) => return Reply::err("ERR value is out of range, value must between 0 and 1"),
+        None => return error::not_integer(),
+    };
+    match parse_i64(&a[2]) {
+        Some(n) if n >= 0 => {}
+        Some(_) => return Reply::err(error::NOT_POSITIVE),
+        None => return error::not_integer(),
+    }
+    match parse_i64(&a[3]) {
+        Some(t) if t >= 0 => {}
+        Some(_) => return Reply::err(error::TIMEOUT_NEGATIVE),
+        None => return Reply::err("ERR timeout is not an integer or out of range"),
+    }
+    if numlocal != 0 {
+        return Reply::err(
+            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
+        );
+    }
+    Reply::Array(vec![Reply::Int(0), Reply::Int(0)])
 }

@@ -274,6 +274,7 @@ fn spop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// SSCAN: an intset comes back whole with cursor 0, as in Redis.
 fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let p = ctx.eng.config.personality;
     if let Err(e) = crate::commands::keys::parse_cursor(&a[2]) {
         return e;
     }
@@ -283,7 +284,7 @@ fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => return crate::commands::keys::scan_reply(0, vec![]),
         Err(e) => return e,
     };
-    let args = match crate::commands::keys::parse_scan(a, 2, false) {
+    let args = match crate::commands::keys::parse_scan(&p, "sscan", a, 2) {
         Ok(s) => s,
         Err(e) => return e,
     };

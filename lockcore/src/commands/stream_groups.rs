@@ -161,6 +161,9 @@ fn xreadgroup(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// `XREAD [COUNT n] [BLOCK ms] STREAMS key... id...` and
 /// `XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...`
+/// XREAD's `+` ID, the last entry (Redis 7.4, Valkey 8.0).
+const XREAD_LAST: crate::personality::Since = crate::personality::Since::both(704, 800);
+
 fn xread_generic(ctx: &mut Ctx, a: &[Bytes], grouped: bool) -> Reply {
     let name = if grouped { "xreadgroup" } else { "xread" };
     let retry = retrying(ctx);
@@ -255,7 +258,7 @@ fn xread_generic(ctx: &mut Ctx, a: &[Bytes], grouped: bool) -> Reply {
                         }
                     }
                 }
-                s.map(|s| s.last_id)
+                s.map(|s| (s.last_id, s.last_valid_id()))
             }
             // A blocked XREAD whose key changed type keeps waiting; XREADGROUP fails.
             Err(_) if retry && !grouped => None,
@@ -268,7 +271,17 @@ fn xread_generic(ctx: &mut Ctx, a: &[Bytes], grouped: bool) -> Reply {
                     "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.",
                 );
             }
-            ids.push(last.unwrap_or((0, 0)));
+            ids.push(last.map_or((0, 0), |l| l.0));
+            rewritten = true;
+        } else if arg.as_ref() == b"+" && ctx.eng.config.personality.has(XREAD_LAST) {
+            // Redis 7.4 / Valkey 8.0: the stream's last entry.
+            if grouped {
+                return Reply::err(
+                    "ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just return an empty result set.",
+                );
+            }
+            let last = last.map_or((0, 0), |l| l.1);
+            ids.push(crate::commands::streams::decr_id(last).unwrap_or((0, 0)));
             rewritten = true;
         } else if arg.as_ref() == b">" {
             if !grouped {
@@ -398,6 +411,9 @@ fn deliver_new(
     let start = (Bound::Excluded(g.last_id), Bound::Unbounded);
     let mut out = Vec::new();
     for (id, fields) in s.entries.range(start).take(limit) {
+        if let Some(c) = g.consumers.get_mut(consumer) {
+            c.active_time = Some(now);
+        }
         s.advance_group(g, *id);
         out.push(entry_reply(*id, fields));
         if !noack {
@@ -792,7 +808,7 @@ fn xpending(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 /// Gives the pending entry `id` to `consumer` (creating the consumer if needed).
 fn claim(g: &mut Group, id: StreamId, consumer: &Bytes, now: i64, made: &mut bool) {
-    consumer_for(g, consumer, now, made);
+    consumer_for(g, consumer, now, made).active_time = Some(now);
     let old = g.pel[&id].consumer.clone();
     if old != *consumer {
         if let Some(c) = g.consumers.get_mut(&old) {
@@ -899,7 +915,7 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
                 continue;
             }
             // FORCE: a PEL entry is created for the claiming consumer.
-            consumer_for(&mut g, consumer, now, &mut made);
+            consumer_for(&mut g, consumer, now, &mut made).active_time = Some(now);
             g.pel.insert(
                 id,
                 Nack {

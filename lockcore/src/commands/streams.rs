@@ -157,7 +157,7 @@ pub fn incr_id(id: StreamId) -> Option<StreamId> {
     }
 }
 
-fn decr_id(id: StreamId) -> Option<StreamId> {
+pub(crate) fn decr_id(id: StreamId) -> Option<StreamId> {
     match id {
         (ms, 0) => ms.checked_sub(1).map(|m| (m, u64::MAX)),
         (ms, seq) => Some((ms, seq - 1)),
@@ -632,6 +632,11 @@ fn rax_nodes(s: &StreamValue) -> i64 {
 }
 
 fn xinfo_stream(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let active_fields = ctx
+        .eng
+        .config
+        .personality
+        .has(crate::personality::Since::redis(702));
     let mut full = false;
     let mut count: usize = 10;
     if a.len() > 3 {
@@ -720,12 +725,17 @@ fn xinfo_stream(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
                             ])
                         })
                         .collect();
-                    pairs(vec![
+                    let mut v = vec![
                         ("name", Reply::Bulk(cname.clone())),
                         ("seen-time", Reply::Int(c.seen_time)),
-                        ("pel-count", Reply::Int(c.pel.len() as i64)),
-                        ("pending", Reply::Array(cp)),
-                    ])
+                    ];
+                    // Redis 7.2 (and every Valkey).
+                    if active_fields {
+                        v.push(("active-time", Reply::Int(c.active_time.unwrap_or(-1))));
+                    }
+                    v.push(("pel-count", Reply::Int(c.pel.len() as i64)));
+                    v.push(("pending", Reply::Array(cp)));
+                    pairs(v)
                 })
                 .collect();
             let _ = now;
@@ -774,6 +784,11 @@ fn xinfo_groups(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn xinfo_consumers(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let active_fields = ctx
+        .eng
+        .config
+        .personality
+        .has(crate::personality::Since::redis(702));
     let now = ctx.now();
     let s = match get_stream(ctx, &a[2]) {
         Ok(Some(s)) => s,
@@ -791,11 +806,19 @@ fn xinfo_consumers(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         g.consumers
             .iter()
             .map(|(name, c)| {
-                pairs(vec![
+                let mut v = vec![
                     ("name", Reply::Bulk(name.clone())),
                     ("pending", Reply::Int(c.pel.len() as i64)),
                     ("idle", Reply::Int((now - c.seen_time).max(0))),
-                ])
+                ];
+                // Redis 7.2 (and every Valkey): since the last read or claim, -1 if none.
+                if active_fields {
+                    v.push((
+                        "inactive",
+                        Reply::Int(c.active_time.map_or(-1, |t| (now - t).max(0))),
+                    ));
+                }
+                pairs(v)
             })
             .collect(),
     )

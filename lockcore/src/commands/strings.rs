@@ -2,12 +2,13 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::engine::spec::{flag::*, with_acl, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, since, with_acl, CommandSpec, Ctx, Keys, KEY1};
 use crate::engine::store;
 use crate::error::{self, *};
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
 };
+use crate::personality::Since;
 use crate::reply::Reply;
 use crate::storage::notify;
 use crate::storage::value::Value;
@@ -31,6 +32,11 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("psetex", 4, WRITE | DENYOOM, KEY1, psetex),
     cmd("getset", 3, WRITE | DENYOOM | FAST, KEY1, getset),
     cmd("getdel", 2, WRITE | FAST, KEY1, getdel),
+    // Valkey 9.0's compare-and-delete.
+    since(
+        Since::valkey(900),
+        cmd("delifeq", 3, WRITE | FAST, KEY1, delifeq),
+    ),
     cmd("getex", -2, WRITE | FAST, KEY1, getex),
     cmd(
         "mget",
@@ -64,6 +70,20 @@ pub static COMMANDS: &[CommandSpec] = &[
             step: 2,
         },
         msetnx,
+    ),
+    // Valkey 9.1: MSET with NX/XX and one expiry for every key.
+    since(
+        Since::valkey(901),
+        cmd(
+            "msetex",
+            -4,
+            WRITE | DENYOOM,
+            Keys::NumKeys {
+                numkeys_at: 1,
+                step: 2,
+            },
+            msetex,
+        ),
     ),
     cmd("incr", 2, WRITE | DENYOOM | FAST, KEY1, incr),
     cmd("decr", 2, WRITE | DENYOOM | FAST, KEY1, decr),
@@ -132,12 +152,19 @@ enum Cond {
     Always,
     Nx,
     Xx,
+    /// Valkey 8.1's `IFEQ value`: only if the key holds this string.
+    IfEq,
 }
 
-struct SetArgs {
+/// SET's IFEQ option (Valkey 8.1).
+const SET_IFEQ: Since = Since::valkey(801);
+
+struct SetArgs<'a> {
     cond: Cond,
     ttl: Ttl,
     get: bool,
+    /// IFEQ's comparison value.
+    ifeq: Option<&'a Bytes>,
 }
 
 /// Parses an expire amount in `unit_ms` (1000 for seconds) relative to now, or absolute.
@@ -158,37 +185,48 @@ fn expire_at(ctx: &Ctx, cmd: &str, v: &[u8], unit_ms: i64, absolute: bool) -> Re
     }
 }
 
-fn parse_set(ctx: &Ctx, a: &[Bytes]) -> Result<SetArgs, Reply> {
+fn parse_set<'a>(ctx: &Ctx, a: &'a [Bytes]) -> Result<SetArgs<'a>, Reply> {
     let mut s = SetArgs {
         cond: Cond::Always,
         ttl: Ttl::None,
         get: false,
+        ifeq: None,
     };
+    let ifeq_ok = ctx.eng.config.personality.has(SET_IFEQ);
     let mut i = 3;
-    let mut have_ttl = false;
+    // Which of EX, PX, EXAT, PXAT and KEEPTTL was given: Redis accepts the same one again
+    // (the last value counts) but not two different ones.
+    let mut ttl_opt: Option<&'static [u8]> = None;
     // Redis checks the whole syntax before the expire value (`SET k v EX 0 junk` is a
     // syntax error), so the value is only remembered here.
     let mut expire: Option<(&Bytes, i64, bool)> = None;
     while i < a.len() {
         let opt = a[i].to_ascii_uppercase();
         let next = a.get(i + 1);
+        let ttl_free = ttl_opt.is_none_or(|o| o == opt.as_slice());
         match opt.as_slice() {
-            b"NX" if s.cond != Cond::Xx => s.cond = Cond::Nx,
-            b"XX" if s.cond != Cond::Nx => s.cond = Cond::Xx,
-            b"GET" => s.get = true,
-            b"KEEPTTL" if !have_ttl => {
-                s.ttl = Ttl::Keep;
-                have_ttl = true;
+            b"NX" if !matches!(s.cond, Cond::Xx | Cond::IfEq) => s.cond = Cond::Nx,
+            b"XX" if !matches!(s.cond, Cond::Nx | Cond::IfEq) => s.cond = Cond::Xx,
+            // IFEQ excludes NX, XX and a second IFEQ (Valkey: syntax error).
+            b"IFEQ" if ifeq_ok && s.cond == Cond::Always && next.is_some() => {
+                s.cond = Cond::IfEq;
+                s.ifeq = next;
+                i += 1;
             }
-            b"EX" | b"PX" | b"EXAT" | b"PXAT" if !have_ttl && next.is_some() => {
-                let (unit, abs) = match opt.as_slice() {
-                    b"EX" => (1000, false),
-                    b"PX" => (1, false),
-                    b"EXAT" => (1000, true),
-                    _ => (1, true),
+            b"GET" => s.get = true,
+            b"KEEPTTL" if ttl_free => {
+                s.ttl = Ttl::Keep;
+                ttl_opt = Some(b"KEEPTTL");
+            }
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" if ttl_free && next.is_some() => {
+                let (unit, abs, name): (i64, bool, &'static [u8]) = match opt.as_slice() {
+                    b"EX" => (1000, false, b"EX"),
+                    b"PX" => (1, false, b"PX"),
+                    b"EXAT" => (1000, true, b"EXAT"),
+                    _ => (1, true, b"PXAT"),
                 };
                 expire = Some((next.unwrap(), unit, abs));
-                have_ttl = true;
+                ttl_opt = Some(name);
                 i += 1;
             }
             _ => return Err(error::syntax()),
@@ -203,6 +241,15 @@ fn parse_set(ctx: &Ctx, a: &[Bytes]) -> Result<SetArgs, Reply> {
 
 /// The core of SET: applies the condition, stores, replies per GET.
 fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply {
+    // IFEQ checks the key's type first, with or without GET (Valkey: WRONGTYPE).
+    let current = if args.cond == Cond::IfEq {
+        match get_string_for_write(ctx, key) {
+            Ok(v) => v,
+            Err(e) => return e,
+        }
+    } else {
+        None
+    };
     let old = if args.get {
         match get_string(ctx, key) {
             Ok(v) => Some(v),
@@ -215,6 +262,7 @@ fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply 
     let blocked = match args.cond {
         Cond::Nx => exists,
         Cond::Xx => !exists,
+        Cond::IfEq => current.as_ref() != args.ifeq,
         Cond::Always => false,
     };
     if ctx.eng.lockdep.is_some() && args.cond == Cond::Nx && matches!(args.ttl, Ttl::At(_)) {
@@ -270,6 +318,7 @@ fn setnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         cond: Cond::Nx,
         ttl: Ttl::None,
         get: false,
+        ifeq: None,
     };
     match set_generic(ctx, &a[1], &a[2], args) {
         Reply::Null => Reply::Int(0),
@@ -287,6 +336,7 @@ fn setex_generic(ctx: &mut Ctx, a: &[Bytes], cmd: &str, unit: i64) -> Reply {
         cond: Cond::Always,
         ttl: Ttl::At(at),
         get: false,
+        ifeq: None,
     };
     set_generic(ctx, &a[1], &a[3], args)
 }
@@ -304,6 +354,7 @@ fn getset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         cond: Cond::Always,
         ttl: Ttl::None,
         get: true,
+        ifeq: None,
     };
     set_generic(ctx, &a[1], &a[2], args)
 }
@@ -316,6 +367,20 @@ fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             Reply::Bulk(v)
         }
         Ok(None) => Reply::Null,
+        Err(e) => e,
+    }
+}
+
+/// DELIFEQ key value (Valkey 9.0): deletes the key if it holds exactly `value`; 1 if it
+/// did, 0 otherwise, WRONGTYPE for a key that is not a string.
+fn delifeq(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    match get_string_for_write(ctx, &a[1]) {
+        Ok(Some(v)) if v == a[2] => {
+            let db = ctx.dbi();
+            crate::engine::delete_key(ctx.eng, db, &a[1]);
+            Reply::Int(1)
+        }
+        Ok(_) => Reply::Int(0),
         Err(e) => e,
     }
 }
@@ -412,6 +477,79 @@ fn msetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::Int(0);
     }
     mset(ctx, a);
+    Reply::Int(1)
+}
+
+/// MSETEX numkeys key value [key value ...] [NX | XX] [EX s | PX ms | EXAT t | PXAT t |
+/// KEEPTTL] (Valkey 9.1): sets every pair, all or none under NX/XX; 1 if set, 0 if not.
+fn msetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let n = match parse_i64(&a[1]) {
+        Some(n) if n > 0 && n <= (i32::MAX / 2) as i64 => n as usize,
+        _ => return Reply::err("ERR invalid numkeys value or out of range"),
+    };
+    let opts_at = 2 + 2 * n;
+    if opts_at > a.len() {
+        return error::syntax();
+    }
+    let mut cond = Cond::Always;
+    let mut ttl_opt: Option<&'static [u8]> = None;
+    let mut keep = false;
+    let mut expire: Option<(&Bytes, i64, bool)> = None;
+    let mut i = opts_at;
+    while i < a.len() {
+        let opt = a[i].to_ascii_uppercase();
+        let ttl_free = ttl_opt.is_none_or(|o| o == opt.as_slice());
+        match opt.as_slice() {
+            b"NX" if cond != Cond::Xx => cond = Cond::Nx,
+            b"XX" if cond != Cond::Nx => cond = Cond::Xx,
+            b"KEEPTTL" if ttl_free => {
+                keep = true;
+                ttl_opt = Some(b"KEEPTTL");
+            }
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" if ttl_free && i + 1 < a.len() => {
+                let (unit, abs, name): (i64, bool, &'static [u8]) = match opt.as_slice() {
+                    b"EX" => (1000, false, b"EX"),
+                    b"PX" => (1, false, b"PX"),
+                    b"EXAT" => (1000, true, b"EXAT"),
+                    _ => (1, true, b"PXAT"),
+                };
+                expire = Some((&a[i + 1], unit, abs));
+                ttl_opt = Some(name);
+                i += 1;
+            }
+            _ => return error::syntax(),
+        }
+        i += 1;
+    }
+    let at = match expire {
+        Some((arg, unit, abs)) => match expire_at(ctx, "msetex", arg, unit, abs) {
+            Ok(t) => Some(t),
+            Err(e) => return e,
+        },
+        None => None,
+    };
+    let pairs = &a[2..opts_at];
+    let blocked = match cond {
+        Cond::Nx => pairs.chunks(2).any(|kv| ctx.exists(&kv[0])),
+        Cond::Xx => pairs.chunks(2).any(|kv| !ctx.exists(&kv[0])),
+        _ => false,
+    };
+    if blocked {
+        return Reply::Int(0);
+    }
+    for kv in pairs.chunks(2) {
+        let args = SetArgs {
+            cond: Cond::Always,
+            ttl: match (keep, at) {
+                (true, _) => Ttl::Keep,
+                (false, Some(t)) => Ttl::At(t),
+                (false, None) => Ttl::None,
+            },
+            get: false,
+            ifeq: None,
+        };
+        set_generic(ctx, &kv[0], &kv[1], args);
+    }
     Reply::Int(1)
 }
 

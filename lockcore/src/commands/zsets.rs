@@ -1155,6 +1155,8 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     };
     let mut pattern: Option<Bytes> = None;
     let mut count = 10usize;
+    let mut no_scores = false;
+    let personality = ctx.eng.config.personality;
     let mut j = 3;
     while j < a.len() {
         let more = a.len() - j - 1;
@@ -1169,7 +1171,14 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             pattern = Some(a[j + 1].clone());
             j += 2;
         } else {
-            return error::syntax();
+            match crate::commands::keys::scan_flag(&personality, "zscan", &a[j]) {
+                Ok(true) => {
+                    no_scores = true;
+                    j += 1;
+                }
+                Ok(false) => return error::syntax(),
+                Err(e) => return e,
+            }
         }
     }
     let hasher = ctx.eng.scan_hasher.clone();
@@ -1196,7 +1205,9 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         }
         let s = z.score(&m).unwrap_or(0.0);
         out.push(Reply::Bulk(m));
-        out.push(Reply::Bulk(Bytes::from(fmt.d2string(s))));
+        if !no_scores {
+            out.push(Reply::Bulk(Bytes::from(fmt.d2string(s))));
+        }
     }
     Reply::Array(vec![
         Reply::Bulk(Bytes::from(next.to_string())),

@@ -35,6 +35,9 @@ pub mod flag {
     /// under the keyspace lock, which the connection takes before it runs.
     pub const CORE: u32 = 1 << 19;
 
+    /// The flags COMMAND INFO shows (never `may_replicate`, which Redis keeps to itself),
+    /// in its order. Valkey 8.1 calls `skip_slowlog` `skip_commandlog`
+    /// ([`super::CommandSpec::flag_names_in`]).
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
@@ -49,7 +52,6 @@ pub mod flag {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (MAY_REPLICATE, "may_replicate"),
         (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
@@ -158,7 +160,71 @@ impl CommandSpec {
         {
             return 3;
         }
+        // Redis 7.0: COMMAND GETKEYS needed a command with an argument.
+        if !p.has(Since::redis(702))
+            && self.parent == "command"
+            && matches!(self.name, "getkeys" | "getkeysandflags")
+        {
+            return -4;
+        }
+        // Valkey 9.1: SCRIPT DEBUG takes an engine name too.
+        if p.has(Since::valkey(901)) && self.parent == "script" && self.name == "debug" {
+            return -3;
+        }
         self.arity
+    }
+
+    /// The flags personality `p` gives the command: Redis 7.2 let the blocking list and
+    /// sorted-set pops run in scripts (they do not block there), 7.4 (Valkey 8.0) WAIT and
+    /// WAITAOF, which became `blocking`.
+    pub fn flags_in(&self, p: &Personality) -> u32 {
+        let mut f = self.flags;
+        if p.has(Since::valkey(800)) {
+            f |= match (self.parent, self.name) {
+                (
+                    "client",
+                    "caching" | "getname" | "getredir" | "id" | "no-evict" | "no-touch" | "setinfo"
+                    | "setname",
+                )
+                | ("", "select") => flag::ALLOW_BUSY,
+                ("client", "reply") => flag::ALLOW_BUSY | flag::NO_MULTI,
+                ("", "multi" | "watch") => flag::NO_MULTI,
+                ("memory", "malloc-stats" | "purge") => flag::LOADING,
+                ("script", "exists" | "flush") => flag::STALE,
+                _ => 0,
+            };
+        }
+        if !self.parent.is_empty() {
+            return f;
+        }
+        if p.has(Since::redis(702))
+            && matches!(
+                self.name,
+                "blmove" | "blpop" | "brpop" | "brpoplpush" | "bzpopmax" | "bzpopmin"
+            )
+        {
+            f &= !flag::NOSCRIPT;
+        }
+        if p.has(Since::both(704, 800)) && matches!(self.name, "wait" | "waitaof") {
+            f = (f & !flag::NOSCRIPT) | flag::BLOCKING;
+        }
+        f
+    }
+
+    /// The names of [`CommandSpec::flags_in`] as COMMAND INFO lists them.
+    pub fn flag_names_in(&self, p: &Personality) -> impl Iterator<Item = &'static str> {
+        let f = self.flags_in(p);
+        let valkey_log = p.has(Since::valkey(801));
+        flag::NAMES
+            .iter()
+            .filter(move |(b, _)| f & b != 0)
+            .map(move |&(b, n)| {
+                if b == flag::SKIP_SLOWLOG && valkey_log {
+                    "skip_commandlog"
+                } else {
+                    n
+                }
+            })
     }
 
     pub fn arity_ok(&self, argc: usize) -> bool {
@@ -353,6 +419,15 @@ pub fn acl_category_bit(name: &[u8]) -> Option<u32> {
 }
 
 impl CommandSpec {
+    /// [`CommandSpec::acl_mask`] with the flags of personality `p` ([`CommandSpec::flags_in`]).
+    pub fn acl_mask_in(&self, p: &Personality) -> u32 {
+        CommandSpec {
+            flags: self.flags_in(p),
+            ..*self
+        }
+        .acl_mask()
+    }
+
     /// The command's ACL categories as a bitmask over [`ACL_CATEGORIES`]: the ones its table
     /// row names, plus those Redis derives from the flags (`setImplicitACLCategories`):
     /// write, read (not for scripting commands), admin+dangerous, pubsub, fast, blocking,
@@ -401,7 +476,12 @@ impl CommandSpec {
 
     /// The names of [`CommandSpec::acl_mask`], in Redis' order.
     pub fn acl_categories(&self) -> impl Iterator<Item = &'static str> {
-        let m = self.acl_mask();
+        self.acl_categories_in(&Personality::DEFAULT)
+    }
+
+    /// The names of [`CommandSpec::acl_mask_in`], in Redis' order.
+    pub fn acl_categories_in(&self, p: &Personality) -> impl Iterator<Item = &'static str> {
+        let m = self.acl_mask_in(p);
         ACL_CATEGORIES
             .iter()
             .enumerate()

@@ -60,6 +60,8 @@ pub struct Nack {
 #[derive(Debug, Clone, Default)]
 pub struct Consumer {
     pub seen_time: i64,
+    /// When it last read or claimed an entry (Redis 7.2's active time): None if never.
+    pub active_time: Option<i64>,
     /// The IDs of this consumer's entries in the group PEL.
     pub pel: BTreeSet<StreamId>,
 }

@@ -19,3 +19,17 @@ pub const THREAD_STACK: usize = 16 << 20;
 /// The error for commands other than FUNCTION KILL while a function runs.
 pub const BUSY_FN_ERR: &str =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+/// [`BUSY_ERR`] (or with `function`, [`BUSY_FN_ERR`]) as personality `p` words it.
+pub fn busy_err(p: &lockcore::personality::Personality, function: bool) -> &'static str {
+    match (p.is_valkey(), function) {
+        (false, false) => BUSY_ERR,
+        (false, true) => BUSY_FN_ERR,
+        (true, false) => {
+            "BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+        }
+        (true, true) => {
+            "BUSY Valkey is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+        }
+    }
+}

@@ -82,6 +82,13 @@ pub fn cluster_command(
     };
     match spec.name {
         "myid" => Reply::bulk_str(&me.id),
+        // A shard's ID is its first node's: it stays when a replica takes over.
+        "myshardid" => topo
+            .nodes
+            .iter()
+            .filter(|n| n.shard == me.shard)
+            .min_by_key(|n| n.index)
+            .map_or_else(|| Reply::bulk_str(&me.id), |n| Reply::bulk_str(&n.id)),
         "keyslot" => Reply::Int(slots::key_hash_slot(&a[2]) as i64),
         "countkeysinslot" | "getkeysinslot" => {
             let Some(slot) =
@@ -101,9 +108,11 @@ pub fn cluster_command(
             } else {
                 usize::MAX
             };
+            // The selected database: 0 but with Valkey 9's numbered databases.
+            let db = c.cl.db;
             let core = crate::state::core(guard);
             let now = core.engine.now_ms();
-            let keys = core.engine.dbs[0]
+            let keys = core.engine.dbs[db]
                 .iter()
                 .filter(|(k, e)| {
                     slots::key_hash_slot(k) == slot as u16 && e.expire_at().is_none_or(|t| t > now)

@@ -16,12 +16,13 @@ pub fn command_list(p: &Personality, all: &[&'static CommandSpec], a: &[Bytes]) 
         2 => Box::new(|_| true),
         5 if a[2].eq_ignore_ascii_case(b"filterby") => {
             let arg = a[4].clone();
+            let p = *p;
             if a[3].eq_ignore_ascii_case(b"module") {
                 Box::new(move |c| c.group == "module" && arg.as_ref() == b"vectorset")
             } else if a[3].eq_ignore_ascii_case(b"aclcat") {
                 Box::new(move |c| {
                     c.group != "module"
-                        && c.acl_categories()
+                        && c.acl_categories_in(&p)
                             .any(|cat| cat.as_bytes().eq_ignore_ascii_case(&arg))
                 })
             } else if a[3].eq_ignore_ascii_case(b"pattern") {

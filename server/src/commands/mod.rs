@@ -38,8 +38,13 @@ crate::server_command!(["hello"], |c, _, _, a| hello(c, a));
 crate::server_command!(["client"], client);
 crate::server_command!(["config"], config);
 crate::server_command!(["command"], |c, _, _, a| command(c, a));
-crate::server_command!(["wait"], |_, _, _, a| wait(a));
-crate::server_command!(["waitaof"], |_, _, _, a| waitaof(a));
+crate::server_command!(
+    ["wait"],
+    |_, _, _, a| lockcore::commands::server_cmds::wait(a)
+);
+crate::server_command!(["waitaof"], |_, _, _, a| {
+    lockcore::commands::server_cmds::waitaof(a)
+});
 crate::server_command!(["shutdown"], |c, _, _, a| shutdown(c, a));
 crate::server_command!(["debug"], |c, g, _, a| debug(c, core(g), a));
 crate::server_command!(["function"], function);
@@ -55,6 +60,10 @@ crate::server_command!(["slowlog"], |c, _, spec, a| {
     crate::stats::slowlog::command(&c.shared.slowlog, spec, a)
 });
 
+crate::server_command!(["commandlog"], |c, _, spec, a| {
+    crate::stats::slowlog::commandlog(&c.shared.slowlog, spec, a)
+});
+
 fn quit(c: &mut Conn) -> Reply {
     c.handle
         .quitting
@@ -65,13 +74,6 @@ fn quit(c: &mut Conn) -> Reply {
 }
 
 /// WAIT: no replicas, so at once 0 (after Redis' argument checks).
-fn wait(a: &[Bytes]) -> Reply {
-    match (parse_i64(&a[1]), parse_i64(&a[2])) {
-        (Some(_), Some(t)) if t >= 0 => Reply::Int(0),
-        (Some(_), Some(_)) => Reply::err(error::TIMEOUT_NEGATIVE),
-        _ => error::not_integer(),
-    }
-}
 
 fn ping(c: &mut Conn, a: &[Bytes]) -> Reply {
     if a.len() > 2 {
@@ -281,6 +283,13 @@ fn client(
                 error::syntax()
             }
         }
+        "capa" => {
+            // Valkey accepts and ignores capabilities it does not know.
+            if a[2..].iter().any(|o| eq(o, "redirect")) {
+                c.handle.info.lock().capa_redirect = true;
+            }
+            Reply::ok()
+        }
         "no-evict" => on_off(&a[2]).map_or_else(error::syntax, |_| Reply::ok()),
         "no-touch" => match on_off(&a[2]) {
             Some(v) => {
@@ -461,6 +470,15 @@ fn client_kill(c: &mut Conn, a: &[Bytes]) -> Reply {
                 if c.shared.acl.get(v).is_none() {
                     return Reply::err(format!("ERR No such user '{v}'"));
                 }
+            }
+            // MAXAGE: Redis 7.4, Valkey 8.0.
+            "maxage"
+                if !c
+                    .shared
+                    .personality
+                    .has(lockcore::personality::Since::both(704, 800)) =>
+            {
+                return error::syntax()
             }
             "addr" | "laddr" | "maxage" => {}
             _ => return error::syntax(),
@@ -932,29 +950,6 @@ fn function(
 /// replicas: the checks in Redis' order, then `[0, 0]` at once. Only `numlocal` 1 is an
 /// error (nothing is ever fsynced); Redisson probes `WAITAOF 0 0 0` outside single-server
 /// mode and sends it in every lock batch, so it must answer, not fail.
-fn waitaof(a: &[Bytes]) -> Reply {
-    let numlocal = match parse_i64(&a[1]) {
-        Some(n @ 0..=1) => n,
-        Some(_) => return Reply::err("ERR value is out of range, value must between 0 and 1"),
-        None => return error::not_integer(),
-    };
-    match parse_i64(&a[2]) {
-        Some(n) if n >= 0 => {}
-        Some(_) => return Reply::err(error::NOT_POSITIVE),
-        None => return error::not_integer(),
-    }
-    match parse_i64(&a[3]) {
-        Some(t) if t >= 0 => {}
-        Some(_) => return Reply::err(error::TIMEOUT_NEGATIVE),
-        None => return Reply::err("ERR timeout is not an integer or out of range"),
-    }
-    if numlocal != 0 {
-        return Reply::err(
-            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
-        );
-    }
-    Reply::Array(vec![Reply::Int(0), Reply::Int(0)])
-}
 
 #[cfg(test)]
 mod tests {

@@ -254,6 +254,8 @@ pub static PARAMS: &[Param] = &[
     fixed("nodes", "1", Kind::Int(1, 1024)),
     fixed("cluster-enabled", "no", Kind::Bool),
     fixed("cluster-replicas", "0", Kind::Int(0, 16)),
+    // Valkey 9.0: how many databases SELECT reaches in cluster mode (Redis: only db 0).
+    fixed("cluster-databases", "1", Kind::Int(1, 1 << 20)),
     // Immutable, as enable-time-control: a client must not be able to switch faults on.
     fixed("enable-test-control", "no", Kind::Bool),
     // Accepted for redis-server cluster scripts and read by cluster clients; no effect.
@@ -636,6 +638,7 @@ pub mod key {
         BUSY_REPLY_THRESHOLD = "busy-reply-threshold",
         CLIENT_OUTPUT_BUFFER_LIMIT = "client-output-buffer-limit",
         CLIENT_QUERY_BUFFER_LIMIT = "client-query-buffer-limit",
+        CLUSTER_DATABASES = "cluster-databases",
         CLUSTER_ENABLED = "cluster-enabled",
         CLUSTER_REPLICAS = "cluster-replicas",
         DAEMONIZE = "daemonize",

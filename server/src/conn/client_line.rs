@@ -6,7 +6,9 @@ use crate::state::ClientHandle;
 
 use super::Conn;
 
-/// One CLIENT LIST / CLIENT INFO line, with Redis 7.2's fields in Redis' order. `cur` is
+/// One CLIENT LIST / CLIENT INFO line, with the fields of the personality's release in its
+/// order (7.2 added lib-name and lib-ver, 7.4 watch, 8.0 io-thread; Valkey 8 capa and the
+/// tot-net-in/out and tot-cmds counters, which Tumbler does not keep: 0). `cur` is
 /// the command being run by `me`: Redis still has it in the caller's query buffer, so its
 /// `qbuf` shows the command's RESP size.
 pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String {
@@ -48,8 +50,42 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
         info.last_cmd
     };
     let cmd = last.map_or_else(|| "NULL".to_string(), |c| c.full_name());
+    let p = me.shared.personality;
+    let valkey = p.is_valkey();
+    let capa = if valkey {
+        if info.capa_redirect {
+            " capa=r"
+        } else {
+            " capa="
+        }
+    } else {
+        ""
+    };
+    let watch = if valkey || p.has(lockcore::personality::Since::redis(704)) {
+        let n = if h.id == me.cl.id {
+            me.watched.len()
+        } else {
+            info.watch
+        };
+        format!(" watch={n}")
+    } else {
+        String::new()
+    };
+    let mut tail = String::new();
+    if p.has(lockcore::personality::Since::redis(702)) {
+        tail = format!(
+            " lib-name={} lib-ver={}",
+            String::from_utf8_lossy(&info.lib_name),
+            String::from_utf8_lossy(&info.lib_ver)
+        );
+    }
+    if valkey {
+        tail.push_str(" tot-net-in=0 tot-net-out=0 tot-cmds=0");
+    } else if p.has(lockcore::personality::Since::redis(800)) {
+        tail.push_str(" io-thread=0");
+    }
     format!(
-        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={}",
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub={} multi={}{} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={}{}",
         h.id,
         h.addr,
         h.laddr,
@@ -57,11 +93,13 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
         age,
         idle,
         flags,
+        capa,
         db,
         info.subs,
         info.psubs,
         info.ssubs,
         info.multi,
+        watch,
         qbuf,
         if qbuf > 0 { 20474 - qbuf.min(20474) } else { 0 },
         argv_mem,
@@ -74,5 +112,6 @@ pub fn client_line(me: &Conn, h: &ClientHandle, cur: &[bytes::Bytes]) -> String 
         info.user,
         info.tracking_redir,
         info.resp,
+        tail,
     )
 }

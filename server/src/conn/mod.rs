@@ -752,6 +752,7 @@ impl Conn {
             return;
         }
         let w = std::mem::take(&mut self.watched);
+        self.handle.info.lock().watch = 0;
         let id = self.cl.id;
         if let Some(core) = guard.as_mut() {
             core.engine.unwatch(id, &w);

@@ -46,6 +46,7 @@ pub fn command(c: &mut Conn, guard: &mut Option<CoreGuard<'_>>, name: &str, a: &
                     c.watched.push(item);
                 }
             }
+            c.handle.info.lock().watch = c.watched.len();
             Reply::ok()
         }
         _ => {
@@ -59,6 +60,7 @@ pub fn unwatch_all(c: &mut Conn, core: &mut Core) {
     if !c.watched.is_empty() {
         let w = std::mem::take(&mut c.watched);
         core.engine.unwatch(c.cl.id, &w);
+        c.handle.info.lock().watch = 0;
     }
 }
 

@@ -74,7 +74,7 @@ pub fn check(c: &mut Conn, topo: &Topology, spec: &CommandSpec, argv: &[Bytes]) 
                 Some(m) => Some(&m.queue),
                 None => return Route::Serve,
             },
-            "select" if c.multi.is_none() => return select_check(argv),
+            "select" if c.multi.is_none() => return select_check(c, argv),
             _ => return Route::Serve,
         }
     } else {
@@ -176,10 +176,30 @@ pub async fn check_migrating<'a>(
     Some(Reply::err(format!("MOVED {slot} {}", topo.addr(to))))
 }
 
-fn select_check(argv: &[Bytes]) -> Route {
-    match argv.get(1).and_then(|a| lockcore::num::parse_i64(a)) {
-        Some(n) if n != 0 => Route::Refuse(Reply::err("ERR SELECT is not allowed in cluster mode")),
-        _ => Route::Serve,
+/// SELECT in cluster mode: Redis allows only database 0; Valkey 9.0 the first
+/// `cluster-databases`.
+fn select_check(c: &Conn, argv: &[Bytes]) -> Route {
+    let Some(n) = argv.get(1).and_then(|a| lockcore::num::parse_i64(a)) else {
+        return Route::Serve;
+    };
+    if c.shared
+        .personality
+        .has(lockcore::personality::Since::valkey(900))
+    {
+        let max = c
+            .shared
+            .config
+            .read()
+            .get_i64(crate::config::key::CLUSTER_DATABASES);
+        return if n >= 0 && n < max {
+            Route::Serve
+        } else {
+            Route::Refuse(Reply::err(lockcore::error::DB_INDEX_OUT_OF_RANGE))
+        };
+    }
+    match n {
+        0 => Route::Serve,
+        _ => Route::Refuse(Reply::err("ERR SELECT is not allowed in cluster mode")),
     }
 }
 

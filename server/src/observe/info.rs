@@ -124,25 +124,49 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
     match name {
         "server" => {
             let up = sh.uptime_ms() / 1000;
+            let p = &sh.personality;
+            let valkey = p.is_valkey();
+            let hz = sh.config.read().get(crate::config::key::HZ).to_string();
+            let port = c
+                .cluster
+                .node
+                .as_ref()
+                .map_or_else(|| sh.port.load(Ordering::Relaxed), |n| n.port() as u64);
+            let now_us = lockcore::storage::clock::Clock::now_us(&*sh.clock);
+            // Redis' LRU clock: seconds, 24 bits.
+            let lru_clock = (now_us / 1_000_000) & ((1 << 24) - 1);
             let _ = write!(
                 out,
-                "# Server\r\n{}redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\n{}:{}\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:\r\ntumbler_version:{}\r\n",
-                version_lines(&sh.personality),
-                if sh.personality.is_valkey() { "server_mode" } else { "redis_mode" },
+                "# Server\r\n{}redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\n{}:{}\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\n{}gcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{hz}\r\nconfigured_hz:{hz}\r\n{}lru_clock:{lru_clock}\r\nexecutable:{}\r\nconfig_file:\r\nio_threads_active:0\r\n",
+                version_lines(p),
+                if valkey { "server_mode" } else { "redis_mode" },
                 if sh.cluster.as_ref().is_some_and(|t| t.enabled) { "cluster" } else { "standalone" },
                 std::env::consts::OS,
                 std::env::consts::ARCH,
+                // Valkey dropped atomicvar_api and added clients_hz.
+                if valkey { "" } else { "atomicvar_api:c11-builtin\r\n" },
                 std::process::id(),
                 sh.run_id,
-                c.cluster.node.as_ref().map_or_else(|| sh.port.load(Ordering::Relaxed), |n| n.port() as u64),
-                lockcore::storage::clock::Clock::now_us(&*sh.clock),
+                port,
+                now_us,
                 up,
                 up / 86400,
-                sh.config.read().get(crate::config::key::HZ),
-                sh.config.read().get(crate::config::key::HZ),
+                if valkey { format!("clients_hz:{hz}\r\n") } else { String::new() },
                 std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
-                env!("CARGO_PKG_VERSION"),
             );
+            if p.has(lockcore::personality::Since::valkey(801)) {
+                out.push_str("availability_zone:\r\n");
+            }
+            // Redis 7.2's listeners (and every Valkey's).
+            if p.has(lockcore::personality::Since::redis(702)) {
+                let bind = sh.config.read().get(crate::config::key::BIND).to_string();
+                let binds: String = bind
+                    .split_whitespace()
+                    .map(|b| format!(",bind={b}"))
+                    .collect();
+                let _ = write!(out, "listener0:name=tcp{binds},port={port}\r\n");
+            }
+            let _ = write!(out, "tumbler_version:{}\r\n", env!("CARGO_PKG_VERSION"));
         }
         "clients" => {
             // The largest buffers among connected clients now (Redis samples the last few
@@ -152,15 +176,49 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 max_in = max_in.max(h.mem.qbuf.load(Ordering::Relaxed));
                 max_out = max_out.max(h.mem.out.load(Ordering::Relaxed));
             }
+            use lockcore::personality::Since;
+            let p = &sh.personality;
             let _ = write!(
                 out,
-                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\n",
                 sh.clients.len(),
                 sh.config.read().get(crate::config::key::MAXCLIENTS),
                 eng.blocked_count(),
                 eng.tracking.clients.len(),
-                eng.blocked_count(),
             );
+            // Redis 7.4 and Valkey 8.0 count pub/sub and WATCHing clients.
+            let (mut pubsub, mut watching, mut watched) = (0, 0, 0);
+            let newer = p.has(Since::both(704, 800));
+            if newer {
+                for h in sh.clients.iter() {
+                    let i = h.info.lock();
+                    pubsub += (i.subs + i.psubs + i.ssubs > 0) as usize;
+                    watching += (i.watch > 0) as usize;
+                    watched += i.watch;
+                }
+                let _ = write!(
+                    out,
+                    "pubsub_clients:{pubsub}\r\nwatching_clients:{watching}\r\n"
+                );
+            }
+            let _ = write!(out, "clients_in_timeout_table:{}\r\n", eng.blocked_count());
+            if newer {
+                let _ = write!(out, "total_watched_keys:{watched}\r\n");
+            }
+            // Redis 7.2 (and every Valkey).
+            if p.has(Since::redis(702)) {
+                let _ = write!(
+                    out,
+                    "total_blocking_keys:{}\r\ntotal_blocking_keys_on_nokey:0\r\n",
+                    eng.blocked_count()
+                );
+            }
+            // Valkey 8.1: CLIENT PAUSE's state (Tumbler's CLIENT PAUSE pauses nothing).
+            if p.has(Since::valkey(801)) {
+                out.push_str(
+                    "paused_reason:none\r\npaused_actions:none\r\npaused_timeout_milliseconds:0\r\n",
+                );
+            }
         }
         "memory" => {
             let rss = crate::state::memory::rss_bytes();
@@ -208,7 +266,7 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let ps = &sh.pubsub;
             let _ = write!(
                 out,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\nclient_query_buffer_limit_disconnections:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\n",
                 sh.counters.connections_received.load(Ordering::Relaxed),
                 sh.cmdstats.total_calls(),
                 sh.counters.net_input_bytes.load(Ordering::Relaxed),
@@ -221,11 +279,17 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 ps.channels.len(),
                 ps.patterns.len(),
                 ps.shard_channels.len(),
-                eng.blocked_count(),
-                sh.counters.limits.query_buffer_disconnections.load(Ordering::Relaxed),
-                sh.counters.limits.output_buffer_disconnections.load(Ordering::Relaxed)
-                    + ps.limit_kills.load(Ordering::Relaxed),
             );
+            // Redis 7.2's (and every Valkey's) stats.
+            if sh.personality.has(lockcore::personality::Since::redis(702)) {
+                let _ = write!(
+                    out,
+                    "client_query_buffer_limit_disconnections:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n",
+                    sh.counters.limits.query_buffer_disconnections.load(Ordering::Relaxed),
+                    sh.counters.limits.output_buffer_disconnections.load(Ordering::Relaxed)
+                        + ps.limit_kills.load(Ordering::Relaxed),
+                );
+            }
             let _ = write!(
                 out,
                 "total_error_replies:{}\r\nunexpected_error_replies:0\r\n",

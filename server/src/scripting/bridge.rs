@@ -289,14 +289,63 @@ pub fn run_plan(
             if super::plan::counted_error(&msg) {
                 crate::stats::cmdstats::mark_error_counted();
             }
-            Reply::err(format!("{msg} script: {sha}, on @user_script:{line}."))
+            let p = &ctx.shared.personality;
+            let at = script_at(p, sha, "@user_script", line);
+            Reply::err(format!("{} {at}", script_err(p, &msg)))
         }
-        Err(Failure::Runtime(msg, line)) => Reply::err(format!(
-            "ERR user_script:{line}: {msg} script: {sha}, on @user_script:{line}."
-        )),
+        Err(Failure::Runtime(msg, line)) => {
+            let p = &ctx.shared.personality;
+            let at = script_at(p, sha, "@user_script", line);
+            Reply::err(format!(
+                "ERR user_script:{line}: {} {at}",
+                script_err(p, &msg)
+            ))
+        }
     };
     ctx.observe(end, &reply);
     reply
+}
+
+/// Where a script error happened, as its message ends: `script: SHA, on SRC:LINE.`
+/// (Valkey 9.1, whose Lua engine is a module, names no script: `script: on SRC:LINE.`).
+fn script_at(
+    p: &lockcore::personality::Personality,
+    sha: &str,
+    src: &str,
+    line: impl std::fmt::Display,
+) -> String {
+    if p.has(lockcore::personality::Since::valkey(901)) {
+        format!("script: on {src}:{line}.")
+    } else {
+        format!("script: {sha}, on {src}:{line}.")
+    }
+}
+
+/// Redis' script error texts as personality `p` words them: Valkey's drop "Redis" (or say
+/// "Valkey") and "redis lib".
+fn script_err(p: &lockcore::personality::Personality, redis: &str) -> String {
+    if !p.is_valkey() {
+        return redis.to_string();
+    }
+    const VALKEY: &[(&str, &str)] = &[
+        (
+            "This Redis command is not allowed from script",
+            "This Valkey command is not allowed from script",
+        ),
+        ("Redis command", "command"),
+        ("for this redis lib call", "for this call"),
+        (
+            "Lua redis lib command arguments must be",
+            "Command arguments must be",
+        ),
+    ];
+    let mut s = redis.to_string();
+    for (from, to) in VALKEY {
+        if s.contains(from) {
+            s = s.replacen(from, to, 1);
+        }
+    }
+    s
 }
 
 /// A plan's redis.call while profiling. A plan has no per-line clock (its walk between
@@ -387,7 +436,9 @@ pub fn run(
             let line: Option<i64> = t.raw_get("line").ok().flatten();
             match (source, line) {
                 (Some(src), Some(line)) => {
-                    Reply::err(format!("{msg} script: {sha}, on {src}:{line}."))
+                    let p = &ctx.shared.personality;
+                    let at = script_at(p, sha, &src, line);
+                    Reply::err(format!("{} {at}", script_err(p, &msg)))
                 }
                 _ => Reply::err(msg),
             }
@@ -705,17 +756,27 @@ fn call_spec_inner(
                         || argv.len() >= 2
                             && lockcore::commands::subcommand_in(p, s, &argv[1]).is_some() =>
                 {
-                    "ERR Wrong number of args calling Redis command from script".into()
+                    script_err(
+                        &ctx.shared.personality,
+                        "ERR Wrong number of args calling Redis command from script",
+                    )
                 }
-                Some(_) if argv.len() < 2 => {
-                    "ERR Wrong number of args calling Redis command from script".into()
-                }
-                _ => "ERR Unknown Redis command called from script".into(),
+                Some(_) if argv.len() < 2 => script_err(
+                    &ctx.shared.personality,
+                    "ERR Wrong number of args calling Redis command from script",
+                ),
+                _ => script_err(
+                    &ctx.shared.personality,
+                    "ERR Unknown Redis command called from script",
+                ),
             });
         }
     };
-    if spec.has(flag::NOSCRIPT) {
-        return Err("ERR This Redis command is not allowed from script".into());
+    if spec.flags_in(&ctx.shared.personality) & flag::NOSCRIPT != 0 {
+        return Err(script_err(
+            &ctx.shared.personality,
+            "ERR This Redis command is not allowed from script",
+        ));
     }
     crate::conn::checks::check_script(ctx.shared, ctx.cl.id, spec, argv)?;
     if spec.name.starts_with("sort") {
@@ -754,7 +815,15 @@ fn call_spec_inner(
                 None => Reply::simple("PONG"),
             },
             "echo" => Reply::Bulk(argv[1].clone()),
-            _ => return Err("ERR This Redis command is not allowed from script".into()),
+            // Redis 7.4, Valkey 8.0 (flags_in): no replica or AOF to wait for.
+            "wait" => lockcore::commands::server_cmds::wait(argv),
+            "waitaof" => lockcore::commands::server_cmds::waitaof(argv),
+            _ => {
+                return Err(script_err(
+                    &ctx.shared.personality,
+                    "ERR This Redis command is not allowed from script",
+                ))
+            }
         },
     };
     if ctx.monitors {

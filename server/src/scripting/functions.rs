@@ -707,7 +707,7 @@ pub fn kill(shared: &Shared) -> Reply {
         != 0
         && shared.script.running_fn.lock().unwrap().is_none()
     {
-        return Reply::err(crate::base::consts::BUSY_ERR);
+        return Reply::err(crate::base::consts::busy_err(&shared.personality, false));
     }
     super::script_kill(shared, false)
 }

@@ -65,16 +65,17 @@ pub struct Scripts {
     pub plan_runs: u64,
     /// `lua-profiler yes`: runs add to their script's profile (profile.rs).
     profiling: bool,
-    /// `redis.REDIS_VERSION` for the Lua state made next (the personality's).
-    version: &'static str,
+    /// The personality the Lua state made next announces (`redis.REDIS_VERSION`, and for
+    /// Valkey the `server` alias with `VALKEY_VERSION`).
+    personality: Option<lockcore::personality::Personality>,
 }
 
 #[linkme::distributed_slice(crate::state::SCRIPT_STATE)]
 static NEW: fn() -> Box<dyn crate::state::ScriptState> = Scripts::boxed;
 
 impl crate::state::ScriptState for Scripts {
-    fn configure(&mut self, plans: bool, profiler: bool, version: &'static str) {
-        self.version = version;
+    fn configure(&mut self, plans: bool, profiler: bool, p: lockcore::personality::Personality) {
+        self.personality = Some(p);
         self.plans_off = !plans;
         self.set_profiler(profiler);
     }
@@ -124,11 +125,10 @@ pub(crate) struct Vm {
 impl Scripts {
     fn vm(&mut self) -> &mut Vm {
         if self.vm.is_none() {
-            let version = match self.version {
-                "" => crate::base::consts::REDIS_VERSION,
-                v => v,
-            };
-            let vm = Vm::new(version).expect("creating the Lua state");
+            let p = self
+                .personality
+                .unwrap_or(lockcore::personality::Personality::DEFAULT);
+            let vm = Vm::new(&p).expect("creating the Lua state");
             if self.profiling {
                 profile::install_hook(&vm.lua, true);
             }
@@ -224,8 +224,8 @@ impl Scripts {
 }
 
 impl Vm {
-    fn new(version: &str) -> mlua::Result<Vm> {
-        let lua = sandbox::new_state(version)?;
+    fn new(p: &lockcore::personality::Personality) -> mlua::Result<Vm> {
+        let lua = sandbox::new_state(p)?;
         let runner: Function = lua.named_registry_value("tumbler.runner")?;
         let fn_runner: Function = lua.named_registry_value("tumbler.fn_runner")?;
         Ok(Vm {
@@ -382,7 +382,7 @@ pub fn command(
 ) -> Reply {
     match (top_name(spec), spec.name) {
         ("script", "kill") => script_kill(&c.shared, true),
-        ("script", "help") => script_help(),
+        ("script", "help") => script_help(&c.shared.personality),
         ("script", "plans") => {
             let core = crate::state::core(guard);
             plans_switch(&c.shared, core, a)
@@ -600,6 +600,22 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
                     .collect(),
             )
         }
+        "show" => {
+            let mut k = [0u8; 40];
+            let found = a[2].len() == 40 && {
+                k.copy_from_slice(&a[2]);
+                k.make_ascii_lowercase();
+                true
+            };
+            match Scripts::of(&mut *core.scripts)
+                .vm
+                .as_ref()
+                .and_then(|v| found.then(|| v.cache.get(&k)).flatten())
+            {
+                Some(c) => Reply::Bulk(c.source.clone()),
+                None => Reply::err("NOSCRIPT No matching script."),
+            }
+        }
         "flush" => {
             let functions = Scripts::of(&mut *core.scripts)
                 .vm
@@ -669,7 +685,7 @@ pub fn script_kill(shared: &Shared, caller_is_eval: bool) -> Reply {
         return Reply::err("NOTBUSY No scripts in execution right now.");
     }
     if caller_is_eval && shared.script.running_fn.lock().unwrap().is_some() {
-        return Reply::err(crate::base::consts::BUSY_FN_ERR);
+        return Reply::err(crate::base::consts::busy_err(&shared.personality, true));
     }
     if shared.script.wrote.load(Ordering::Acquire) {
         return Reply::err(
@@ -680,7 +696,7 @@ pub fn script_kill(shared: &Shared, caller_is_eval: bool) -> Reply {
     Reply::ok()
 }
 
-fn script_help() -> Reply {
+fn script_help(p: &lockcore::personality::Personality) -> Reply {
     const LINES: &[&str] = &[
         "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "DEBUG (YES|SYNC|NO)",
@@ -700,7 +716,31 @@ fn script_help() -> Reply {
         "HELP",
         "    Prints this help.",
     ];
-    Reply::Array(LINES.iter().map(|l| Reply::simple(l)).collect())
+    // Valkey 9's text: scripting engines, and SHOW.
+    const VALKEY: &[&str] = &[
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO) [<engine_name>]",
+        "    Set the debug mode for subsequent scripts executed of the specified engine.",
+        "    Default engine name: 'lua'",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined",
+        "     by the lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "SHOW <sha1>",
+        "    Show a script from the scripts cache.",
+        "HELP",
+        "    Print this help.",
+    ];
+    let lines = if p.is_valkey() { VALKEY } else { LINES };
+    Reply::Array(lines.iter().map(|l| Reply::simple(l)).collect())
 }
 
 crate::server_command!(

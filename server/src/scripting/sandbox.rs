@@ -11,7 +11,7 @@ use super::libs;
 /// `redis` table around the Rust primitives, protects every library table and `_G`, and
 /// hands back what the Rust side needs.
 const PRELUDE: &str = r#"
-local rawcall, rawpcall, sha1hex, setresp, acl_check, errconv, log, register_function, fill, version, version_num = ...
+local rawcall, rawpcall, sha1hex, setresp, acl_check, errconv, log, register_function, fill, version, version_num, valkey_version, valkey_version_num = ...
 local G = _G
 local tonumber = tonumber
 local error, type, tostring, rawget, setmetatable, getmetatable, rawset, next =
@@ -148,6 +148,12 @@ redis.breakpoint = function() return false end
 redis.debug = function() end
 redis.REDIS_VERSION = version
 redis.REDIS_VERSION_NUM = version_num
+-- Valkey: the same object is also `server`, and names the server and its own version.
+if valkey_version then
+  redis.SERVER_NAME = 'valkey'
+  redis.VALKEY_VERSION = valkey_version
+  redis.VALKEY_VERSION_NUM = valkey_version_num
+end
 
 -- Errors become {err=..., source=..., line=...} naming the user's frame, as Redis 7's
 -- handler does; frames of this prelude and C functions are skipped.
@@ -169,6 +175,7 @@ local function err_handler(err)
   return err
 end
 G.__redis__err__handler = err_handler
+if valkey_version then G.__server__err__handler = err_handler end
 
 local KEYS, ARGV = {}, {}
 G.KEYS, G.ARGV = KEYS, ARGV
@@ -194,9 +201,18 @@ local lib_redis = setmetatable({
   LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
   REDIS_VERSION = version, REDIS_VERSION_NUM = version_num,
 }, {__index = no_global})
+if valkey_version then
+  lib_redis.SERVER_NAME = 'valkey'
+  lib_redis.VALKEY_VERSION = valkey_version
+  lib_redis.VALKEY_VERSION_NUM = valkey_version_num
+end
 local lib_env = setmetatable({redis = protect(lib_redis)}, {__index = no_global})
 
 G.redis = protect(redis)
+if valkey_version then
+  G.server = G.redis
+  lib_env.server = lib_env.redis
+end
 for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'cjson', 'cmsgpack', 'bit', 'struct'}) do
   if rawget(G, name) ~= nil then G[name] = protect(G[name]) end
 end
@@ -223,9 +239,12 @@ end
 return proxy, runner, KEYS, ARGV, fn_runner, load_mode
 "#;
 
-/// Builds a fresh, sandboxed Lua state.
-/// A sandboxed Lua state whose `redis.REDIS_VERSION` is `version`.
-pub fn new_state(version: &str) -> mlua::Result<Lua> {
+/// Builds a fresh, sandboxed Lua state for personality `p`: `redis.REDIS_VERSION` is the
+/// Redis version it announces (7.2.4 for every Valkey); a Valkey one also has the `server`
+/// global (the same object as `redis`) with `SERVER_NAME` and `VALKEY_VERSION[_NUM]`.
+pub fn new_state(p: &lockcore::personality::Personality) -> mlua::Result<Lua> {
+    let version = p.redis_version();
+    let valkey = p.is_valkey().then_some(p.version);
     // DEBUG is opened only for the error handler's `getinfo`; the prelude removes the
     // global before any script runs.
     let lua = unsafe {
@@ -259,6 +278,8 @@ pub fn new_state(version: &str) -> mlua::Result<Lua> {
         unsafe { lua.create_c_function(bridge::raw_fill)? },
         version,
         version_num(version),
+        valkey,
+        valkey.map(version_num),
     ))?;
     lua.set_globals(proxy)?;
     lua.set_named_registry_value("tumbler.runner", runner)?;

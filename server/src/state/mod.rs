@@ -57,8 +57,8 @@ pub struct Core {
 /// What state asks of the script engine's state.
 pub trait ScriptState: std::any::Any + Send {
     /// `lua-native-plans` and `lua-profiler`, applied with the rest of the config, and the
-    /// version `redis.REDIS_VERSION` gives (the personality's).
-    fn configure(&mut self, plans: bool, profiler: bool, version: &'static str);
+    /// personality, whose versions `redis.REDIS_VERSION` (and Valkey's `server.*`) give.
+    fn configure(&mut self, plans: bool, profiler: bool, p: lockcore::personality::Personality);
     fn as_any(&mut self) -> &mut dyn std::any::Any;
     fn as_any_ref(&self) -> &dyn std::any::Any;
 }
@@ -183,6 +183,10 @@ pub struct ClientInfo {
     /// CLIENT TRACKING: its CLIENT LIST flags (`t`, `R`, `B`) and `redir=` (-1 when off).
     pub tracking_flags: &'static str,
     pub tracking_redir: i64,
+    /// WATCHed keys (`watch=`, Redis 7.4 and Valkey).
+    pub watch: usize,
+    /// CLIENT CAPA REDIRECT (Valkey 8.0): `capa=r`.
+    pub capa_redirect: bool,
 }
 
 pub struct ClientHandle {
@@ -389,11 +393,8 @@ impl Shared {
     /// The BUSY error for a command refused while a script runs: it names the kill command
     /// that applies (FUNCTION KILL for a function, SCRIPT KILL for EVAL).
     pub fn busy_err(&self) -> &'static str {
-        if self.script.running_fn.lock().unwrap().is_some() {
-            crate::base::consts::BUSY_FN_ERR
-        } else {
-            crate::base::consts::BUSY_ERR
-        }
+        let function = self.script.running_fn.lock().unwrap().is_some();
+        crate::base::consts::busy_err(&self.personality, function)
     }
 
     pub fn new(config: Config) -> Arc<Shared> {
@@ -507,7 +508,7 @@ impl Shared {
         core.scripts.configure(
             cfg.get_bool(crate::config::key::LUA_NATIVE_PLANS),
             cfg.get_bool(crate::config::key::LUA_PROFILER),
-            self.personality.redis_version(),
+            self.personality,
         );
         let ec = &mut core.engine.config;
         ec.notify = lockcore::storage::notify::NotifyFlags::parse(

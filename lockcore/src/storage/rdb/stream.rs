@@ -183,7 +183,9 @@ pub(super) fn load(r: &mut Reader, t: u8) -> Option<StreamValue> {
                 ..Consumer::default()
             };
             if t == T_STREAM_LISTPACKS_3 {
-                ms_time(r)?; // active time: Tumbler keeps Redis 7.0's consumer fields
+                // Redis 7.2's active time (-1: never active).
+                let t = ms_time(r)?;
+                c.active_time = (t != -1).then_some(t);
             }
             let n = r.len()?;
             for _ in 0..n {

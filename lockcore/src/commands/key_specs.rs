@@ -1,0 +1,278 @@
+//! The flags (and notes) of each command's key specs in COMMAND INFO, as Redis 8.0, Valkey
+//! 9.1 and Redis 7.0 give them: `RW access update` and the like, which say how a command
+//! uses each key. The command table's rows give only read or write, so COMMAND INFO reads
+//! the exact flags from here.
+
+use crate::personality::{Personality, Since};
+
+/// (full name, Redis 8's specs, Valkey's ("=": the same), Redis 7.0's ("=": the same));
+/// specs are separated by `|`, each its flags separated by spaces and, after `#`, its
+/// notes. Sorted by name.
+static KEY_SPECS: &[(&str, &str, &str, &str)] = &[
+    ("append", "RW insert", "=", "="),
+    ("bitcount", "RO access", "=", "="),
+    ("bitfield", "RW access update variable_flags#This command allows both access and modification of the key", "=", "="),
+    ("bitfield_ro", "RO access", "=", "="),
+    ("bitop", "OW update|RO access", "=", "="),
+    ("bitpos", "RO access", "=", "="),
+    ("blmove", "RW access delete|RW insert", "=", "="),
+    ("blmpop", "RW access delete", "=", "="),
+    ("blpop", "RW access delete", "=", "="),
+    ("brpop", "RW access delete", "=", "="),
+    ("brpoplpush", "RW access delete|RW insert", "=", "="),
+    ("bzmpop", "RW access delete", "=", "="),
+    ("bzpopmax", "RW access delete", "=", "="),
+    ("bzpopmin", "RW access delete", "=", "="),
+    ("clusterscan", "not_key", "=", "="),
+    ("copy", "RO access|OW update", "=", "="),
+    ("decr", "RW access update", "=", "="),
+    ("decrby", "RW access update", "=", "="),
+    ("del", "RM delete", "=", "="),
+    ("delifeq", "RM delete", "=", "="),
+    ("dump", "RO access", "=", "="),
+    ("eval", "RW access update#We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", "=", "="),
+    ("eval_ro", "RO access#We cannot tell how the keys will be used so we assume the worst, RO and ACCESS", "=", "="),
+    ("evalsha", "RW access update", "=", "="),
+    ("evalsha_ro", "RO access", "=", "="),
+    ("exists", "RO", "=", "="),
+    ("expire", "RW update", "=", "="),
+    ("expireat", "RW update", "=", "="),
+    ("expiretime", "RO access", "=", "="),
+    ("fcall", "RW access update#We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", "=", "="),
+    ("fcall_ro", "RO access#We cannot tell how the keys will be used so we assume the worst, RO and ACCESS", "=", "="),
+    ("geoadd", "RW update", "=", "="),
+    ("geodist", "RO access", "=", "="),
+    ("geohash", "RO access", "=", "="),
+    ("geopos", "RO access", "=", "="),
+    ("georadius", "RO access|OW update incomplete#Incomplete because duplicate STORE options use last-wins; fall back to georadiusGetKeys|OW update incomplete#Incomplete because duplicate STOREDIST options use last-wins; fall back to georadiusGetKeys", "RO access|OW update variable_flags|OW update variable_flags", "RO access|OW update|OW update"),
+    ("georadius_ro", "RO access", "=", "="),
+    ("georadiusbymember", "RO access|OW update incomplete#Incomplete because duplicate STORE options use last-wins; fall back to georadiusGetKeys|OW update incomplete#Incomplete because duplicate STOREDIST options use last-wins; fall back to georadiusGetKeys", "RO access|OW update variable_flags|OW update variable_flags", "RO access|OW update|OW update"),
+    ("georadiusbymember_ro", "RO access", "=", "="),
+    ("geosearch", "RO access", "=", "="),
+    ("geosearchstore", "OW update|RO access", "=", "="),
+    ("get", "RO access", "=", "="),
+    ("getbit", "RO access", "=", "="),
+    ("getdel", "RW access delete", "=", "="),
+    ("getex", "RW access update#RW and UPDATE because it changes the TTL", "=", "="),
+    ("getrange", "RO access", "=", "="),
+    ("getset", "RW access update", "=", "="),
+    ("hdel", "RW delete", "=", "="),
+    ("hexists", "RO", "=", "="),
+    ("hexpire", "RW update", "=", "="),
+    ("hexpireat", "RW update", "=", "="),
+    ("hexpiretime", "RO access", "=", "="),
+    ("hget", "RO access", "=", "="),
+    ("hgetall", "RO access", "=", "="),
+    ("hgetdel", "RW access delete", "=", "="),
+    ("hgetex", "RW access update#RW and UPDATE because it changes the TTL", "RW access update", "="),
+    ("hincrby", "RW access update", "=", "="),
+    ("hincrbyfloat", "RW access update", "=", "="),
+    ("hkeys", "RO access", "=", "="),
+    ("hlen", "RO", "=", "="),
+    ("hmget", "RO access", "=", "="),
+    ("hmset", "RW update", "=", "="),
+    ("hpersist", "RW update", "=", "="),
+    ("hpexpire", "RW update", "=", "="),
+    ("hpexpireat", "RW update", "=", "="),
+    ("hpexpiretime", "RO access", "=", "="),
+    ("hpttl", "RO access", "=", "="),
+    ("hrandfield", "RO access", "=", "="),
+    ("hscan", "RO access", "=", "="),
+    ("hset", "RW update", "=", "="),
+    ("hsetex", "RW update", "RW insert", "="),
+    ("hsetnx", "RW insert", "=", "="),
+    ("hstrlen", "RO", "=", "="),
+    ("httl", "RO access", "=", "="),
+    ("hvals", "RO access", "=", "="),
+    ("incr", "RW access update", "=", "="),
+    ("incrby", "RW access update", "=", "="),
+    ("incrbyfloat", "RW access update", "=", "="),
+    ("lcs", "RO access", "=", "="),
+    ("lindex", "RO access", "=", "="),
+    ("linsert", "RW insert", "=", "="),
+    ("llen", "RO", "=", "="),
+    ("lmove", "RW access delete|RW insert", "=", "="),
+    ("lmpop", "RW access delete", "=", "="),
+    ("lpop", "RW access delete", "=", "="),
+    ("lpos", "RO access", "=", "="),
+    ("lpush", "RW insert", "=", "="),
+    ("lpushx", "RW insert", "=", "="),
+    ("lrange", "RO access", "=", "="),
+    ("lrem", "RW delete", "=", "="),
+    ("lset", "RW update", "=", "="),
+    ("ltrim", "RW delete", "=", "="),
+    ("memory|usage", "RO", "=", "="),
+    ("mget", "RO access", "=", "="),
+    ("migrate", "RW access delete|RW access delete incomplete", "=", "="),
+    ("move", "RW access update", "=", "="),
+    ("mset", "OW update", "=", "="),
+    ("msetex", "OW update", "=", "="),
+    ("msetnx", "OW insert", "=", "="),
+    ("object|encoding", "RO", "=", "="),
+    ("object|freq", "RO", "=", "="),
+    ("object|idletime", "RO", "=", "="),
+    ("object|refcount", "RO", "=", "="),
+    ("persist", "RW update", "=", "="),
+    ("pexpire", "RW update", "=", "="),
+    ("pexpireat", "RW update", "=", "="),
+    ("pexpiretime", "RO access", "=", "="),
+    ("pfadd", "RW insert", "=", "="),
+    ("pfcount", "RW access#RW because it may change the internal representation of the key, and propagate to replicas", "=", "="),
+    ("pfdebug", "RW access", "=", "="),
+    ("pfmerge", "RW access insert|RO access", "=", "="),
+    ("psetex", "OW update", "=", "="),
+    ("pttl", "RO access", "=", "="),
+    ("rename", "RW access delete|OW update", "=", "="),
+    ("renamenx", "RW access delete|OW insert", "=", "="),
+    ("restore", "OW update", "=", "="),
+    ("restore-asking", "OW update", "=", "="),
+    ("rpop", "RW access delete", "=", "="),
+    ("rpoplpush", "RW access delete|RW insert", "=", "="),
+    ("rpush", "RW insert", "=", "="),
+    ("rpushx", "RW insert", "=", "="),
+    ("sadd", "RW insert", "=", "="),
+    ("scard", "RO", "=", "="),
+    ("sdiff", "RO access", "=", "="),
+    ("sdiffstore", "OW update|RO access", "=", "="),
+    ("set", "RW access update variable_flags#RW and ACCESS due to the optional `GET` argument", "=", "="),
+    ("setbit", "RW access update", "=", "="),
+    ("setex", "OW update", "=", "="),
+    ("setnx", "OW insert", "=", "="),
+    ("setrange", "RW update", "=", "="),
+    ("sinter", "RO access", "=", "="),
+    ("sintercard", "RO access", "=", "="),
+    ("sinterstore", "OW update|RO access", "=", "RW update|RO access"),
+    ("sismember", "RO", "=", "="),
+    ("smembers", "RO access", "=", "="),
+    ("smismember", "RO access", "=", "="),
+    ("smove", "RW access delete|RW insert", "=", "="),
+    ("sort", "RO access|RO access#For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort|OW update#For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array", "=", "="),
+    ("sort_ro", "RO access|RO access#For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", "=", "="),
+    ("spop", "RW access delete", "=", "="),
+    ("spublish", "not_key", "=", "="),
+    ("srandmember", "RO access", "=", "="),
+    ("srem", "RW delete", "=", "="),
+    ("sscan", "RO access", "=", "="),
+    ("ssubscribe", "not_key", "=", "="),
+    ("strlen", "RO", "=", "="),
+    ("substr", "RO access", "=", "="),
+    ("sunion", "RO access", "=", "="),
+    ("sunionstore", "OW update|RO access", "=", "="),
+    ("sunsubscribe", "not_key", "=", "="),
+    ("touch", "RO", "=", "="),
+    ("ttl", "RO access", "=", "="),
+    ("type", "RO", "=", "="),
+    ("unlink", "RM delete", "=", "="),
+    ("vadd", "RW access update", "=", "="),
+    ("vcard", "RW access update", "=", "="),
+    ("vdim", "RW access update", "=", "="),
+    ("vemb", "RW access update", "=", "="),
+    ("vgetattr", "RW access update", "=", "="),
+    ("vinfo", "RW access update", "=", "="),
+    ("vismember", "RW access update", "=", "="),
+    ("vlinks", "RW access update", "=", "="),
+    ("vrandmember", "RW access update", "=", "="),
+    ("vrem", "RW access update", "=", "="),
+    ("vsetattr", "RW access update", "=", "="),
+    ("vsim", "RW access update", "=", "="),
+    ("watch", "RO", "=", "="),
+    ("xack", "RW update", "=", "="),
+    ("xadd", "RW update#UPDATE instead of INSERT because of the optional trimming feature", "=", "="),
+    ("xautoclaim", "RW delete", "=", "="),
+    ("xclaim", "RW update", "=", "="),
+    ("xdel", "RW delete", "=", "="),
+    ("xgroup|create", "RW insert", "=", "="),
+    ("xgroup|createconsumer", "RW insert", "=", "="),
+    ("xgroup|delconsumer", "RW delete", "=", "="),
+    ("xgroup|destroy", "RW delete", "=", "="),
+    ("xgroup|setid", "RW update", "=", "="),
+    ("xinfo|consumers", "RO access", "=", "="),
+    ("xinfo|groups", "RO access", "=", "="),
+    ("xinfo|stream", "RO access", "=", "="),
+    ("xlen", "RO", "=", "="),
+    ("xpending", "RO access", "=", "="),
+    ("xrange", "RO access", "=", "="),
+    ("xread", "RO access incomplete#Incomplete because a stream key named STREAMS (or options before it) can shift the STREAMS keyword; fall back to xreadGetKeys", "RO access", "RO access"),
+    ("xreadgroup", "RO access incomplete#Incomplete because a consumer/group named STREAMS (or options before GROUP) can shift the STREAMS keyword; fall back to xreadGetKeys", "RO access", "RO access"),
+    ("xrevrange", "RO access", "=", "="),
+    ("xsetid", "RW update", "=", "="),
+    ("xtrim", "RW delete", "=", "="),
+    ("zadd", "RW update", "=", "="),
+    ("zcard", "RO", "=", "="),
+    ("zcount", "RO access", "=", "="),
+    ("zdiff", "RO access", "=", "="),
+    ("zdiffstore", "OW update|RO access", "=", "="),
+    ("zincrby", "RW access update", "=", "="),
+    ("zinter", "RO access", "=", "="),
+    ("zintercard", "RO access", "=", "="),
+    ("zinterstore", "OW update|RO access", "=", "="),
+    ("zlexcount", "RO access", "=", "="),
+    ("zmpop", "RW access delete", "=", "="),
+    ("zmscore", "RO access", "=", "="),
+    ("zpopmax", "RW access delete", "=", "="),
+    ("zpopmin", "RW access delete", "=", "="),
+    ("zrandmember", "RO access", "=", "="),
+    ("zrange", "RO access", "=", "="),
+    ("zrangebylex", "RO access", "=", "="),
+    ("zrangebyscore", "RO access", "=", "="),
+    ("zrangestore", "OW update|RO access", "=", "="),
+    ("zrank", "RO access", "=", "="),
+    ("zrem", "RW delete", "=", "="),
+    ("zremrangebylex", "RW delete", "=", "="),
+    ("zremrangebyrank", "RW delete", "=", "="),
+    ("zremrangebyscore", "RW delete", "=", "="),
+    ("zrevrange", "RO access", "=", "="),
+    ("zrevrangebylex", "RO access", "=", "="),
+    ("zrevrangebyscore", "RO access", "=", "="),
+    ("zrevrank", "RO access", "=", "="),
+    ("zscan", "RO access", "=", "="),
+    ("zscore", "RO access", "=", "="),
+    ("zunion", "RO access", "=", "="),
+    ("zunionstore", "OW update|RO access", "=", "="),
+];
+
+/// The (flags, notes) of each key spec of `full_name` in personality `p`, if known.
+pub fn key_spec_flags_in(
+    p: &Personality,
+    full_name: &str,
+) -> Option<Vec<(Vec<&'static str>, &'static str)>> {
+    let i = KEY_SPECS.binary_search_by(|r| r.0.cmp(full_name)).ok()?;
+    let (_, redis, valkey, redis70) = KEY_SPECS[i];
+    let own = if p.is_valkey() {
+        valkey
+    } else if !p.has(Since::redis(702)) {
+        redis70
+    } else {
+        "="
+    };
+    let specs = if own == "=" { redis } else { own };
+    Some(
+        specs
+            .split('|')
+            .map(|s| {
+                let (flags, notes) = s.split_once('#').unwrap_or((s, ""));
+                (flags.split_whitespace().collect(), notes)
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_sorted_and_answers_per_release() {
+        assert!(KEY_SPECS.windows(2).all(|w| w[0].0 < w[1].0));
+        let r70 = Personality::parse("redis-7.0").unwrap();
+        let r80 = Personality::parse("redis-8.0").unwrap();
+        let set = key_spec_flags_in(&r80, "set").unwrap();
+        assert_eq!(set[0].0, ["RW", "access", "update", "variable_flags"]);
+        assert!(set[0].1.contains("GET"));
+        assert_eq!(
+            key_spec_flags_in(&r70, "sinterstore").unwrap()[0].0,
+            ["RW", "update"]
+        );
+        assert!(key_spec_flags_in(&r80, "lock.acquire").is_none());
+    }
+}
