@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use crate::engine::spec::{flag::*, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, since, CommandSpec, Ctx, Keys, KEY1};
 use crate::error::{self, *};
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
@@ -11,6 +11,10 @@ use crate::reply::Reply;
 use crate::storage::notify;
 use crate::storage::value::{HashValue, Obj, Value};
 use rustc_apfloat::Float;
+
+use crate::commands::hash_ttl as ttl;
+pub use crate::commands::hash_ttl::drop_expired_field;
+use crate::personality::Since;
 
 const fn cmd(
     name: &'static str,
@@ -45,6 +49,54 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("hvals", 2, READONLY, KEY1, hvals),
     cmd("hscan", -3, READONLY, KEY1, hscan),
     cmd("hrandfield", -2, READONLY, KEY1, hrandfield),
+    since(
+        Since::both(704, 900),
+        cmd("hexpire", -6, WRITE | FAST, KEY1, ttl::hexpire),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpexpire", -6, WRITE | FAST, KEY1, ttl::hpexpire),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hexpireat", -6, WRITE | FAST, KEY1, ttl::hexpireat),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpexpireat", -6, WRITE | FAST, KEY1, ttl::hpexpireat),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("httl", -5, READONLY | FAST, KEY1, ttl::httl),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpttl", -5, READONLY | FAST, KEY1, ttl::hpttl),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hexpiretime", -5, READONLY | FAST, KEY1, ttl::hexpiretime),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpexpiretime", -5, READONLY | FAST, KEY1, ttl::hpexpiretime),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpersist", -5, WRITE | FAST, KEY1, ttl::hpersist),
+    ),
+    since(
+        Since::both(800, 900),
+        cmd("hgetex", -5, WRITE | FAST, KEY1, ttl::hgetex),
+    ),
+    since(
+        Since::both(800, 900),
+        cmd("hsetex", -6, WRITE | DENYOOM | FAST, KEY1, ttl::hsetex),
+    ),
+    since(
+        Since::both(800, 901),
+        cmd("hgetdel", -5, WRITE | FAST, KEY1, ttl::hgetdel),
+    ),
 ];
 
 /// Reads a hash: `Ok(None)` if absent, WRONGTYPE if not a hash.
@@ -72,8 +124,24 @@ fn hash_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<&mut H
 }
 
 /// The value of `field` in the hash at `key`, if both exist; WRONGTYPE if not a hash.
-fn field_value(ctx: &mut Ctx, key: &[u8], field: &[u8]) -> Result<Option<Bytes>, Reply> {
-    Ok(get_hash_for_write(ctx, key)?.and_then(|h| h.get_bytes(field)))
+fn field_value(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<Option<Bytes>, Reply> {
+    let now = ctx.now();
+    match get_hash_for_write(ctx, key)? {
+        Some(h) if h.is_expired(field, now) => {}
+        h => return Ok(h.and_then(|h| h.get_bytes(field))),
+    }
+    drop_expired_field(ctx, key, field, true, true);
+    Ok(None)
+}
+
+/// Lazy expiry before a write that reads `field` (HSETNX, HINCRBY): an expired field is
+/// deleted (with `hexpired`, and `del` if it was the last), as Redis' HFE_LAZY_EXPIRE.
+fn expire_field_for_write(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<(), Reply> {
+    let now = ctx.now();
+    if get_hash_for_write(ctx, key)?.is_some_and(|h| h.is_expired(field, now)) {
+        drop_expired_field(ctx, key, field, true, true);
+    }
+    Ok(())
 }
 
 /// The hash at `key`, created empty if absent (the caller must leave it non-empty).
@@ -102,7 +170,7 @@ fn set_field(
         ctx.eng.config.hash_max_listpack_value,
     );
     let h = hash_for_write(ctx, key)?;
-    h.set(field, &value, me, mv);
+    h.set_with(field, &value, me, mv, true);
     ctx.modified(key, notify::HASH, event);
     Ok(())
 }
@@ -173,14 +241,23 @@ fn hmset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::opt_bulk(h.and_then(|h| h.get_bytes(&a[2]))),
-        Err(e) => e,
+        Ok(Some(h)) if h.is_expired(&a[2], now) => {}
+        Ok(h) => return Reply::opt_bulk(h.and_then(|h| h.get_bytes(&a[2]))),
+        Err(e) => return e,
     }
+    drop_expired_field(ctx, &a[1], &a[2], true, true);
+    Reply::Null
 }
 
 fn hexists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
+        Ok(Some(h)) if h.is_expired(&a[2], now) => {
+            drop_expired_field(ctx, &a[1], &a[2], true, true);
+            Reply::Int(0)
+        }
         Ok(h) => {
             let found = h.is_some_and(|h| h.contains(&a[2]));
             if !found && ctx.eng.lockdep.is_some() && ctx.cl.in_script {
@@ -229,6 +306,9 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         ctx.eng.config.hash_max_listpack_entries,
         ctx.eng.config.hash_max_listpack_value,
     );
+    if let Err(e) = expire_field_for_write(ctx, &a[1], &a[2]) {
+        return e;
+    }
     // One probe, the value read in place. A key created here is an empty hash, and then
     // nothing below fails (the field counts from 0, and 0 + by cannot overflow): no error
     // leaves an empty hash behind.
@@ -240,13 +320,16 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok((_, n)) => n,
         Err(e) => return e,
     };
-    h.set(&a[2], &crate::num::int_bytes(n), me, mv);
+    h.set_with(&a[2], &crate::num::int_bytes(n), me, mv, true);
     ctx.modified(&a[1], notify::HASH, "hincrby");
     Reply::Int(n)
 }
 
 /// HINCRBY while the lock-order checker runs: it looks at the count before the write.
 fn hincrby_checked(ctx: &mut Ctx, a: &[Bytes], by: i64) -> Reply {
+    if let Err(e) = expire_field_for_write(ctx, &a[1], &a[2]) {
+        return e;
+    }
     let cur = match get_hash_for_write(ctx, &a[1]) {
         Ok(h) => incremented(h.and_then(|h| h.get(&a[2])), by),
         Err(e) => return e,
@@ -281,9 +364,11 @@ fn incremented(field: Option<&[u8]>, by: i64) -> Result<(i64, i64), Reply> {
 }
 
 fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
         Ok(Some(h)) => Reply::Map(
             h.iter()
+                .filter(|(k, _)| !h.is_expired(k, now))
                 .map(|(k, v)| {
                     (
                         Reply::Bulk(Bytes::copy_from_slice(k)),
@@ -298,6 +383,9 @@ fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    if let Err(e) = expire_field_for_write(ctx, &a[1], &a[2]) {
+        return e;
+    }
     match get_hash_for_write(ctx, &a[1]) {
         Ok(Some(h)) if h.contains(&a[2]) => return Reply::Int(0),
         Ok(_) => {}
@@ -310,19 +398,50 @@ fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hmget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::Array(
-            a[2..]
-                .iter()
-                .map(|f| Reply::opt_bulk(h.as_ref().and_then(|h| h.get_bytes(f))))
-                .collect(),
-        ),
-        Err(e) => e,
+    let now = ctx.now();
+    let out: Vec<Reply> = match get_hash(ctx, &a[1]) {
+        Ok(h) => a[2..]
+            .iter()
+            .map(|f| match &h {
+                Some(h) if h.is_expired(f, now) => Reply::NullArray,
+                h => Reply::opt_bulk(h.as_ref().and_then(|h| h.get_bytes(f))),
+            })
+            .collect(),
+        Err(e) => return e,
+    };
+    if !out.iter().any(|r| matches!(r, Reply::NullArray)) {
+        return Reply::Array(out);
     }
+    // Expired fields (marked above) are deleted, one `hexpired` event for them all; once
+    // the hash is gone the fields after read as absent, as in Redis.
+    let mut deleted = false;
+    let out = a[2..]
+        .iter()
+        .zip(out)
+        .map(|(f, r)| match r {
+            Reply::NullArray => {
+                if !deleted {
+                    deleted = drop_expired_field(ctx, &a[1], f, false, true);
+                }
+                Reply::Null
+            }
+            r => r,
+        })
+        .collect();
+    ctx.notify(notify::HASH, "hexpired", &a[1]);
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", &a[1]);
+    }
+    Reply::Array(out)
 }
 
 fn hstrlen(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
+        Ok(Some(h)) if h.is_expired(&a[2], now) => {
+            drop_expired_field(ctx, &a[1], &a[2], true, true);
+            Reply::Int(0)
+        }
         Ok(h) => Reply::Int(h.and_then(|h| h.get(&a[2])).map_or(0, |v| v.len() as i64)),
         Err(e) => e,
     }
@@ -357,21 +476,27 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hkeys(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::bulks(
-            h.into_iter()
-                .flat_map(|h| h.iter().map(|(k, _)| Bytes::copy_from_slice(k))),
-        ),
+        Ok(h) => Reply::bulks(h.into_iter().flat_map(|h| {
+            let h = &*h;
+            h.iter()
+                .filter(move |(k, _)| !h.is_expired(k, now))
+                .map(|(k, _)| Bytes::copy_from_slice(k))
+        })),
         Err(e) => e,
     }
 }
 
 fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::bulks(
-            h.into_iter()
-                .flat_map(|h| h.iter().map(|(_, v)| Bytes::copy_from_slice(v))),
-        ),
+        Ok(h) => Reply::bulks(h.into_iter().flat_map(|h| {
+            let h = &*h;
+            h.iter()
+                .filter(move |(k, _)| !h.is_expired(k, now))
+                .map(|(_, v)| Bytes::copy_from_slice(v))
+        })),
         Err(e) => e,
     }
 }
@@ -383,6 +508,7 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return e;
     }
     let hasher = ctx.eng.scan_hasher.clone();
+    let now = ctx.now();
     let h = match get_hash(ctx, &a[1]) {
         Ok(Some(h)) => h,
         Ok(None) => return crate::commands::keys::scan_reply(0, vec![]),
@@ -403,6 +529,9 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     };
     let mut out = Vec::with_capacity(fields.len() * 2);
     for f in fields {
+        if h.is_expired(&f, now) {
+            continue;
+        }
         if let Some(p) = &args.pattern {
             if !crate::glob::matches(p, &f, false) {
                 continue;
@@ -445,7 +574,19 @@ fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         count = Some(l);
     }
     let resp3 = ctx.cl.resp3;
-    let h = match get_hash(ctx, &a[1]) {
+    let now = ctx.now();
+    let due = match get_hash(ctx, &a[1]) {
+        Ok(Some(h)) => h.min_ttl().is_some_and(|t| t < now),
+        Ok(None) if count.is_some() => return Reply::Array(vec![]),
+        Ok(None) => return Reply::Null,
+        Err(e) => return e,
+    };
+    let db = ctx.dbi();
+    if due {
+        // Redis' hashTypeExpireIfNeeded: every due field goes first.
+        ctx.eng.expire_fields(db, &a[1], now);
+    }
+    let h = match hash_of(ctx.eng.dbs[db].get_mut(&a[1])) {
         Ok(Some(h)) => h,
         Ok(None) if count.is_some() => return Reply::Array(vec![]),
         Ok(None) => return Reply::Null,

@@ -11,6 +11,7 @@
 pub mod bitops;
 pub mod cluster_cmds;
 pub mod geo;
+pub mod hash_ttl;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keys;
