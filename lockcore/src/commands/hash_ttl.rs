@@ -11,13 +11,96 @@
 
 use bytes::Bytes;
 
-use crate::commands::hashes::{get_hash, hash_for_write};
-use crate::engine::spec::Ctx;
+use crate::engine::spec::{flag::*, since, CommandSpec, Ctx, Keys, KEY1};
 use crate::error;
 use crate::num::parse_i64;
+use crate::personality::Since;
 use crate::reply::Reply;
 use crate::storage::notify;
 use crate::storage::value::{HashValue, Obj, Value};
+
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: Keys,
+    h: crate::engine::spec::Handler,
+) -> CommandSpec {
+    crate::engine::spec::engine("hash", &["hash"], name, arity, flags, keys, h)
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    since(
+        Since::both(704, 900),
+        cmd("hexpire", -6, WRITE | FAST, KEY1, hexpire),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpexpire", -6, WRITE | FAST, KEY1, hpexpire),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hexpireat", -6, WRITE | FAST, KEY1, hexpireat),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpexpireat", -6, WRITE | FAST, KEY1, hpexpireat),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("httl", -5, READONLY | FAST, KEY1, httl),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpttl", -5, READONLY | FAST, KEY1, hpttl),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hexpiretime", -5, READONLY | FAST, KEY1, hexpiretime),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpexpiretime", -5, READONLY | FAST, KEY1, hpexpiretime),
+    ),
+    since(
+        Since::both(704, 900),
+        cmd("hpersist", -5, WRITE | FAST, KEY1, hpersist),
+    ),
+    since(
+        Since::both(800, 900),
+        cmd("hgetex", -5, WRITE | FAST, KEY1, hgetex),
+    ),
+    since(
+        Since::both(800, 900),
+        cmd("hsetex", -6, WRITE | DENYOOM | FAST, KEY1, hsetex),
+    ),
+    since(
+        Since::both(800, 901),
+        cmd("hgetdel", -5, WRITE | FAST, KEY1, hgetdel),
+    ),
+];
+
+/// Reads the hash at `key` (HTTL's lookup: stats, lazy key expiry, WRONGTYPE).
+fn get_hash<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashValue>, Reply> {
+    match ctx.read(key) {
+        None => Ok(None),
+        Some(e) => match &mut e.value {
+            Value::Obj(Obj::Hash(h)) => Ok(Some(h)),
+            _ => Err(error::wrongtype()),
+        },
+    }
+}
+
+/// The hash at `key`, created empty if absent (the caller must leave it non-empty).
+fn hash_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut HashValue, Reply> {
+    match &mut ctx
+        .write_or_create(key, || Value::Obj(Obj::Hash(HashValue::default())))
+        .value
+    {
+        Value::Obj(Obj::Hash(h)) => Ok(h),
+        _ => Err(error::wrongtype()),
+    }
+}
 
 /// The largest field deadline Redis accepts, in Unix ms (`EB_EXPIRE_TIME_MAX >> 2`).
 const REDIS_MAX_MS: i64 = ((1i64 << 48) - 1) >> 2;

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use crate::engine::spec::{flag::*, since, CommandSpec, Ctx, Keys, KEY1};
+use crate::engine::spec::{flag::*, CommandSpec, Ctx, Keys, KEY1};
 use crate::error::{self, *};
 use crate::num::{
     add_long_double, fmt_long_double_human, parse_i64, parse_long_double, LongDouble,
@@ -12,9 +12,7 @@ use crate::storage::notify;
 use crate::storage::value::{HashValue, Obj, Value};
 use rustc_apfloat::Float;
 
-use crate::commands::hash_ttl as ttl;
 pub use crate::commands::hash_ttl::drop_expired_field;
-use crate::personality::Since;
 
 const fn cmd(
     name: &'static str,
@@ -49,54 +47,6 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("hvals", 2, READONLY, KEY1, hvals),
     cmd("hscan", -3, READONLY, KEY1, hscan),
     cmd("hrandfield", -2, READONLY, KEY1, hrandfield),
-    since(
-        Since::both(704, 900),
-        cmd("hexpire", -6, WRITE | FAST, KEY1, ttl::hexpire),
-    ),
-    since(
-        Since::both(704, 900),
-        cmd("hpexpire", -6, WRITE | FAST, KEY1, ttl::hpexpire),
-    ),
-    since(
-        Since::both(704, 900),
-        cmd("hexpireat", -6, WRITE | FAST, KEY1, ttl::hexpireat),
-    ),
-    since(
-        Since::both(704, 900),
-        cmd("hpexpireat", -6, WRITE | FAST, KEY1, ttl::hpexpireat),
-    ),
-    since(
-        Since::both(704, 900),
-        cmd("httl", -5, READONLY | FAST, KEY1, ttl::httl),
-    ),
-    since(
-        Since::both(704, 900),
-        cmd("hpttl", -5, READONLY | FAST, KEY1, ttl::hpttl),
-    ),
-    since(
-        Since::both(704, 900),
-        cmd("hexpiretime", -5, READONLY | FAST, KEY1, ttl::hexpiretime),
-    ),
-    since(
-        Since::both(704, 900),
-        cmd("hpexpiretime", -5, READONLY | FAST, KEY1, ttl::hpexpiretime),
-    ),
-    since(
-        Since::both(704, 900),
-        cmd("hpersist", -5, WRITE | FAST, KEY1, ttl::hpersist),
-    ),
-    since(
-        Since::both(800, 900),
-        cmd("hgetex", -5, WRITE | FAST, KEY1, ttl::hgetex),
-    ),
-    since(
-        Since::both(800, 900),
-        cmd("hsetex", -6, WRITE | DENYOOM | FAST, KEY1, ttl::hsetex),
-    ),
-    since(
-        Since::both(800, 901),
-        cmd("hgetdel", -5, WRITE | FAST, KEY1, ttl::hgetdel),
-    ),
 ];
 
 /// Reads a hash: `Ok(None)` if absent, WRONGTYPE if not a hash.

@@ -83,6 +83,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::commands::strings::COMMANDS,
         crate::commands::keys::COMMANDS,
         crate::commands::hashes::COMMANDS,
+        crate::commands::hash_ttl::COMMANDS,
         crate::commands::sets::COMMANDS,
         crate::commands::sort::COMMANDS,
         crate::commands::bitops::COMMANDS,

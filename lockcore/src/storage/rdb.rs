@@ -13,7 +13,7 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-use crate::storage::value::{HashValue, Obj, SetValue, Value};
+use crate::storage::value::{HashValue, Obj, SetValue, Value, NO_TTL};
 
 pub mod file;
 mod stream;
@@ -39,6 +39,18 @@ const T_HASH_ZIPLIST: u8 = 13;
 const T_LIST_QUICKLIST: u8 = 14;
 /// Redis 7.2+ (RDB 11).
 const T_SET_LISTPACK: u8 = 20;
+/// Redis 7.4+ (RDB 12): hashes with field TTLs. The "pre-GA" ones (7.4 release
+/// candidates) keep absolute TTLs and no minimum; Valkey 9 uses 22 for its own layout.
+const T_HASH_METADATA_PRE_GA: u8 = 22;
+const T_HASH_LISTPACK_EX_PRE_GA: u8 = 23;
+const T_HASH_METADATA: u8 = 24;
+const T_HASH_LISTPACK_EX: u8 = 25;
+/// Valkey 9's hash with field TTLs: each field, its value, and its deadline as 8 bytes
+/// (-1 for none).
+const T_VALKEY_HASH_2: u8 = 22;
+
+/// The RDB version of Valkey 9 (its own numbering, from 80).
+pub const VALKEY_RDB_VERSION: u16 = 80;
 
 /// CRC-64/Jones as Redis' `crc64` computes it (reflected, init 0, no final xor), with 16
 /// lookup tables (32 KiB, built at compile time): 16 bytes per step, as DUMP payloads can be
@@ -464,12 +476,14 @@ fn intset(members: &[i64]) -> Vec<u8> {
 /// (listpack hashes and sorted sets, intsets, quicklists of listpacks), so for those the
 /// payload is byte for byte what redis-server writes; hashtable sets and hashes come out
 /// in Tumbler's order, which Redis' loader accepts. `list_fill` is `list-max-listpack-size`.
-pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
+/// `ver` is the personality's RDB version (`Personality::rdb_version`): the footer's, and
+/// which layout a hash with field TTLs gets.
+pub fn dump(v: &Value, list_fill: i64, ver: u16) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    if !write_value(&mut out, v, list_fill, true) {
+    if !write_value(&mut out, v, list_fill, true, ver) {
         return None;
     }
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    out.extend_from_slice(&ver.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     Some(out)
@@ -478,8 +492,47 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
 /// Appends `v`'s RDB type byte and encoding (what an RDB file holds after the key, and a
 /// DUMP payload before its footer); `false`, writing nothing, for a type Tumbler does not
 /// serialize (locks). `lzf` is `rdbcompression`.
-pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> bool {
+pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver: u16) -> bool {
     match v {
+        Value::Obj(Obj::Hash(h)) if ver >= VALKEY_RDB_VERSION && h.has_ttls() => {
+            out.push(T_VALKEY_HASH_2);
+            put_len(out, h.len());
+            for (f, v, t) in h.iter_ttl() {
+                put_string(out, f, lzf);
+                put_string(out, v, lzf);
+                let t = if t == NO_TTL { -1 } else { t };
+                out.extend_from_slice(&t.to_le_bytes());
+            }
+        }
+        Value::Obj(Obj::Hash(h)) if ver >= 12 && ver < VALKEY_RDB_VERSION && h.is_listpackex() => {
+            out.push(T_HASH_LISTPACK_EX);
+            out.extend_from_slice(&h.min_ttl().unwrap_or(0).to_le_bytes());
+            let mut lp = Listpack::new();
+            for (f, v, t) in h.iter_ttl() {
+                lp.push(f);
+                lp.push(v);
+                lp.push_int(t);
+            }
+            put_string(out, &lp.finish(), lzf);
+        }
+        Value::Obj(Obj::Hash(h)) if ver >= 12 && ver < VALKEY_RDB_VERSION && h.has_ttls() => {
+            out.push(T_HASH_METADATA);
+            let min = h.min_ttl().unwrap_or(0);
+            out.extend_from_slice(&min.to_le_bytes());
+            put_len(out, h.len());
+            for (f, v, t) in h.iter_ttl() {
+                put_len(
+                    out,
+                    if t == NO_TTL {
+                        0
+                    } else {
+                        (t - min + 1) as usize
+                    },
+                );
+                put_string(out, f, lzf);
+                put_string(out, v, lzf);
+            }
+        }
         Value::Str(s) => {
             out.push(T_STRING);
             put_string(out, s, lzf);
@@ -509,6 +562,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> b
                         }))),
                         list_fill,
                         lzf,
+                        ver,
                     )
                 }
             }
@@ -563,13 +617,20 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> b
 }
 
 /// Checks the footer as Redis' `verifyDumpPayload`: a known RDB version and a matching CRC.
-pub fn verify(p: &[u8]) -> bool {
+/// `max` is the personality's RDB version: Redis takes payloads up to its own; Valkey 9
+/// takes its own (80) and Redis' up to 11, refusing the "foreign" 12..=79.
+pub fn verify(p: &[u8], max: u16) -> bool {
     if p.len() < 10 {
         return false;
     }
     let n = p.len();
     let ver = u16::from_le_bytes([p[n - 10], p[n - 9]]);
-    if ver > RDB_VERSION {
+    let ok = if max >= VALKEY_RDB_VERSION {
+        ver <= 11 || (VALKEY_RDB_VERSION..=max).contains(&ver)
+    } else {
+        ver <= max
+    };
+    if !ok {
         return false;
     }
     let crc = u64::from_le_bytes(p[n - 8..].try_into().unwrap());
@@ -582,6 +643,9 @@ pub enum Loaded {
     List(VecDeque<Bytes>),
     Set(Vec<Bytes>),
     Hash(Vec<(Bytes, Bytes)>),
+    /// A hash with field TTLs (`NO_TTL` for none); `listpack` if it came as a listpackex
+    /// (kept in its order), else from a table layout.
+    HashTtl(Vec<(Bytes, Bytes, i64)>, bool),
     ZSet(Vec<(Bytes, f64)>),
     Stream(Box<crate::storage::stream::StreamValue>),
 }
@@ -747,23 +811,96 @@ fn listpack_entries(lp: &[u8]) -> Option<Vec<Bytes>> {
 }
 
 /// Parses a payload whose footer [`verify`] accepted. `None` means "Bad data format".
-pub fn load(p: &[u8]) -> Option<Loaded> {
+/// `ver` is the personality's RDB version: RESTORE takes the types that version knows.
+pub fn load(p: &[u8], ver: u16) -> Option<Loaded> {
     let mut r = Reader {
         p: &p[..p.len() - 10],
     };
     let t = r.byte()?;
-    // RESTORE takes the types of the RDB version it declares (10), not the newer ones an
-    // RDB file of Redis 7.2+ may hold.
-    if t > stream::T_STREAM_LISTPACKS_2 {
+    let newest = match ver {
+        ..=10 => stream::T_STREAM_LISTPACKS_2,
+        11 => stream::T_STREAM_LISTPACKS_3,
+        VALKEY_RDB_VERSION.. => T_VALKEY_HASH_2,
+        _ => T_HASH_LISTPACK_EX,
+    };
+    if t > newest {
         return None;
     }
-    let v = load_value(&mut r, t)?;
+    let v = if ver >= VALKEY_RDB_VERSION && t == T_VALKEY_HASH_2 {
+        load_valkey_hash(&mut r)?
+    } else {
+        load_value(&mut r, t)?
+    };
     r.p.is_empty().then_some(v)
+}
+
+/// Valkey 9's hash with field TTLs (RDB type 22 in a Valkey file or payload).
+fn load_valkey_hash(r: &mut Reader) -> Option<Loaded> {
+    let n = r.len()?;
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let (f, x) = (r.string()?, r.string()?);
+        let t = i64::from_le_bytes(r.take(8)?.try_into().ok()?);
+        v.push((f, x, if t < 0 { NO_TTL } else { t }));
+    }
+    Some(Loaded::HashTtl(v, false))
+}
+
+/// The largest field deadline Redis loads (`EB_EXPIRE_TIME_MAX`).
+const HFE_MAX: i64 = (1 << 48) - 1;
+
+/// Reads one value of RDB type `t` (the type byte already taken). `valkey_file`: a type
+/// 22 is Valkey's hash layout.
+fn load_value_in(r: &mut Reader, t: u8, valkey_file: bool) -> Option<Loaded> {
+    if valkey_file && t == T_VALKEY_HASH_2 {
+        return load_valkey_hash(r);
+    }
+    load_value(r, t)
 }
 
 /// Reads one value of RDB type `t` (the type byte already taken).
 fn load_value(r: &mut Reader, t: u8) -> Option<Loaded> {
     Some(match t {
+        T_HASH_METADATA | T_HASH_METADATA_PRE_GA => {
+            let min = if t == T_HASH_METADATA {
+                i64::from_le_bytes(r.take(8)?.try_into().ok()?)
+            } else {
+                0
+            };
+            let n = r.len()?;
+            let mut v = Vec::new();
+            for _ in 0..n {
+                let ttl = r.len()? as i64;
+                let at = match (t, ttl) {
+                    (_, 0) => NO_TTL,
+                    (T_HASH_METADATA, x) => x.checked_add(min)?.checked_sub(1)?,
+                    (_, x) => x,
+                };
+                if !(0..=HFE_MAX).contains(&at) {
+                    return None;
+                }
+                v.push((r.string()?, r.string()?, at));
+            }
+            Loaded::HashTtl(v, false)
+        }
+        T_HASH_LISTPACK_EX | T_HASH_LISTPACK_EX_PRE_GA => {
+            if t == T_HASH_LISTPACK_EX {
+                r.take(8)?;
+            }
+            let e = listpack_entries(&r.string()?)?;
+            if e.len() % 3 != 0 {
+                return None;
+            }
+            let mut v = Vec::new();
+            for c in e.chunks(3) {
+                let at = crate::num::parse_i64(&c[2])?;
+                if !(0..=HFE_MAX).contains(&at) {
+                    return None;
+                }
+                v.push((c[0].clone(), c[1].clone(), at));
+            }
+            Loaded::HashTtl(v, true)
+        }
         T_STRING => Loaded::Str(r.string()?),
         T_LIST => {
             let n = r.len()?;
@@ -1029,6 +1166,20 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
                     return None;
                 }
             }
+            Value::Obj(Obj::Hash(h))
+        }
+        Loaded::HashTtl(items, lp) => {
+            if items.is_empty() {
+                return Some(Value::Obj(Obj::Hash(HashValue::default())));
+            }
+            let valkey = cfg.personality.is_valkey();
+            let listpackex = !valkey
+                && items.len() <= hash_max_entries
+                && (lp
+                    || !items
+                        .iter()
+                        .any(|(f, v, _)| f.len() > hash_max_value || v.len() > hash_max_value));
+            let h = HashValue::with_ttls(items, listpackex, !lp)?;
             Value::Obj(Obj::Hash(h))
         }
         Loaded::ZSet(v) => {

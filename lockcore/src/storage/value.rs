@@ -390,6 +390,36 @@ impl HashValue {
         }
     }
 
+    /// A hash loaded with field TTLs (`NO_TTL` for none), in the given order: a
+    /// "listpackex" if `listpackex`, where `sorted` places each field as Redis' listpackex
+    /// insertion does (otherwise the order is the payload's own), else a "hashtable".
+    /// `None` for a duplicate field (a corrupt payload).
+    pub fn with_ttls(
+        items: Vec<(Bytes, Bytes, i64)>,
+        listpackex: bool,
+        sorted: bool,
+    ) -> Option<HashValue> {
+        let mut t = HashTable {
+            listpackex,
+            ..Default::default()
+        };
+        for (f, v, ttl) in items {
+            if t.map.contains_key(f.as_ref()) {
+                return None;
+            }
+            let ttl = (ttl != NO_TTL).then_some(ttl);
+            if listpackex && sorted {
+                t.put(&f, v, ttl);
+            } else {
+                if let Some(x) = ttl {
+                    t.ttls.insert(f.clone(), x);
+                }
+                t.map.insert(f, v);
+            }
+        }
+        Some(HashValue::Table(Box::new(t)))
+    }
+
     /// Drops spare capacity (COPY builds its copy afresh, as Redis does).
     pub fn shrink_to_fit(&mut self) {
         match self {

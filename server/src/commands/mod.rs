@@ -813,12 +813,13 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             };
             let db = c.cl.db;
             let now = core.engine.now_ms();
+            let ver = core.engine.config.personality.rdb_version();
             match core.engine.lookup(db, k) {
                 Some(e) => Reply::Simple(
                     format!(
                         "Value at:0x0 refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
                         e.encoding(),
-                        lockcore::storage::rdb::dump(&e.value, -2).map_or(0, |p| p.len().saturating_sub(11)),
+                        lockcore::storage::rdb::dump(&e.value, -2, ver).map_or(0, |p| p.len().saturating_sub(11)),
                         (e.lru_ms / 1000) & 0xff_ffff,
                         (now - e.lru_ms).max(0) / 1000
                     )
