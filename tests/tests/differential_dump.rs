@@ -144,7 +144,7 @@ fn dump_payloads_are_byte_identical() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     let mut keys = Vec::new();
     for cmd in dataset() {
@@ -226,7 +226,7 @@ fn payloads_cross_between_the_servers_both_ways() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     let mut keys = Vec::new();
     for cmd in dataset() {
@@ -320,7 +320,7 @@ fn restore_builds_the_encoding_redis_builds() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     diff_script(
         &mut a,
@@ -422,7 +422,7 @@ fn migrate_moves_copies_and_reports_errors_like_redis() {
     let (Some(r1), Some(r2)) = (RedisServer::start(), RedisServer::start()) else {
         return;
     };
-    let (t1, t2) = (Tumbler::start(), Tumbler::start());
+    let (t1, t2) = (Tumbler::like(&r1, &[]), Tumbler::like(&r2, &[]));
     // Nothing listens on port 1: connecting fails at once on loopback.
     let script = r#"
         SET k v
@@ -526,7 +526,7 @@ fn migrate_caches_connections_like_redis() {
     let (Some(r1), Some(r2)) = (RedisServer::start(), RedisServer::start()) else {
         return;
     };
-    let (t1, t2) = (Tumbler::start(), Tumbler::start());
+    let (t1, t2) = (Tumbler::like(&r1, &[]), Tumbler::like(&r2, &[]));
     let field = |info: &[u8], name: &str| -> String {
         let text = String::from_utf8_lossy(info).into_owned();
         text.lines()
@@ -596,7 +596,7 @@ fn sort_patterns_need_access_to_every_key() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let script = [
         "(+sort ~mylist)",
         "(+sort ~mylist ~v*)",

@@ -89,7 +89,7 @@ fn redis_stream_payloads_restore_identically() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let tumbler = Tumbler::start();
+    let tumbler = Tumbler::like(&redis, &[]);
     let (mut r, mut t) = (redis.raw(), tumbler.raw());
     run(&mut t, "CONFIG SET stream-node-max-entries 5");
     for key in streams(&mut r) {
@@ -218,7 +218,7 @@ fn tumbler_stream_payloads_restore_on_redis() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let tumbler = Tumbler::start();
+    let tumbler = Tumbler::like(&redis, &[]);
     let (mut r, mut t) = (redis.raw(), tumbler.raw());
     let keys = streams(&mut r);
     for key in keys {

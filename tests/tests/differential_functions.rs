@@ -148,7 +148,7 @@ fn dump_and_restore_across_servers() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     let lib1 = "#!lua name=lib1\nlocal function add1(x) return x + 1 end\nredis.register_function{function_name='f1', callback=function() return add1(1) .. ' and a body long enough for redis to compress it with lzf' end, flags={'no-writes'}, description='one'}";
     b.cmd(&["FUNCTION", "LOAD", lib1]);

@@ -67,7 +67,7 @@ fn values_move_between_servers() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut rt, mut rr) = (t.raw(), redis.raw());
     let els: Vec<String> = (0..3000).map(|i| format!("m{i}")).collect();
     let mut args = vec!["PFADD".to_string(), "k".into()];

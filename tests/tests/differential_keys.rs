@@ -402,7 +402,7 @@ fn dump_payloads_restore_across_tumbler_and_redis() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::like(&redis, &[]);
     let (mut tc, mut rc) = (t.raw(), redis.raw());
     let long = "x".repeat(100);
     let setup: &[&[&str]] = &[

@@ -296,7 +296,17 @@ fn parse_fields<'a>(
 
 /// Redis' `hashTypeSetEx` for one field: sets (`Some`) or removes (`None`) its TTL under
 /// `cond`, deleting it if the deadline is not after `now`. The hash must be prepared.
-fn set_field_ttl(h: &mut HashValue, field: &[u8], at: Option<i64>, cond: Cond, now: i64) -> i64 {
+///
+/// `min_fields` tracks, as Redis' `HashTypeSetEx.minExpireFields`, the earliest of the
+/// changed fields' old and new deadlines (for [`SetEx::done`]).
+fn set_field_ttl(
+    h: &mut HashValue,
+    field: &[u8],
+    at: Option<i64>,
+    cond: Cond,
+    now: i64,
+    min_fields: &mut i64,
+) -> i64 {
     if !h.contains(field) {
         return NO_FIELD;
     }
@@ -319,12 +329,47 @@ fn set_field_ttl(h: &mut HashValue, field: &[u8], at: Option<i64>, cond: Cond, n
         }
         _ => {}
     }
+    if let Some(p) = prev {
+        *min_fields = (*min_fields).min(p);
+    }
     if at <= now {
         h.remove(field);
         return DELETED;
     }
+    *min_fields = (*min_fields).min(at);
     h.set_ttl(field, Some(at));
     SET_OK
+}
+
+/// Redis' `hashTypeSetExInit` / `hashTypeSetExDone` around TTL changes: the hash's
+/// registered earliest TTL (`HashTable::meta_min`) moves only when a changed field could
+/// have moved it, and by 4 s or more.
+struct SetEx {
+    init: i64,
+    min_fields: i64,
+}
+
+/// "No deadline" in Redis' unsigned comparisons.
+const INVALID: i64 = i64::MAX;
+
+impl SetEx {
+    fn start(h: &HashValue) -> SetEx {
+        SetEx {
+            init: h.meta_min().unwrap_or(INVALID),
+            min_fields: INVALID,
+        }
+    }
+
+    fn done(self, h: &mut HashValue) {
+        if h.is_empty() || self.init < self.min_fields {
+            return;
+        }
+        let new = h.min_ttl().unwrap_or(INVALID);
+        if self.init.abs_diff(new) < 4000 {
+            return;
+        }
+        h.set_meta_min((new != INVALID).then_some(new));
+    }
 }
 
 /// Readies a hash for field TTLs: Redis makes a listpack a "listpackex", Valkey a
@@ -443,10 +488,12 @@ fn hexpire_generic(ctx: &mut Ctx, a: &[Bytes], cmd: &str, ms: bool, base: i64) -
     }
     let h = hash_mut(ctx, &a[1]).expect("looked up above");
     prepare(h, vk);
+    let mut ex = SetEx::start(h);
     let codes: Vec<i64> = fields
         .iter()
-        .map(|f| set_field_ttl(h, f, Some(at), cond, now))
+        .map(|f| set_field_ttl(h, f, Some(at), cond, now, &mut ex.min_fields))
         .collect();
+    ex.done(h);
     let deleted = codes.iter().filter(|&&c| c == DELETED).count();
     let updated = codes.iter().filter(|&&c| c == SET_OK).count();
     ctx.eng.stats.expired_subkeys += deleted as u64;
@@ -582,6 +629,7 @@ pub fn hgetdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::Array(fields.iter().map(|_| Reply::Null).collect());
     }
     let h = hash_mut(ctx, &a[1]).expect("looked up above");
+    let had_ttls = h.has_ttls();
     let (mut expired, mut deleted) = (0, 0);
     let out: Vec<Reply> = fields
         .iter()
@@ -601,6 +649,9 @@ pub fn hgetdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             }
         })
         .collect();
+    if had_ttls && !h.has_ttls() {
+        h.set_meta_min(None);
+    }
     ctx.eng.stats.expired_subkeys += expired;
     if expired > 0 {
         ctx.modified(&a[1], notify::HASH, "hexpired");
@@ -669,6 +720,7 @@ pub fn hgetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if mode != GetEx::None {
         prepare(h, vk);
     }
+    let mut ex = SetEx::start(h);
     let (mut expired, mut deleted, mut updated) = (0u64, 0, 0);
     let out: Vec<Reply> = fields
         .iter()
@@ -683,8 +735,8 @@ pub fn hgetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             };
             let code = match mode {
                 GetEx::None => NO_CONDITION,
-                GetEx::At(t) => set_field_ttl(h, f, Some(t), Cond::None, now),
-                GetEx::Persist => set_field_ttl(h, f, None, Cond::None, now),
+                GetEx::At(t) => set_field_ttl(h, f, Some(t), Cond::None, now, &mut ex.min_fields),
+                GetEx::Persist => set_field_ttl(h, f, None, Cond::None, now, &mut ex.min_fields),
             };
             match code {
                 DELETED => deleted += 1,
@@ -694,6 +746,9 @@ pub fn hgetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             Reply::Bulk(v)
         })
         .collect();
+    if mode != GetEx::None {
+        ex.done(h);
+    }
     ctx.eng.stats.expired_subkeys += expired + deleted as u64;
     if expired > 0 {
         ctx.modified(&a[1], notify::HASH, "hexpired");
@@ -910,15 +965,19 @@ pub fn hsetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     let keep = o.at.is_some() || o.keepttl;
     let (mut updated, mut deleted) = (0, 0);
+    let mut ex = SetEx::start(h);
     for fv in pairs.chunks(2) {
         h.set_with(&fv[0], &fv[1], me, mv, keep);
         if let Some(t) = o.at {
-            match set_field_ttl(h, &fv[0], Some(t), Cond::None, now) {
+            match set_field_ttl(h, &fv[0], Some(t), Cond::None, now, &mut ex.min_fields) {
                 SET_OK => updated += 1,
                 DELETED => deleted += 1,
                 _ => {}
             }
         }
+    }
+    if o.at.is_some() {
+        ex.done(h);
     }
     ctx.eng.stats.expired_subkeys += deleted as u64;
     ctx.modified(&a[1], notify::HASH, "hset");

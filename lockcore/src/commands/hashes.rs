@@ -225,7 +225,12 @@ fn hdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => return Reply::Int(0),
         Err(e) => return e,
     };
+    let had_ttls = h.has_ttls();
     let n = a[2..].iter().filter(|f| h.remove(f)).count();
+    if had_ttls && !h.has_ttls() {
+        // The last field with a TTL went: Redis unregisters the hash from active expiry.
+        h.set_meta_min(None);
+    }
     let empty = h.is_empty();
     if n > 0 {
         ctx.modified(&a[1], notify::HASH, "hdel");

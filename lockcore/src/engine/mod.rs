@@ -470,6 +470,7 @@ impl Engine {
             }
             return;
         }
+        h.set_meta_min(next);
         self.stats.expired_subkeys += due.len() as u64;
         self.modified(db, key, notify::HASH, "hexpired");
         if empty {

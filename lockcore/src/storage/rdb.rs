@@ -18,8 +18,8 @@ use crate::storage::value::{HashValue, Obj, SetValue, Value, NO_TTL};
 pub mod file;
 mod stream;
 
-/// Redis 7.0's RDB version: the one DUMP payloads and RDB files are written in (redis-server
-/// 7.0.15 loads up to 10).
+/// Redis 7.0's RDB version (redis-server 7.0.15 loads up to 10). What a server writes is
+/// its personality's (`Personality::rdb_version`).
 pub const RDB_VERSION: u16 = 10;
 
 const T_STRING: u8 = 0;
@@ -506,7 +506,8 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
         }
         Value::Obj(Obj::Hash(h)) if ver >= 12 && ver < VALKEY_RDB_VERSION && h.is_listpackex() => {
             out.push(T_HASH_LISTPACK_EX);
-            out.extend_from_slice(&h.min_ttl().unwrap_or(0).to_le_bytes());
+            // Redis writes the earliest TTL it registered, which may be stale.
+            out.extend_from_slice(&h.meta_min().unwrap_or(0).to_le_bytes());
             let mut lp = Listpack::new();
             for (f, v, t) in h.iter_ttl() {
                 lp.push(f);
@@ -1247,12 +1248,12 @@ mod tests {
         let list =
             hex("1201021717000000060081610281620281630201010201c12c02ff0a00565035a576f978fe");
         for p in [&string, &list] {
-            assert!(verify(p));
+            assert!(verify(p, 10));
             let n = p.len();
             assert_eq!(crc64(&p[..n - 8]).to_le_bytes(), p[n - 8..]);
         }
         assert_eq!(
-            dump(&Value::Str(Bytes::from_static(b"hello")), -2).unwrap(),
+            dump(&Value::Str(Bytes::from_static(b"hello")), -2, 10).unwrap(),
             string
         );
     }
@@ -1262,16 +1263,16 @@ mod tests {
         let mut h = HashValue::default();
         h.set(&Bytes::from("f"), &Bytes::from("x".repeat(20000)), 512, 64);
         h.set(&Bytes::from("n"), &Bytes::from("-70000"), 512, 64);
-        let p = dump(&Value::Obj(Obj::Hash(h)), -2).unwrap();
-        assert!(verify(&p));
-        let Some(Loaded::Hash(v)) = load(&p) else {
+        let p = dump(&Value::Obj(Obj::Hash(h)), -2, 10).unwrap();
+        assert!(verify(&p, 10));
+        let Some(Loaded::Hash(v)) = load(&p, 10) else {
             panic!("not a hash")
         };
         assert_eq!(v[1].1, Bytes::from("-70000"));
         assert_eq!(v[0].1.len(), 20000);
         let mut bad = p.clone();
         bad[3] ^= 1;
-        assert!(!verify(&bad));
+        assert!(!verify(&bad, 10));
     }
 
     #[test]

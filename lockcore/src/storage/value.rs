@@ -63,6 +63,10 @@ pub struct HashTable {
     /// Redis' "listpackex" encoding: a small hash that got field TTLs. It becomes a
     /// "hashtable" past the listpack limits, and never goes back.
     pub listpackex: bool,
+    /// The earliest field TTL as Redis last registered the hash for active expiry (0:
+    /// not registered). Redis updates it lazily (not on HPERSIST, nor for a change under
+    /// 4 s), and a listpackex DUMP payload carries it, so it is kept as Redis keeps it.
+    pub meta_min: i64,
 }
 
 impl std::ops::Deref for HashTable {
@@ -78,6 +82,7 @@ impl HashTable {
             map,
             ttls: Default::default(),
             listpackex: false,
+            meta_min: 0,
         }
     }
 
@@ -206,6 +211,20 @@ impl HashValue {
         match self {
             HashValue::Pack(_) => None,
             HashValue::Table(m) => m.ttls.values().min().copied(),
+        }
+    }
+
+    /// The registered earliest TTL (see `HashTable::meta_min`).
+    pub fn meta_min(&self) -> Option<i64> {
+        match self {
+            HashValue::Table(t) if t.meta_min != 0 => Some(t.meta_min),
+            _ => None,
+        }
+    }
+
+    pub fn set_meta_min(&mut self, at: Option<i64>) {
+        if let HashValue::Table(t) = self {
+            t.meta_min = at.unwrap_or(0);
         }
     }
 
@@ -403,6 +422,12 @@ impl HashValue {
             listpackex,
             ..Default::default()
         };
+        t.meta_min = items
+            .iter()
+            .map(|x| x.2)
+            .filter(|&x| x != NO_TTL)
+            .min()
+            .unwrap_or(0);
         for (f, v, ttl) in items {
             if t.map.contains_key(f.as_ref()) {
                 return None;

@@ -1,6 +1,7 @@
 //! INFO and the CLIENT LIST line.
 
 use bytes::Bytes;
+use lockcore::personality::Since;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
@@ -208,13 +209,25 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let ps = &sh.pubsub;
             let _ = write!(
                 out,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\nclient_query_buffer_limit_disconnections:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\n{}expired_keys:{}\r\n{}evicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_blocking_keys:{}\r\nclient_query_buffer_limit_disconnections:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n",
                 sh.counters.connections_received.load(Ordering::Relaxed),
                 sh.cmdstats.total_calls(),
                 sh.counters.net_input_bytes.load(Ordering::Relaxed),
                 sh.counters.net_output_bytes.load(Ordering::Relaxed),
                 sh.counters.rejected_connections.load(Ordering::Relaxed),
+                // Hash fields whose TTL passed: Redis 7.4+ counts them before the keys,
+                // Valkey 9 after.
+                if sh.personality.has(Since::redis(704)) && !sh.personality.is_valkey() {
+                    format!("expired_subkeys:{}\r\n", eng.stats.expired_subkeys)
+                } else {
+                    String::new()
+                },
                 eng.stats.expired_keys,
+                if sh.personality.is_valkey() && sh.personality.has(Since::valkey(900)) {
+                    format!("expired_fields:{}\r\n", eng.stats.expired_subkeys)
+                } else {
+                    String::new()
+                },
                 eng.stats.evicted_keys,
                 eng.stats.keyspace_hits,
                 eng.stats.keyspace_misses,
