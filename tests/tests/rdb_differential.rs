@@ -493,8 +493,12 @@ fn lfu_counters_and_idle_times_are_saved() {
         ("allkeys-lru", "IDLETIME", "IDLETIME", 1000),
     ] {
         let dir = temp_dir(&format!("meta-{policy}"));
-        let t =
-            Tumbler::start_with(&[("dir", dir.to_str().unwrap()), ("maxmemory-policy", policy)]);
+        // As redis-7.0: its file (RDB 10) is for the redis-server 7.0 below.
+        let t = Tumbler::start_with(&[
+            ("dir", dir.to_str().unwrap()),
+            ("maxmemory-policy", policy),
+            ("personality", "redis-7.0"),
+        ]);
         let mut c = connect(t.addr);
         reply(&mut c, &["SET", "src", "v"]);
         let payload: Vec<u8> = redis::cmd("DUMP").arg("src").query(&mut c).unwrap();
