@@ -603,3 +603,37 @@ fn time_control_expires_fields() {
     let info = c.cmd_str(&["INFO", "stats"]);
     assert!(info.contains("expired_subkeys:2"), "{info}");
 }
+
+/// INFO keyspace's `subexpiry`: hashes registered for field expiry, as redis8 counts them
+/// (HDEL and HGETDEL of the last field with a TTL unregister the hash).
+#[test]
+fn info_subexpiry_matches_redis8() {
+    let Some(redis) = RedisServer::start_bin("redis8-server", &[]) else {
+        return;
+    };
+    let t = Tumbler::like(&redis, &[]);
+    let (mut a, mut b) = (t.raw(), redis.raw());
+    let subexpiry = |c: &mut Raw| -> String {
+        let info = c.cmd_str(&["INFO", "keyspace"]);
+        info.split("subexpiry=")
+            .nth(1)
+            .map(|s| s.chars().take_while(char::is_ascii_digit).collect())
+            .unwrap_or_default()
+    };
+    for s in [
+        "HSET h1 f1 v1 f2 v2 f3 v3",
+        "HPEXPIRE h1 100000 FIELDS 2 f1 f2",
+        "HSET h2 f1 v1 f2 v2",
+        "HPEXPIRE h2 100000 FIELDS 1 f2",
+        "HDEL h2 f2",
+        "HSET h3 f1 v1 f2 v2",
+        "HPEXPIRE h3 100000 FIELDS 1 f2",
+        "HGETDEL h3 FIELDS 1 f2",
+        "HSETEX h4 PX 100000 FIELDS 1 f v",
+        "HPERSIST h4 FIELDS 1 f",
+    ] {
+        diff_script(&mut a, &mut b, s);
+        assert_eq!(subexpiry(&mut a), subexpiry(&mut b), "after `{s}`");
+    }
+    assert_eq!(subexpiry(&mut a), "2");
+}

@@ -465,6 +465,11 @@ impl Engine {
         }
         let (empty, next) = (h.is_empty(), h.min_ttl());
         if due.is_empty() {
+            // Redis visits a hash at its registered time; then it registers the next TTL,
+            // or no longer the hash.
+            if h.meta_min().is_some_and(|m| m <= now) {
+                h.set_meta_min(next);
+            }
             if let Some(t) = next {
                 self.dbs[db].hfe_note(key, t);
             }

@@ -582,9 +582,18 @@ impl Db {
         self.hfe.first().map(|(t, _)| *t)
     }
 
-    /// The number of hashes registered for field expiry (stale entries included).
-    pub fn hfe_len(&self) -> usize {
-        self.hfe.len()
+    /// The number of hashes Redis would count as registered for field expiry (INFO
+    /// keyspace `subexpiry`): those whose registered earliest TTL is set.
+    pub fn hfe_hashes(&self) -> usize {
+        let mut keys: Vec<&Bytes> = self.hfe.iter().map(|(_, k)| k).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter()
+            .filter(|k| {
+                matches!(self.get(k).map(|e| &e.value),
+                    Some(Value::Obj(Obj::Hash(h))) if h.meta_min().is_some())
+            })
+            .count()
     }
 
     /// Hashes that may have fields whose TTL is `<= now`, at most `limit`. Their entries

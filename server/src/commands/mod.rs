@@ -828,6 +828,17 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
                 None => Reply::err("ERR no such key"),
             }
         }
+        "listpack" if a.len() == 3 => {
+            // Redis prints the listpack on its stdout; Tumbler only answers as it does.
+            let db = c.cl.db;
+            match core.engine.lookup(db, &a[2]) {
+                None => Reply::err("ERR no such key"),
+                Some(e) if matches!(e.encoding(), "listpack" | "listpackex") => {
+                    Reply::Simple("Listpack structure printed on stdout".into())
+                }
+                Some(_) => Reply::err("ERR Not a listpack encoded object."),
+            }
+        }
         "change-repl-id" | "replybuffer" => Reply::ok(),
         "digest" if a.len() == 2 => {
             Reply::Simple(crate::observe::digest::dataset(&core.engine).into())

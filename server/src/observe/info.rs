@@ -270,7 +270,16 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             out.push_str("# Keyspace\r\n");
             for (i, db) in eng.dbs.iter().enumerate() {
                 if !db.is_empty() {
-                    let _ = write!(out, "db{}:keys={},expires={},avg_ttl=0\r\n", i, db.len(), db.expires_count());
+                    let _ = write!(out, "db{}:keys={},expires={},avg_ttl=0", i, db.len(), db.expires_count());
+                    // Hashes registered for field expiry: Redis 7.4+'s subexpiry, Valkey 9's
+                    // keys_with_volatile_items.
+                    let p = &sh.personality;
+                    if p.is_valkey() && p.has(Since::valkey(900)) {
+                        let _ = write!(out, ",keys_with_volatile_items={}", db.hfe_hashes());
+                    } else if !p.is_valkey() && p.has(Since::redis(704)) {
+                        let _ = write!(out, ",subexpiry={}", db.hfe_hashes());
+                    }
+                    out.push_str("\r\n");
                 }
             }
         }
