@@ -422,8 +422,16 @@ fn subscriber(addr: std::net::SocketAddr) -> Raw {
 /// field.
 #[test]
 fn keyspace_events_match_redis8() {
-    let Some(redis) = RedisServer::start_bin("redis8-server", &["--enable-debug-command", "yes"])
-    else {
+    keyspace_events("redis8-server");
+}
+
+#[test]
+fn keyspace_events_match_valkey9() {
+    keyspace_events("valkey9-server");
+}
+
+fn keyspace_events(bin: &str) {
+    let Some(redis) = RedisServer::start_bin(bin, &["--enable-debug-command", "yes"]) else {
         return;
     };
     let t = Tumbler::like(&redis, &[]);
@@ -464,6 +472,11 @@ fn keyspace_events_match_redis8() {
     for s in ["HLEN h", "HMGET h x y z", "EXISTS h"] {
         diff_script(&mut a, &mut b, s);
         assert_eq!(events(&mut sa), events(&mut sb), "after `{s}`");
+    }
+    // Valkey's writes over expired fields (HSET, HSETNX) reclaim them its own way, not
+    // imitated yet (docs/compatibility.md): the rest is redis8's.
+    if bin.starts_with("valkey") {
+        return;
     }
     for s in [
         "HSET h a 1 b 2",

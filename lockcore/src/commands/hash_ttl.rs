@@ -161,6 +161,10 @@ pub fn drop_expired_field(
     events: bool,
     del_hash: bool,
 ) -> bool {
+    // Valkey hides an expired field from reads and leaves it to active expiry.
+    if valkey(ctx) {
+        return false;
+    }
     let empty = match hash_mut(ctx, key) {
         Some(h) => {
             if !h.remove(field) {
@@ -189,6 +193,19 @@ pub fn drop_expired_field(
     deleted
 }
 
+/// Before a write that reads `field` (HSETNX, HINCRBY, HINCRBYFLOAT): an expired field
+/// is deleted first. Redis does it as a read does ([`drop_expired_field`]); Valkey
+/// silently, the write then setting the field anew.
+pub fn expire_field_on_write(ctx: &mut Ctx, key: &Bytes, field: &[u8]) {
+    if valkey(ctx) {
+        if let Some(h) = hash_mut(ctx, key) {
+            h.remove(field);
+        }
+        return;
+    }
+    drop_expired_field(ctx, key, field, true, true);
+}
+
 /// After a command changed field TTLs: the db's index learns the hash's earliest one.
 fn note_ttls(ctx: &mut Ctx, key: &[u8]) {
     let db = ctx.dbi();
@@ -198,6 +215,40 @@ fn note_ttls(ctx: &mut Ctx, key: &[u8]) {
         ctx.eng.dbs[db].hfe_note(key, t);
         if before.is_none_or(|b| t < b) {
             ctx.eng.deadline_changed = true;
+        }
+    }
+}
+
+/// The events of a command that set field TTLs: Redis sends `hdel` if a deadline already
+/// past deleted a field, else `hexpire`; Valkey sends `hexpire` for the TTLs set and
+/// `hexpired` for the fields deleted. `after_write`: the command's write epilogue ran
+/// already (HSETEX's `hset`).
+fn ttl_events(
+    ctx: &mut Ctx,
+    key: &Bytes,
+    valkey: bool,
+    updated: bool,
+    deleted: bool,
+    after_write: bool,
+) {
+    let mut events: Vec<&str> = Vec::new();
+    if valkey {
+        if updated {
+            events.push("hexpire");
+        }
+        if deleted {
+            events.push("hexpired");
+        }
+    } else if deleted {
+        events.push("hdel");
+    } else if updated {
+        events.push("hexpire");
+    }
+    for (i, ev) in events.into_iter().enumerate() {
+        if i == 0 && !after_write {
+            ctx.modified(key, notify::HASH, ev);
+        } else {
+            ctx.notify(notify::HASH, ev, key);
         }
     }
 }
@@ -497,13 +548,7 @@ fn hexpire_generic(ctx: &mut Ctx, a: &[Bytes], cmd: &str, ms: bool, base: i64) -
     let deleted = codes.iter().filter(|&&c| c == DELETED).count();
     let updated = codes.iter().filter(|&&c| c == SET_OK).count();
     ctx.eng.stats.expired_subkeys += deleted as u64;
-    if deleted + updated > 0 {
-        ctx.modified(
-            &a[1],
-            notify::HASH,
-            if deleted > 0 { "hdel" } else { "hexpire" },
-        );
-    }
+    ttl_events(ctx, &a[1], vk, updated > 0, deleted > 0, false);
     if !delete_if_empty(ctx, &a[1]) {
         note_ttls(ctx, &a[1]);
     }
@@ -609,6 +654,7 @@ pub fn hpersist(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 pub fn hgetdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let now = ctx.now();
+    let vk = valkey(ctx);
     let exists = match hash_write(ctx, &a[1]) {
         Ok(h) => h.is_some(),
         Err(e) => return e,
@@ -635,8 +681,11 @@ pub fn hgetdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         .iter()
         .map(|f| {
             if h.is_expired(f, now) {
-                h.remove(f);
-                expired += 1;
+                // Valkey hides it; Redis deletes it (no event of its own).
+                if !vk {
+                    h.remove(f);
+                    expired += 1;
+                }
                 return Reply::Null;
             }
             match h.get_bytes(f) {
@@ -726,8 +775,10 @@ pub fn hgetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         .iter()
         .map(|f| {
             if h.is_expired(f, now) {
-                h.remove(f);
-                expired += 1;
+                if !vk {
+                    h.remove(f);
+                    expired += 1;
+                }
                 return Reply::Null;
             }
             let Some(v) = h.get_bytes(f) else {
@@ -753,15 +804,10 @@ pub fn hgetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if expired > 0 {
         ctx.modified(&a[1], notify::HASH, "hexpired");
     }
-    if updated > 0 {
-        let ev = if mode == GetEx::Persist {
-            "hpersist"
-        } else {
-            "hexpire"
-        };
-        ctx.modified(&a[1], notify::HASH, ev);
-    } else if deleted > 0 {
-        ctx.modified(&a[1], notify::HASH, "hdel");
+    if updated > 0 && mode == GetEx::Persist {
+        ctx.modified(&a[1], notify::HASH, "hpersist");
+    } else {
+        ttl_events(ctx, &a[1], vk, updated > 0, deleted > 0, false);
     }
     if !delete_if_empty(ctx, &a[1]) {
         note_ttls(ctx, &a[1]);
@@ -939,7 +985,9 @@ pub fn hsetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         for f in pairs.iter().step_by(2) {
             let mut here = h.contains(f);
             if here && h.is_expired(f, now) {
-                h.remove(f);
+                if !vk {
+                    h.remove(f);
+                }
                 here = false;
             }
             found += here as usize;
@@ -981,13 +1029,15 @@ pub fn hsetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     ctx.eng.stats.expired_subkeys += deleted as u64;
     ctx.modified(&a[1], notify::HASH, "hset");
-    if deleted > 0 || updated > 0 {
-        ctx.notify(
-            notify::HASH,
-            if deleted > 0 { "hdel" } else { "hexpire" },
-            &a[1],
-        );
-    }
+    // Valkey's HSETEX announces the TTL even of the fields a past deadline deletes.
+    ttl_events(
+        ctx,
+        &a[1],
+        vk,
+        updated > 0 || (vk && deleted > 0),
+        deleted > 0,
+        true,
+    );
     if !delete_if_empty(ctx, &a[1]) {
         note_ttls(ctx, &a[1]);
     }

@@ -12,7 +12,7 @@ use crate::storage::notify;
 use crate::storage::value::{HashValue, Obj, Value};
 use rustc_apfloat::Float;
 
-pub use crate::commands::hash_ttl::drop_expired_field;
+pub use crate::commands::hash_ttl::{drop_expired_field, expire_field_on_write};
 
 const fn cmd(
     name: &'static str,
@@ -80,7 +80,7 @@ fn field_value(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<Option<Bytes>
         Some(h) if h.is_expired(field, now) => {}
         h => return Ok(h.and_then(|h| h.get_bytes(field))),
     }
-    drop_expired_field(ctx, key, field, true, true);
+    expire_field_on_write(ctx, key, field);
     Ok(None)
 }
 
@@ -89,7 +89,7 @@ fn field_value(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<Option<Bytes>
 fn expire_field_for_write(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<(), Reply> {
     let now = ctx.now();
     if get_hash_for_write(ctx, key)?.is_some_and(|h| h.is_expired(field, now)) {
-        drop_expired_field(ctx, key, field, true, true);
+        expire_field_on_write(ctx, key, field);
     }
     Ok(())
 }
@@ -136,10 +136,13 @@ fn hset_generic(ctx: &mut Ctx, a: &[Bytes]) -> Result<i64, Reply> {
         ctx.eng.config.hash_max_listpack_entries,
         ctx.eng.config.hash_max_listpack_value,
     );
+    // Valkey counts a field whose TTL passed as added; Redis as overwritten.
+    let (valkey, now) = (ctx.eng.config.personality.is_valkey(), ctx.now());
     let h = hash_for_write(ctx, &a[1])?;
     let mut added = 0;
     for fv in a[2..].chunks(2) {
-        if h.set(&fv[0], &fv[1], me, mv) {
+        let expired = valkey && h.is_expired(&fv[0], now);
+        if h.set(&fv[0], &fv[1], me, mv) || expired {
             added += 1;
         }
     }
@@ -364,6 +367,17 @@ fn hmget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             .collect(),
         Err(e) => return e,
     };
+    if ctx.eng.config.personality.is_valkey() {
+        // Valkey hides expired fields without deleting them.
+        let out = out
+            .into_iter()
+            .map(|r| match r {
+                Reply::NullArray => Reply::Null,
+                r => r,
+            })
+            .collect();
+        return Reply::Array(out);
+    }
     if !out.iter().any(|r| matches!(r, Reply::NullArray)) {
         return Reply::Array(out);
     }
@@ -537,7 +551,8 @@ fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     };
     let db = ctx.dbi();
-    if due {
+    let valkey = ctx.eng.config.personality.is_valkey();
+    if due && !valkey {
         // Redis' hashTypeExpireIfNeeded: every due field goes first.
         ctx.eng.expire_fields(db, &a[1], now);
     }
@@ -546,6 +561,31 @@ fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) if count.is_some() => return Reply::Array(vec![]),
         Ok(None) => return Reply::Null,
         Err(e) => return e,
+    };
+    // Valkey picks among the fields not expired, leaving the others in place.
+    let live;
+    let h: &HashValue = if due && valkey {
+        let mut v = HashValue::default();
+        v.convert();
+        for (f, x) in h.iter().filter(|(f, _)| !h.is_expired(f, now)) {
+            v.set(
+                &Bytes::copy_from_slice(f),
+                &Bytes::copy_from_slice(x),
+                usize::MAX,
+                usize::MAX,
+            );
+        }
+        live = v;
+        if live.is_empty() {
+            return if count.is_some() {
+                Reply::Array(vec![])
+            } else {
+                Reply::Null
+            };
+        }
+        &live
+    } else {
+        h
     };
     let size = h.len();
     let mut rng = rand::thread_rng();
