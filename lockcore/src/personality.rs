@@ -134,6 +134,19 @@ impl Personality {
         }
     }
 
+    /// The RDB version the server writes in DUMP payloads (their footer), FUNCTION DUMP and
+    /// RDB files, and the newest it accepts from RESTORE: Redis 7.0 10, 7.2 11, 7.4 and
+    /// 8.0 12; Valkey 8.1 11, Valkey 9 80 (its files start `VALKEY080`).
+    pub fn rdb_version(&self) -> u16 {
+        match (self.flavor, self.level) {
+            (Flavor::Redis, ..=701) => 10,
+            (Flavor::Redis, 702..=703) => 11,
+            (Flavor::Redis, _) => 12,
+            (Flavor::Valkey, ..=899) => 11,
+            (Flavor::Valkey, _) => 80,
+        }
+    }
+
     /// The version as Lua's `redis.REDIS_VERSION_NUM` and the RDB AUX field see it:
     /// `0x00MMmmpp`.
     pub fn version_num(&self) -> u32 {
@@ -230,5 +243,11 @@ mod tests {
         assert!(!r80.has(Since::valkey(801)) && v81.has(Since::valkey(801)));
         assert_eq!(v90.redis_version(), "7.2.4");
         assert_eq!(r80.version_num(), 0x080002);
+    }
+
+    #[test]
+    fn rdb_versions() {
+        let v: Vec<u16> = ALL.iter().map(|p| p.rdb_version()).collect();
+        assert_eq!(v, [10, 11, 12, 12, 11, 80, 80]);
     }
 }

@@ -422,7 +422,7 @@ fn migrate_moves_copies_and_reports_errors_like_redis() {
     let (Some(r1), Some(r2)) = (RedisServer::start(), RedisServer::start()) else {
         return;
     };
-    let (t1, t2) = (Tumbler::start(), Tumbler::start());
+    let (t1, t2) = (Tumbler::like(&r1, &[]), Tumbler::like(&r2, &[]));
     // Nothing listens on port 1: connecting fails at once on loopback.
     let script = r#"
         SET k v
@@ -526,7 +526,7 @@ fn migrate_caches_connections_like_redis() {
     let (Some(r1), Some(r2)) = (RedisServer::start(), RedisServer::start()) else {
         return;
     };
-    let (t1, t2) = (Tumbler::start(), Tumbler::start());
+    let (t1, t2) = (Tumbler::like(&r1, &[]), Tumbler::like(&r2, &[]));
     let field = |info: &[u8], name: &str| -> String {
         let text = String::from_utf8_lossy(info).into_owned();
         text.lines()

@@ -163,7 +163,7 @@ fn packed_hash_digit_strings_restore_across_servers() {
     let Some(redis) = tumbler_tests::RedisServer::start() else {
         return;
     };
-    let t = tumbler_tests::Tumbler::start();
+    let t = tumbler_tests::Tumbler::like(&redis, &[]);
     let (mut a, mut b) = (t.raw(), redis.raw());
     let fill: &[&[u8]] = &[
         b"HSET",

@@ -28,18 +28,6 @@ fn deliberately_missing(name: &str) -> bool {
             | "sentinel"
             | "restore-asking"
             | "clusterscan"
-            | "hexpire"
-            | "hexpireat"
-            | "hexpiretime"
-            | "hpexpire"
-            | "hpexpireat"
-            | "hpexpiretime"
-            | "hpttl"
-            | "httl"
-            | "hpersist"
-            | "hgetdel"
-            | "hgetex"
-            | "hsetex"
     ) || top == "cluster"
         || name.eq_ignore_ascii_case("client|import-source")
 }

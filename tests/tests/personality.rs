@@ -196,6 +196,7 @@ fn hello_and_info_server_as_each_reference() {
 const DOUBLES: &str = "
 ZADD z 0.1 a 1e-7 b 1.5e-7 c 0.000001 d 1e17 e 4e18 f 5e18 g 9223372036854775808 h 5e-324 i 1e21 j 100 k 12345678.9 l -2.5 m
 ZRANGE z 0 -1 WITHSCORES
+DUMP z
 ZSCORE z a
 ZMSCORE z a b nope
 ZINCRBY z 0.2 a

@@ -386,7 +386,11 @@ fn restore_is_atomic_for_concurrent_clients() {
 /// and a test that fails leaves the keyspace it failed on in `TUMBLER_ARTIFACTS`.
 #[test]
 fn embedded_restore_after_and_the_failed_tests_keyspace() {
-    let server = tumbler::embed::TestServer::builder().spawn().unwrap();
+    // As redis-7.0, whose RDB version (10) the redis-check-rdb of redis-tools 7.0 reads.
+    let server = tumbler::embed::TestServer::builder()
+        .config("personality", "redis-7.0")
+        .spawn()
+        .unwrap();
     let mut r = Raw::connect(server.addr());
     ok(&mut r, &["SET", "fixture", "seeded"]);
     server.snapshot(0, "seed");

@@ -12,6 +12,8 @@ use crate::storage::notify;
 use crate::storage::value::{HashValue, Obj, Value};
 use rustc_apfloat::Float;
 
+pub use crate::commands::hash_ttl::{drop_expired_field, expire_field_on_write};
+
 const fn cmd(
     name: &'static str,
     arity: i32,
@@ -72,8 +74,24 @@ fn hash_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<&mut H
 }
 
 /// The value of `field` in the hash at `key`, if both exist; WRONGTYPE if not a hash.
-fn field_value(ctx: &mut Ctx, key: &[u8], field: &[u8]) -> Result<Option<Bytes>, Reply> {
-    Ok(get_hash_for_write(ctx, key)?.and_then(|h| h.get_bytes(field)))
+fn field_value(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<Option<Bytes>, Reply> {
+    let now = ctx.now();
+    match get_hash_for_write(ctx, key)? {
+        Some(h) if h.is_expired(field, now) => {}
+        h => return Ok(h.and_then(|h| h.get_bytes(field))),
+    }
+    expire_field_on_write(ctx, key, field);
+    Ok(None)
+}
+
+/// Lazy expiry before a write that reads `field` (HSETNX, HINCRBY): an expired field is
+/// deleted (with `hexpired`, and `del` if it was the last), as Redis' HFE_LAZY_EXPIRE.
+fn expire_field_for_write(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<(), Reply> {
+    let now = ctx.now();
+    if get_hash_for_write(ctx, key)?.is_some_and(|h| h.is_expired(field, now)) {
+        expire_field_on_write(ctx, key, field);
+    }
+    Ok(())
 }
 
 /// The hash at `key`, created empty if absent (the caller must leave it non-empty).
@@ -102,7 +120,7 @@ fn set_field(
         ctx.eng.config.hash_max_listpack_value,
     );
     let h = hash_for_write(ctx, key)?;
-    h.set(field, &value, me, mv);
+    h.set_with(field, &value, me, mv, true);
     ctx.modified(key, notify::HASH, event);
     Ok(())
 }
@@ -118,10 +136,13 @@ fn hset_generic(ctx: &mut Ctx, a: &[Bytes]) -> Result<i64, Reply> {
         ctx.eng.config.hash_max_listpack_entries,
         ctx.eng.config.hash_max_listpack_value,
     );
+    // Valkey counts a field whose TTL passed as added; Redis as overwritten.
+    let (valkey, now) = (ctx.eng.config.personality.is_valkey(), ctx.now());
     let h = hash_for_write(ctx, &a[1])?;
     let mut added = 0;
     for fv in a[2..].chunks(2) {
-        if h.set(&fv[0], &fv[1], me, mv) {
+        let expired = valkey && h.is_expired(&fv[0], now);
+        if h.set(&fv[0], &fv[1], me, mv) || expired {
             added += 1;
         }
     }
@@ -173,14 +194,23 @@ fn hmset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::opt_bulk(h.and_then(|h| h.get_bytes(&a[2]))),
-        Err(e) => e,
+        Ok(Some(h)) if h.is_expired(&a[2], now) => {}
+        Ok(h) => return Reply::opt_bulk(h.and_then(|h| h.get_bytes(&a[2]))),
+        Err(e) => return e,
     }
+    drop_expired_field(ctx, &a[1], &a[2], true, true);
+    Reply::Null
 }
 
 fn hexists(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
+        Ok(Some(h)) if h.is_expired(&a[2], now) => {
+            drop_expired_field(ctx, &a[1], &a[2], true, true);
+            Reply::Int(0)
+        }
         Ok(h) => {
             let found = h.is_some_and(|h| h.contains(&a[2]));
             if !found && ctx.eng.lockdep.is_some() && ctx.cl.in_script {
@@ -198,7 +228,12 @@ fn hdel(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => return Reply::Int(0),
         Err(e) => return e,
     };
+    let had_ttls = h.has_ttls();
     let n = a[2..].iter().filter(|f| h.remove(f)).count();
+    if had_ttls && !h.has_ttls() {
+        // The last field with a TTL went: Redis unregisters the hash from active expiry.
+        h.set_meta_min(None);
+    }
     let empty = h.is_empty();
     if n > 0 {
         ctx.modified(&a[1], notify::HASH, "hdel");
@@ -229,6 +264,9 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         ctx.eng.config.hash_max_listpack_entries,
         ctx.eng.config.hash_max_listpack_value,
     );
+    if let Err(e) = expire_field_for_write(ctx, &a[1], &a[2]) {
+        return e;
+    }
     // One probe, the value read in place. A key created here is an empty hash, and then
     // nothing below fails (the field counts from 0, and 0 + by cannot overflow): no error
     // leaves an empty hash behind.
@@ -240,13 +278,16 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok((_, n)) => n,
         Err(e) => return e,
     };
-    h.set(&a[2], &crate::num::int_bytes(n), me, mv);
+    h.set_with(&a[2], &crate::num::int_bytes(n), me, mv, true);
     ctx.modified(&a[1], notify::HASH, "hincrby");
     Reply::Int(n)
 }
 
 /// HINCRBY while the lock-order checker runs: it looks at the count before the write.
 fn hincrby_checked(ctx: &mut Ctx, a: &[Bytes], by: i64) -> Reply {
+    if let Err(e) = expire_field_for_write(ctx, &a[1], &a[2]) {
+        return e;
+    }
     let cur = match get_hash_for_write(ctx, &a[1]) {
         Ok(h) => incremented(h.and_then(|h| h.get(&a[2])), by),
         Err(e) => return e,
@@ -281,9 +322,11 @@ fn incremented(field: Option<&[u8]>, by: i64) -> Result<(i64, i64), Reply> {
 }
 
 fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
         Ok(Some(h)) => Reply::Map(
             h.iter()
+                .filter(|(k, _)| !h.is_expired(k, now))
                 .map(|(k, v)| {
                     (
                         Reply::Bulk(Bytes::copy_from_slice(k)),
@@ -298,6 +341,9 @@ fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    if let Err(e) = expire_field_for_write(ctx, &a[1], &a[2]) {
+        return e;
+    }
     match get_hash_for_write(ctx, &a[1]) {
         Ok(Some(h)) if h.contains(&a[2]) => return Reply::Int(0),
         Ok(_) => {}
@@ -310,19 +356,61 @@ fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hmget(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::Array(
-            a[2..]
-                .iter()
-                .map(|f| Reply::opt_bulk(h.as_ref().and_then(|h| h.get_bytes(f))))
-                .collect(),
-        ),
-        Err(e) => e,
+    let now = ctx.now();
+    let out: Vec<Reply> = match get_hash(ctx, &a[1]) {
+        Ok(h) => a[2..]
+            .iter()
+            .map(|f| match &h {
+                Some(h) if h.is_expired(f, now) => Reply::NullArray,
+                h => Reply::opt_bulk(h.as_ref().and_then(|h| h.get_bytes(f))),
+            })
+            .collect(),
+        Err(e) => return e,
+    };
+    if ctx.eng.config.personality.is_valkey() {
+        // Valkey hides expired fields without deleting them.
+        let out = out
+            .into_iter()
+            .map(|r| match r {
+                Reply::NullArray => Reply::Null,
+                r => r,
+            })
+            .collect();
+        return Reply::Array(out);
     }
+    if !out.iter().any(|r| matches!(r, Reply::NullArray)) {
+        return Reply::Array(out);
+    }
+    // Expired fields (marked above) are deleted, one `hexpired` event for them all; once
+    // the hash is gone the fields after read as absent, as in Redis.
+    let mut deleted = false;
+    let out = a[2..]
+        .iter()
+        .zip(out)
+        .map(|(f, r)| match r {
+            Reply::NullArray => {
+                if !deleted {
+                    deleted = drop_expired_field(ctx, &a[1], f, false, true);
+                }
+                Reply::Null
+            }
+            r => r,
+        })
+        .collect();
+    ctx.notify(notify::HASH, "hexpired", &a[1]);
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", &a[1]);
+    }
+    Reply::Array(out)
 }
 
 fn hstrlen(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
+        Ok(Some(h)) if h.is_expired(&a[2], now) => {
+            drop_expired_field(ctx, &a[1], &a[2], true, true);
+            Reply::Int(0)
+        }
         Ok(h) => Reply::Int(h.and_then(|h| h.get(&a[2])).map_or(0, |v| v.len() as i64)),
         Err(e) => e,
     }
@@ -357,21 +445,27 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 }
 
 fn hkeys(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::bulks(
-            h.into_iter()
-                .flat_map(|h| h.iter().map(|(k, _)| Bytes::copy_from_slice(k))),
-        ),
+        Ok(h) => Reply::bulks(h.into_iter().flat_map(|h| {
+            let h = &*h;
+            h.iter()
+                .filter(move |(k, _)| !h.is_expired(k, now))
+                .map(|(k, _)| Bytes::copy_from_slice(k))
+        })),
         Err(e) => e,
     }
 }
 
 fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let now = ctx.now();
     match get_hash(ctx, &a[1]) {
-        Ok(h) => Reply::bulks(
-            h.into_iter()
-                .flat_map(|h| h.iter().map(|(_, v)| Bytes::copy_from_slice(v))),
-        ),
+        Ok(h) => Reply::bulks(h.into_iter().flat_map(|h| {
+            let h = &*h;
+            h.iter()
+                .filter(move |(k, _)| !h.is_expired(k, now))
+                .map(|(_, v)| Bytes::copy_from_slice(v))
+        })),
         Err(e) => e,
     }
 }
@@ -384,6 +478,7 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return e;
     }
     let hasher = ctx.eng.scan_hasher.clone();
+    let now = ctx.now();
     let h = match get_hash(ctx, &a[1]) {
         Ok(Some(h)) => h,
         Ok(None) => return crate::commands::keys::scan_reply(0, vec![]),
@@ -404,6 +499,9 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     };
     let mut out = Vec::with_capacity(fields.len() * 2);
     for f in fields {
+        if h.is_expired(&f, now) {
+            continue;
+        }
         if let Some(p) = &args.pattern {
             if !crate::glob::matches(p, &f, false) {
                 continue;
@@ -450,11 +548,49 @@ fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         count = Some(l);
     }
     let resp3 = ctx.cl.resp3;
-    let h = match get_hash(ctx, &a[1]) {
+    let now = ctx.now();
+    let due = match get_hash(ctx, &a[1]) {
+        Ok(Some(h)) => h.min_ttl().is_some_and(|t| t < now),
+        Ok(None) if count.is_some() => return Reply::Array(vec![]),
+        Ok(None) => return Reply::Null,
+        Err(e) => return e,
+    };
+    let db = ctx.dbi();
+    let valkey = ctx.eng.config.personality.is_valkey();
+    if due && !valkey {
+        // Redis' hashTypeExpireIfNeeded: every due field goes first.
+        ctx.eng.expire_fields(db, &a[1], now);
+    }
+    let h = match hash_of(ctx.eng.dbs[db].get_mut(&a[1])) {
         Ok(Some(h)) => h,
         Ok(None) if count.is_some() => return Reply::Array(vec![]),
         Ok(None) => return Reply::Null,
         Err(e) => return e,
+    };
+    // Valkey picks among the fields not expired, leaving the others in place.
+    let live;
+    let h: &HashValue = if due && valkey {
+        let mut v = HashValue::default();
+        v.convert();
+        for (f, x) in h.iter().filter(|(f, _)| !h.is_expired(f, now)) {
+            v.set(
+                &Bytes::copy_from_slice(f),
+                &Bytes::copy_from_slice(x),
+                usize::MAX,
+                usize::MAX,
+            );
+        }
+        live = v;
+        if live.is_empty() {
+            return if count.is_some() {
+                Reply::Array(vec![])
+            } else {
+                Reply::Null
+            };
+        }
+        &live
+    } else {
+        h
     };
     let size = h.len();
     let mut rng = rand::thread_rng();

@@ -637,9 +637,10 @@ fn object_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
 
 fn dump(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let fill = ctx.eng.config.list_max_listpack_size;
+    let ver = ctx.eng.config.personality.rdb_version();
     match ctx.read(&a[1]) {
         None => Reply::Null,
-        Some(e) => match crate::storage::rdb::dump(&e.value, fill) {
+        Some(e) => match crate::storage::rdb::dump(&e.value, fill, ver) {
             Some(p) => Reply::Bulk(Bytes::from(p)),
             None => Reply::err("ERR DUMP of this type is not supported by tumbler"),
         },
@@ -691,12 +692,13 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if ttl < 0 {
         return Reply::err("ERR Invalid TTL value, must be >= 0");
     }
-    if !crate::storage::rdb::verify(&a[3]) {
+    let ver = ctx.eng.config.personality.rdb_version();
+    if !crate::storage::rdb::verify(&a[3], ver) {
         return Reply::err("ERR DUMP payload version or checksum are wrong");
     }
     let cfg = &ctx.eng.config;
     let Some(value) =
-        crate::storage::rdb::load(&a[3]).and_then(|l| crate::storage::rdb::to_value(l, cfg))
+        crate::storage::rdb::load(&a[3], ver).and_then(|l| crate::storage::rdb::to_value(l, cfg))
     else {
         return Reply::err("ERR Bad data format");
     };

@@ -11,6 +11,7 @@
 pub mod bitops;
 pub mod cluster_cmds;
 pub mod geo;
+pub mod hash_ttl;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod key_specs;
@@ -86,6 +87,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         crate::commands::strings::COMMANDS,
         crate::commands::keys::COMMANDS,
         crate::commands::hashes::COMMANDS,
+        crate::commands::hash_ttl::COMMANDS,
         crate::commands::sets::COMMANDS,
         crate::commands::sort::COMMANDS,
         crate::commands::bitops::COMMANDS,

@@ -637,7 +637,10 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     // Per-item overheads roughly like Redis' (dict entry, robj and sds headers).
     let body: usize = match &e.value {
         Value::Str(s) => s.len() + 16,
-        Value::Obj(Obj::Hash(h)) => h.iter().map(|(k, v)| k.len() + v.len() + 24).sum(),
+        Value::Obj(Obj::Hash(h)) => h
+            .iter_ttl()
+            .map(|(k, v, t)| k.len() + v.len() + 24 + if t != 0 { 16 } else { 0 })
+            .sum(),
         Value::Obj(Obj::List(l)) => l.iter().map(|v| v.len() + 11).sum(),
         Value::Obj(Obj::ZSet(z)) => z.len() * 48,
         Value::Obj(Obj::Set(s)) => s.members.iter().map(|m| m.len() + 24).sum(),

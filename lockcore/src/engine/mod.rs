@@ -104,6 +104,8 @@ pub struct Stats {
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub commands_processed: u64,
+    /// Hash fields deleted because their TTL passed (INFO expired_subkeys).
+    pub expired_subkeys: u64,
 }
 
 pub struct Engine {
@@ -421,13 +423,78 @@ impl Engine {
                 break;
             }
         }
+        if n < limit {
+            n += self.active_expire_fields(now, limit - n);
+        }
         n
+    }
+
+    /// Active expiry of hash fields: deletes the fields whose TTL is `<= now` of up to
+    /// `limit` hashes, one `hexpired` event per hash, and the hash once it is empty
+    /// (`del`), as Redis' `hashTypeDbActiveExpire`. Returns how many hashes it looked at.
+    fn active_expire_fields(&mut self, now: i64, limit: usize) -> usize {
+        let mut n = 0;
+        for db in 0..self.dbs.len() {
+            for key in self.dbs[db].hfe_due(now, limit - n) {
+                n += 1;
+                self.expire_fields(db, &key, now);
+            }
+            if n >= limit {
+                break;
+            }
+        }
+        n
+    }
+
+    /// Deletes the fields of the hash at `key` whose TTL is `<= now`; see
+    /// [`Self::active_expire_fields`].
+    pub fn expire_fields(&mut self, db: usize, key: &Bytes, now: i64) {
+        let Some(e) = self.dbs[db].get_mut(key) else {
+            return;
+        };
+        // A key whose own TTL passed is left to key expiry.
+        if e.expire_at().is_some_and(|t| t <= now) {
+            return;
+        }
+        let Value::Obj(Obj::Hash(h)) = &mut e.value else {
+            return;
+        };
+        let due = h.due_fields(now);
+        for f in &due {
+            h.remove(f);
+        }
+        let (empty, next) = (h.is_empty(), h.min_ttl());
+        if due.is_empty() {
+            // Redis visits a hash at its registered time; then it registers the next TTL,
+            // or no longer the hash.
+            if h.meta_min().is_some_and(|m| m <= now) {
+                h.set_meta_min(next);
+            }
+            if let Some(t) = next {
+                self.dbs[db].hfe_note(key, t);
+            }
+            return;
+        }
+        h.set_meta_min(next);
+        self.stats.expired_subkeys += due.len() as u64;
+        self.modified(db, key, notify::HASH, "hexpired");
+        if empty {
+            self.dbs[db].remove(key);
+            self.notify(notify::GENERIC, "del", db, key);
+        } else if let Some(t) = next {
+            self.dbs[db].hfe_note(key, t);
+        }
     }
 
     /// The earliest instant at which the timer has work: a key to expire or a blocked
     /// client to time out.
     pub fn next_deadline(&self) -> Option<i64> {
-        let keys = self.dbs.iter().filter_map(|d| d.next_expiry()).min();
+        let keys = self
+            .dbs
+            .iter()
+            .flat_map(|d| [d.next_expiry(), d.hfe_next()])
+            .flatten()
+            .min();
         let blocks = self.block_deadlines.first().map(|(t, _)| *t);
         let leases = self.locks.next_lease();
         [keys, blocks, leases].into_iter().flatten().min()

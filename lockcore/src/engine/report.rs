@@ -68,8 +68,15 @@ fn key(out: &mut String, eng: &Engine, db: usize, k: &[u8], e: &Entry, now: i64)
         }
         Value::Obj(Obj::Hash(h)) => {
             let _ = writeln!(out, " fields={}", h.len());
-            for (f, x) in h.iter().take(MAX_ITEMS) {
+            for (f, x, t) in h.iter_ttl().take(MAX_ITEMS) {
                 pair(out, f, x);
+                if t != crate::storage::value::NO_TTL {
+                    // The field's TTL on the line of its pair.
+                    if out.ends_with('\n') {
+                        out.pop();
+                    }
+                    let _ = writeln!(out, " ttl={}ms", (t - now).max(0));
+                }
             }
             more(out, h.len());
         }

@@ -138,7 +138,7 @@ fn same(a: &Entry, b: &Entry) -> bool {
     match (&a.value, &b.value) {
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Obj(Obj::Hash(x)), Value::Obj(Obj::Hash(y))) => {
-            x.is_table() == y.is_table() && x.len() == y.len() && x.iter().eq(y.iter())
+            x.encoding() == y.encoding() && x.len() == y.len() && x.iter_ttl().eq(y.iter_ttl())
         }
         (Value::Obj(Obj::List(x)), Value::Obj(Obj::List(y))) => x == y,
         (Value::Obj(Obj::Set(x)), Value::Obj(Obj::Set(y))) => {

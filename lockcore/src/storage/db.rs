@@ -20,7 +20,7 @@ use std::hash::BuildHasher;
 use crate::storage::expiry::{self, ExpiryHeap};
 use crate::storage::key::{Key, KeyHasher};
 use crate::storage::table::{prefetch, Slot, SlotTable};
-use crate::storage::value::{Entry, Value};
+use crate::storage::value::{Entry, Obj, Value};
 
 /// What [`Db::probe`] found: a live entry, an expired one it just removed, or nothing.
 pub enum Probe<'a> {
@@ -146,6 +146,10 @@ pub struct Db {
     /// The keys changed since the db last matched a snapshot (engine/snapshot.rs); `None`
     /// when no snapshot is the db's baseline, which costs the lookups one branch.
     changes: Option<Box<Changes>>,
+    /// `(deadline, key)` of the hashes with field TTLs (HEXPIRE...): each such hash has an
+    /// entry at or before its earliest field TTL; stale entries (the hash gone, or its TTLs
+    /// changed) are checked against the hash when they come up, as the key heap's are.
+    hfe: BTreeSet<(i64, Bytes)>,
 }
 
 /// What a db has changed since its content was that of snapshot `base`: every key looked
@@ -370,6 +374,11 @@ impl Db {
     /// Used by RENAME, MOVE and COPY, which carry the TTL along. Returns the stored entry.
     pub fn insert_entry(&mut self, key: Bytes, entry: Entry) -> &mut Entry {
         self.note(&key);
+        if let Value::Obj(Obj::Hash(h)) = &entry.value {
+            if let Some(t) = h.min_ttl() {
+                self.hfe.insert((t, key.clone()));
+            }
+        }
         self.maybe_compact_expires();
         let h = self.hash(&key);
         let Db {
@@ -563,6 +572,50 @@ impl Db {
         }
     }
 
+    /// The hash at `key` has a field whose TTL is `at`: active expiry looks at it then.
+    pub fn hfe_note(&mut self, key: &[u8], at: i64) {
+        self.hfe.insert((at, Bytes::copy_from_slice(key)));
+    }
+
+    /// The earliest instant a hash may have a field to expire.
+    pub fn hfe_next(&self) -> Option<i64> {
+        self.hfe.first().map(|(t, _)| *t)
+    }
+
+    /// The number of hashes Redis would count as registered for field expiry (INFO
+    /// keyspace `subexpiry`): those whose registered earliest TTL is set.
+    pub fn hfe_hashes(&self) -> usize {
+        let mut keys: Vec<&Bytes> = self.hfe.iter().map(|(_, k)| k).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter()
+            .filter(|k| {
+                matches!(self.get(k).map(|e| &e.value),
+                    Some(Value::Obj(Obj::Hash(h))) if h.meta_min().is_some())
+            })
+            .count()
+    }
+
+    /// Hashes that may have fields whose TTL is `<= now`, at most `limit`. Their entries
+    /// leave the index: the caller expires their fields and notes the hash again with
+    /// [`Self::hfe_note`] if it keeps TTLs.
+    pub fn hfe_due(&mut self, now: i64, limit: usize) -> Vec<Bytes> {
+        let mut out: Vec<Bytes> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        while out.len() < limit {
+            match self.hfe.first() {
+                Some((t, _)) if *t <= now => {
+                    let (_, k) = self.hfe.pop_first().unwrap();
+                    if seen.insert(k.clone()) {
+                        out.push(k);
+                    }
+                }
+                _ => break,
+            }
+        }
+        out
+    }
+
     /// The earliest expiry time in this db.
     pub fn next_expiry(&self) -> Option<i64> {
         self.expires.peek().map(|(t, _)| t)
@@ -646,6 +699,7 @@ impl Db {
         self.dense = Dense::default();
         self.expires.clear();
         self.scan_index = None;
+        self.hfe.clear();
     }
 
     /// Gives back table memory when the db has become sparse (under a tenth full), as

@@ -13,13 +13,13 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-use crate::storage::value::{HashValue, Obj, SetValue, Value};
+use crate::storage::value::{HashValue, Obj, SetValue, Value, NO_TTL};
 
 pub mod file;
 mod stream;
 
-/// Redis 7.0's RDB version: the one DUMP payloads and RDB files are written in (redis-server
-/// 7.0.15 loads up to 10).
+/// Redis 7.0's RDB version (redis-server 7.0.15 loads up to 10). What a server writes is
+/// its personality's (`Personality::rdb_version`).
 pub const RDB_VERSION: u16 = 10;
 
 const T_STRING: u8 = 0;
@@ -55,6 +55,19 @@ fn vset_module_id() -> u64 {
     }
     id << 10
 }
+
+/// Redis 7.4+ (RDB 12): hashes with field TTLs. The "pre-GA" ones (7.4 release
+/// candidates) keep absolute TTLs and no minimum; Valkey 9 uses 22 for its own layout.
+const T_HASH_METADATA_PRE_GA: u8 = 22;
+const T_HASH_LISTPACK_EX_PRE_GA: u8 = 23;
+const T_HASH_METADATA: u8 = 24;
+const T_HASH_LISTPACK_EX: u8 = 25;
+/// Valkey 9's hash with field TTLs: each field, its value, and its deadline as 8 bytes
+/// (-1 for none).
+const T_VALKEY_HASH_2: u8 = 22;
+
+/// The RDB version of Valkey 9 (its own numbering, from 80).
+pub const VALKEY_RDB_VERSION: u16 = 80;
 
 /// CRC-64/Jones as Redis' `crc64` computes it (reflected, init 0, no final xor), with 16
 /// lookup tables (32 KiB, built at compile time): 16 bytes per step, as DUMP payloads can be
@@ -410,12 +423,17 @@ impl Listpack {
 
 /// A zset score as Redis puts it in a listpack: an integer when the double is one
 /// (`double2ll`), otherwise `d2string`'s text.
-fn push_score(lp: &mut Listpack, score: f64) {
+/// A score in a zset listpack, as Redis' `d2string` writes it: an integer within
+/// +-LLONG_MAX/2 as an integer, else `%.17g` (RDB 10, Redis 7.0) or the shortest text
+/// (RDB 11 on, Redis 7.2+ and Valkey).
+fn push_score(lp: &mut Listpack, score: f64, ver: u16) {
     const HALF: f64 = (i64::MAX / 2) as f64;
     if (-HALF..=HALF).contains(&score) && score == (score as i64) as f64 {
         lp.push_int(score as i64);
     } else if score.is_nan() {
         lp.push_str(b"nan");
+    } else if ver >= 11 {
+        lp.push(crate::num::DoubleFmt::Shortest.d2string(score).as_bytes());
     } else {
         lp.push(crate::num::fmt_double_17g(score).as_bytes());
     }
@@ -480,12 +498,14 @@ fn intset(members: &[i64]) -> Vec<u8> {
 /// (listpack hashes and sorted sets, intsets, quicklists of listpacks), so for those the
 /// payload is byte for byte what redis-server writes; hashtable sets and hashes come out
 /// in Tumbler's order, which Redis' loader accepts. `list_fill` is `list-max-listpack-size`.
-pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
+/// `ver` is the personality's RDB version (`Personality::rdb_version`): the footer's, and
+/// which layout a hash with field TTLs gets.
+pub fn dump(v: &Value, list_fill: i64, ver: u16) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    if !write_value(&mut out, v, list_fill, true) {
+    if !write_value(&mut out, v, list_fill, true, ver) {
         return None;
     }
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    out.extend_from_slice(&ver.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     Some(out)
@@ -494,8 +514,48 @@ pub fn dump(v: &Value, list_fill: i64) -> Option<Vec<u8>> {
 /// Appends `v`'s RDB type byte and encoding (what an RDB file holds after the key, and a
 /// DUMP payload before its footer); `false`, writing nothing, for a type Tumbler does not
 /// serialize (locks). `lzf` is `rdbcompression`.
-pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> bool {
+pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver: u16) -> bool {
     match v {
+        Value::Obj(Obj::Hash(h)) if ver >= VALKEY_RDB_VERSION && h.has_ttls() => {
+            out.push(T_VALKEY_HASH_2);
+            put_len(out, h.len());
+            for (f, v, t) in h.iter_ttl() {
+                put_string(out, f, lzf);
+                put_string(out, v, lzf);
+                let t = if t == NO_TTL { -1 } else { t };
+                out.extend_from_slice(&t.to_le_bytes());
+            }
+        }
+        Value::Obj(Obj::Hash(h)) if ver >= 12 && ver < VALKEY_RDB_VERSION && h.is_listpackex() => {
+            out.push(T_HASH_LISTPACK_EX);
+            // Redis writes the earliest TTL it registered, which may be stale.
+            out.extend_from_slice(&h.meta_min().unwrap_or(0).to_le_bytes());
+            let mut lp = Listpack::new();
+            for (f, v, t) in h.iter_ttl() {
+                lp.push(f);
+                lp.push(v);
+                lp.push_int(t);
+            }
+            put_string(out, &lp.finish(), lzf);
+        }
+        Value::Obj(Obj::Hash(h)) if ver >= 12 && ver < VALKEY_RDB_VERSION && h.has_ttls() => {
+            out.push(T_HASH_METADATA);
+            let min = h.min_ttl().unwrap_or(0);
+            out.extend_from_slice(&min.to_le_bytes());
+            put_len(out, h.len());
+            for (f, v, t) in h.iter_ttl() {
+                put_len(
+                    out,
+                    if t == NO_TTL {
+                        0
+                    } else {
+                        (t - min + 1) as usize
+                    },
+                );
+                put_string(out, f, lzf);
+                put_string(out, v, lzf);
+            }
+        }
         Value::Str(s) => {
             out.push(T_STRING);
             put_string(out, s, lzf);
@@ -525,6 +585,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> b
                         }))),
                         list_fill,
                         lzf,
+                        ver,
                     )
                 }
             }
@@ -558,7 +619,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> b
             let mut lp = Listpack::new();
             for (m, score) in z.range(0, z.len()) {
                 lp.push(&m);
-                push_score(&mut lp, score);
+                push_score(&mut lp, score, ver);
             }
             put_string(out, &lp.finish(), lzf);
         }
@@ -572,7 +633,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> b
             }
         }
         // Tumbler's own types (locks) are not serialized.
-        Value::Obj(Obj::Stream(s)) => stream::dump(s, out, lzf),
+        Value::Obj(Obj::Stream(s)) => stream::dump(s, out, lzf, ver >= 11),
         Value::Obj(Obj::Lock(_)) => return false,
         Value::Obj(Obj::VSet(v)) => {
             out.push(T_MODULE_2);
@@ -585,13 +646,20 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool) -> b
 }
 
 /// Checks the footer as Redis' `verifyDumpPayload`: a known RDB version and a matching CRC.
-pub fn verify(p: &[u8]) -> bool {
+/// `max` is the personality's RDB version: Redis takes payloads up to its own; Valkey 9
+/// takes its own (80) and Redis' up to 11, refusing the "foreign" 12..=79.
+pub fn verify(p: &[u8], max: u16) -> bool {
     if p.len() < 10 {
         return false;
     }
     let n = p.len();
     let ver = u16::from_le_bytes([p[n - 10], p[n - 9]]);
-    if ver > RDB_VERSION {
+    let ok = if max >= VALKEY_RDB_VERSION {
+        ver <= 11 || (VALKEY_RDB_VERSION..=max).contains(&ver)
+    } else {
+        ver <= max
+    };
+    if !ok {
         return false;
     }
     let crc = u64::from_le_bytes(p[n - 8..].try_into().unwrap());
@@ -604,6 +672,9 @@ pub enum Loaded {
     List(VecDeque<Bytes>),
     Set(Vec<Bytes>),
     Hash(Vec<(Bytes, Bytes)>),
+    /// A hash with field TTLs (`NO_TTL` for none); `listpack` if it came as a listpackex
+    /// (kept in its order), else from a table layout.
+    HashTtl(Vec<(Bytes, Bytes, i64)>, bool),
     ZSet(Vec<(Bytes, f64)>),
     Stream(Box<crate::storage::stream::StreamValue>),
     VSet(Box<crate::storage::vset::VectorSet>),
@@ -770,17 +841,26 @@ fn listpack_entries(lp: &[u8]) -> Option<Vec<Bytes>> {
 }
 
 /// Parses a payload whose footer [`verify`] accepted. `None` means "Bad data format".
-pub fn load(p: &[u8]) -> Option<Loaded> {
+/// `ver` is the personality's RDB version: RESTORE takes the types that version knows.
+pub fn load(p: &[u8], ver: u16) -> Option<Loaded> {
     let mut r = Reader {
         p: &p[..p.len() - 10],
     };
     let t = r.byte()?;
-    // RESTORE takes the types of the RDB version it declares (10), not the newer ones an
-    // RDB file of Redis 7.2+ may hold.
-    if t > stream::T_STREAM_LISTPACKS_2 {
+    let newest = match ver {
+        ..=10 => stream::T_STREAM_LISTPACKS_2,
+        11 => stream::T_STREAM_LISTPACKS_3,
+        VALKEY_RDB_VERSION.. => T_VALKEY_HASH_2,
+        _ => T_HASH_LISTPACK_EX,
+    };
+    if t > newest {
         return None;
     }
-    let v = load_value(&mut r, t)?;
+    let v = if ver >= VALKEY_RDB_VERSION && t == T_VALKEY_HASH_2 {
+        load_valkey_hash(&mut r)?
+    } else {
+        load_value(&mut r, t)?
+    };
     r.p.is_empty().then_some(v)
 }
 
@@ -791,9 +871,73 @@ pub(super) fn own_module_value(t: u8, rest: &[u8]) -> bool {
     t == T_MODULE_2 && r.string().is_some() && r.len().map(|id| id as u64) == Some(vset_module_id())
 }
 
+/// Valkey 9's hash with field TTLs (RDB type 22 in a Valkey file or payload).
+fn load_valkey_hash(r: &mut Reader) -> Option<Loaded> {
+    let n = r.len()?;
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let (f, x) = (r.string()?, r.string()?);
+        let t = i64::from_le_bytes(r.take(8)?.try_into().ok()?);
+        v.push((f, x, if t < 0 { NO_TTL } else { t }));
+    }
+    Some(Loaded::HashTtl(v, false))
+}
+
+/// The largest field deadline Redis loads (`EB_EXPIRE_TIME_MAX`).
+const HFE_MAX: i64 = (1 << 48) - 1;
+
+/// Reads one value of RDB type `t` (the type byte already taken). `valkey_file`: a type
+/// 22 is Valkey's hash layout.
+fn load_value_in(r: &mut Reader, t: u8, valkey_file: bool) -> Option<Loaded> {
+    if valkey_file && t == T_VALKEY_HASH_2 {
+        return load_valkey_hash(r);
+    }
+    load_value(r, t)
+}
+
 /// Reads one value of RDB type `t` (the type byte already taken).
 fn load_value(r: &mut Reader, t: u8) -> Option<Loaded> {
     Some(match t {
+        T_HASH_METADATA | T_HASH_METADATA_PRE_GA => {
+            let min = if t == T_HASH_METADATA {
+                i64::from_le_bytes(r.take(8)?.try_into().ok()?)
+            } else {
+                0
+            };
+            let n = r.len()?;
+            let mut v = Vec::new();
+            for _ in 0..n {
+                let ttl = r.len()? as i64;
+                let at = match (t, ttl) {
+                    (_, 0) => NO_TTL,
+                    (T_HASH_METADATA, x) => x.checked_add(min)?.checked_sub(1)?,
+                    (_, x) => x,
+                };
+                if !(0..=HFE_MAX).contains(&at) {
+                    return None;
+                }
+                v.push((r.string()?, r.string()?, at));
+            }
+            Loaded::HashTtl(v, false)
+        }
+        T_HASH_LISTPACK_EX | T_HASH_LISTPACK_EX_PRE_GA => {
+            if t == T_HASH_LISTPACK_EX {
+                r.take(8)?;
+            }
+            let e = listpack_entries(&r.string()?)?;
+            if e.len() % 3 != 0 {
+                return None;
+            }
+            let mut v = Vec::new();
+            for c in e.chunks(3) {
+                let at = crate::num::parse_i64(&c[2])?;
+                if !(0..=HFE_MAX).contains(&at) {
+                    return None;
+                }
+                v.push((c[0].clone(), c[1].clone(), at));
+            }
+            Loaded::HashTtl(v, true)
+        }
         T_STRING => Loaded::Str(r.string()?),
         T_LIST => {
             let n = r.len()?;
@@ -1073,6 +1217,20 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
             }
             Value::Obj(Obj::Hash(h))
         }
+        Loaded::HashTtl(items, lp) => {
+            if items.is_empty() {
+                return Some(Value::Obj(Obj::Hash(HashValue::default())));
+            }
+            let valkey = cfg.personality.is_valkey();
+            let listpackex = !valkey
+                && items.len() <= hash_max_entries
+                && (lp
+                    || !items
+                        .iter()
+                        .any(|(f, v, _)| f.len() > hash_max_value || v.len() > hash_max_value));
+            let h = HashValue::with_ttls(items, listpackex, !lp)?;
+            Value::Obj(Obj::Hash(h))
+        }
         Loaded::ZSet(v) => {
             let mut z = crate::storage::zset::ZSet::default();
             z.big = v.len() > cfg.zset_max_listpack_entries
@@ -1139,12 +1297,12 @@ mod tests {
         let list =
             hex("1201021717000000060081610281620281630201010201c12c02ff0a00565035a576f978fe");
         for p in [&string, &list] {
-            assert!(verify(p));
+            assert!(verify(p, 10));
             let n = p.len();
             assert_eq!(crc64(&p[..n - 8]).to_le_bytes(), p[n - 8..]);
         }
         assert_eq!(
-            dump(&Value::Str(Bytes::from_static(b"hello")), -2).unwrap(),
+            dump(&Value::Str(Bytes::from_static(b"hello")), -2, 10).unwrap(),
             string
         );
     }
@@ -1154,16 +1312,16 @@ mod tests {
         let mut h = HashValue::default();
         h.set(&Bytes::from("f"), &Bytes::from("x".repeat(20000)), 512, 64);
         h.set(&Bytes::from("n"), &Bytes::from("-70000"), 512, 64);
-        let p = dump(&Value::Obj(Obj::Hash(h)), -2).unwrap();
-        assert!(verify(&p));
-        let Some(Loaded::Hash(v)) = load(&p) else {
+        let p = dump(&Value::Obj(Obj::Hash(h)), -2, 10).unwrap();
+        assert!(verify(&p, 10));
+        let Some(Loaded::Hash(v)) = load(&p, 10) else {
             panic!("not a hash")
         };
         assert_eq!(v[1].1, Bytes::from("-70000"));
         assert_eq!(v[0].1.len(), 20000);
         let mut bad = p.clone();
         bad[3] ^= 1;
-        assert!(!verify(&bad));
+        assert!(!verify(&bad, 10));
     }
 
     #[test]

@@ -35,15 +35,86 @@ pub fn kept(v: &Bytes) -> Bytes {
 /// The longest argument [`kept`] copies.
 pub const KEPT_INLINE_MAX: usize = 56;
 
-/// A hash, in one of Redis' two encodings. Small hashes are a flat [`PairPack`] in
+/// A hash, in one of Redis' encodings. Small hashes are a flat [`PairPack`] in
 /// insertion order, as Redis' listpack is, so HGETALL replies match Redis byte for byte and
 /// a one-field lock hash is one small allocation. Past `hash-max-listpack-entries` or
 /// `-value` the hash becomes a table ("hashtable" encoding), which, as in Redis, never
-/// switches back.
+/// switches back. A hash whose fields were given a TTL (HEXPIRE, HSETEX...) is a table
+/// too: [`HashTable::listpackex`] marks the small ones Redis 7.4+ keeps as "listpackex".
 #[derive(Debug, Clone)]
 pub enum HashValue {
     Pack(PairPack),
-    Table(Box<IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher>>),
+    Table(Box<HashTable>),
+}
+
+/// Field TTL: none.
+pub const NO_TTL: i64 = 0;
+
+/// A hash as a table: its fields and values, and the fields' TTLs (hash field expiration,
+/// Redis 7.4 / Valkey 9). Read-only access to the map goes through `Deref`; every change
+/// goes through [`HashValue`], which keeps the TTLs and, for a listpackex hash, Redis'
+/// order (fields with a TTL first, earliest deadline first, then those without, in the
+/// order they were added) in step.
+#[derive(Debug, Clone, Default)]
+pub struct HashTable {
+    map: IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher>,
+    /// The deadline (Unix ms) of each field that has one.
+    ttls: std::collections::HashMap<Bytes, i64, crate::storage::key::KeyHasher>,
+    /// Redis' "listpackex" encoding: a small hash that got field TTLs. It becomes a
+    /// "hashtable" past the listpack limits, and never goes back.
+    pub listpackex: bool,
+    /// The earliest field TTL as Redis last registered the hash for active expiry (0:
+    /// not registered). Redis updates it lazily (not on HPERSIST, nor for a change under
+    /// 4 s), and a listpackex DUMP payload carries it, so it is kept as Redis keeps it.
+    pub meta_min: i64,
+}
+
+impl std::ops::Deref for HashTable {
+    type Target = IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+impl HashTable {
+    fn from_map(map: IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher>) -> HashTable {
+        HashTable {
+            map,
+            ttls: Default::default(),
+            listpackex: false,
+            meta_min: 0,
+        }
+    }
+
+    /// Inserts or replaces a field; `ttl` is what it gets (`None`: none). A listpackex
+    /// hash puts it where Redis' listpackex would: a field with no TTL at the end, one
+    /// with a TTL before the first field whose TTL is later or equal, or that has none.
+    fn put(&mut self, field: &Bytes, value: Bytes, ttl: Option<i64>) -> bool {
+        let new = !self.map.contains_key(field.as_ref());
+        match ttl {
+            Some(t) => {
+                self.ttls.insert(field.clone(), t);
+            }
+            None => {
+                self.ttls.remove(field.as_ref());
+            }
+        }
+        if !self.listpackex {
+            self.map.insert(field.clone(), value);
+            return new;
+        }
+        self.map.shift_remove(field.as_ref());
+        let at = match ttl {
+            None => self.map.len(),
+            Some(t) => self
+                .map
+                .keys()
+                .position(|k| self.ttls.get(k.as_ref()).is_none_or(|&u| u >= t))
+                .unwrap_or(self.map.len()),
+        };
+        self.map.shift_insert(at, field.clone(), value);
+        new
+    }
 }
 
 impl Default for HashValue {
@@ -69,6 +140,7 @@ impl<'a> Iterator for HashIter<'a> {
 }
 
 impl HashValue {
+    /// The number of fields, expired ones not yet reclaimed included (Redis' HLEN).
     pub fn len(&self) -> usize {
         match self {
             HashValue::Pack(p) => p.len(),
@@ -80,15 +152,29 @@ impl HashValue {
         self.len() == 0
     }
 
-    /// True once the hash has the "hashtable" encoding.
+    /// True once the hash has the "hashtable" or "listpackex" encoding.
     pub fn is_table(&self) -> bool {
         matches!(self, HashValue::Table(_))
+    }
+
+    /// True for Redis' "listpackex" encoding.
+    pub fn is_listpackex(&self) -> bool {
+        matches!(self, HashValue::Table(t) if t.listpackex)
+    }
+
+    /// The name OBJECT ENCODING prints.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            HashValue::Pack(_) => "listpack",
+            HashValue::Table(t) if t.listpackex => "listpackex",
+            HashValue::Table(_) => "hashtable",
+        }
     }
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         match self {
             HashValue::Pack(p) => p.get(field),
-            HashValue::Table(m) => m.get(field).map(|v| v.as_ref()),
+            HashValue::Table(m) => m.map.get(field).map(|v| v.as_ref()),
         }
     }
 
@@ -96,21 +182,123 @@ impl HashValue {
     pub fn get_bytes(&self, field: &[u8]) -> Option<Bytes> {
         match self {
             HashValue::Pack(p) => p.get(field).map(Bytes::copy_from_slice),
-            HashValue::Table(m) => m.get(field).cloned(),
+            HashValue::Table(m) => m.map.get(field).cloned(),
         }
     }
 
     pub fn contains(&self, field: &[u8]) -> bool {
         match self {
             HashValue::Pack(p) => p.contains(field),
-            HashValue::Table(m) => m.contains_key(field),
+            HashValue::Table(m) => m.map.contains_key(field),
         }
     }
 
-    /// Sets `field` to `value`; returns true if the field is new. Switches to the table
-    /// encoding when the hash outgrows the listpack limits (more than `max_entries` fields,
-    /// or a field or value longer than `max_value`), checked after the insert, as Redis'
-    /// `hashTypeSet` does.
+    /// The TTL (Unix ms) of `field`, if it has one.
+    pub fn ttl(&self, field: &[u8]) -> Option<i64> {
+        match self {
+            HashValue::Pack(_) => None,
+            HashValue::Table(m) => m.ttls.get(field).copied(),
+        }
+    }
+
+    /// True if some field has a TTL.
+    pub fn has_ttls(&self) -> bool {
+        matches!(self, HashValue::Table(m) if !m.ttls.is_empty())
+    }
+
+    /// The earliest field TTL.
+    pub fn min_ttl(&self) -> Option<i64> {
+        match self {
+            HashValue::Pack(_) => None,
+            HashValue::Table(m) => m.ttls.values().min().copied(),
+        }
+    }
+
+    /// The registered earliest TTL (see `HashTable::meta_min`).
+    pub fn meta_min(&self) -> Option<i64> {
+        match self {
+            HashValue::Table(t) if t.meta_min != 0 => Some(t.meta_min),
+            _ => None,
+        }
+    }
+
+    pub fn set_meta_min(&mut self, at: Option<i64>) {
+        if let HashValue::Table(t) = self {
+            t.meta_min = at.unwrap_or(0);
+        }
+    }
+
+    /// True if `field` has a TTL before `now` (Redis' lazy check: a field is still
+    /// readable at its deadline's millisecond).
+    pub fn is_expired(&self, field: &[u8], now: i64) -> bool {
+        self.ttl(field).is_some_and(|t| t < now)
+    }
+
+    /// The fields whose TTL is `<= now` (active expiry's test), in the hash's order.
+    pub fn due_fields(&self, now: i64) -> Vec<Bytes> {
+        match self {
+            HashValue::Pack(_) => vec![],
+            HashValue::Table(m) => {
+                if !m.ttls.values().any(|&t| t <= now) {
+                    return vec![];
+                }
+                m.map
+                    .keys()
+                    .filter(|k| m.ttls.get(k.as_ref()).is_some_and(|&t| t <= now))
+                    .cloned()
+                    .collect()
+            }
+        }
+    }
+
+    /// The number of fields not expired at `now`.
+    pub fn live_len(&self, now: i64) -> usize {
+        match self {
+            HashValue::Pack(p) => p.len(),
+            HashValue::Table(m) => m.map.len() - m.ttls.values().filter(|&&t| t < now).count(),
+        }
+    }
+
+    /// Gets the hash ready for field TTLs, as Redis' `hashTypeSetExInit`: a listpack
+    /// becomes a listpackex.
+    pub fn prepare_ttls(&mut self) {
+        if let HashValue::Pack(_) = self {
+            self.convert();
+            if let HashValue::Table(t) = self {
+                t.listpackex = true;
+            }
+        }
+    }
+
+    /// Sets (`Some`) or removes (`None`) the TTL of an existing field; false if the field
+    /// is absent. The hash must have been [`Self::prepare_ttls`]'d.
+    pub fn set_ttl(&mut self, field: &[u8], ttl: Option<i64>) -> bool {
+        let HashValue::Table(m) = self else {
+            return false;
+        };
+        let Some((k, v)) = m.map.get_key_value(field) else {
+            return false;
+        };
+        let (k, v) = (k.clone(), v.clone());
+        if m.listpackex {
+            m.put(&k, v, ttl);
+        } else {
+            match ttl {
+                Some(t) => {
+                    m.ttls.insert(k, t);
+                }
+                None => {
+                    m.ttls.remove(field);
+                }
+            }
+        }
+        true
+    }
+
+    /// Sets `field` to `value`; returns true if the field is new. An existing field loses
+    /// its TTL (HSET). Switches to the table encoding when the hash outgrows the listpack
+    /// limits (more than `max_entries` fields, or a field or value longer than
+    /// `max_value`), checked after the insert, as Redis' `hashTypeSet` does.
     pub fn set(
         &mut self,
         field: &Bytes,
@@ -118,12 +306,48 @@ impl HashValue {
         max_entries: usize,
         max_value: usize,
     ) -> bool {
+        self.set_with(field, value, max_entries, max_value, false)
+    }
+
+    /// [`Self::set`], keeping an existing field's TTL if `keep_ttl` (HINCRBY, HSETEX).
+    pub fn set_with(
+        &mut self,
+        field: &Bytes,
+        value: &Bytes,
+        max_entries: usize,
+        max_value: usize,
+        keep_ttl: bool,
+    ) -> bool {
         match self {
-            HashValue::Table(m) => m.insert(field.clone(), value.clone()).is_none(),
+            HashValue::Table(m) => {
+                if m.listpackex && (field.len() > max_value || value.len() > max_value) {
+                    m.listpackex = false;
+                }
+                let old = m.ttls.get(field.as_ref()).copied();
+                let new = if m.listpackex {
+                    if let (Some(v), true) =
+                        (m.map.get_mut(field.as_ref()), keep_ttl || old.is_none())
+                    {
+                        *v = value.clone();
+                        false
+                    } else {
+                        m.put(field, value.clone(), None)
+                    }
+                } else {
+                    if !keep_ttl {
+                        m.ttls.remove(field.as_ref());
+                    }
+                    m.map.insert(field.clone(), value.clone()).is_none()
+                };
+                if m.listpackex && m.map.len() > max_entries {
+                    m.listpackex = false;
+                }
+                new
+            }
             HashValue::Pack(p) => {
                 if field.len() > max_value || value.len() > max_value {
                     self.convert();
-                    return self.set(field, value, max_entries, max_value);
+                    return self.set_with(field, value, max_entries, max_value, keep_ttl);
                 }
                 let (new, len) = p.insert_counted(field, value);
                 if len > max_entries {
@@ -134,14 +358,18 @@ impl HashValue {
         }
     }
 
-    /// Moves a packed hash to the table encoding, keeping the order of its fields.
+    /// Moves a packed hash to the table encoding, keeping the order of its fields; a
+    /// listpackex hash becomes a "hashtable".
     pub fn convert(&mut self) {
-        if let HashValue::Pack(p) = self {
-            let m: IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher> = p
-                .iter()
-                .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
-                .collect();
-            *self = HashValue::Table(Box::new(m));
+        match self {
+            HashValue::Pack(p) => {
+                let m: IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher> = p
+                    .iter()
+                    .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
+                    .collect();
+                *self = HashValue::Table(Box::new(HashTable::from_map(m)));
+            }
+            HashValue::Table(t) => t.listpackex = false,
         }
     }
 
@@ -149,30 +377,82 @@ impl HashValue {
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match self {
             HashValue::Pack(p) => p.remove(field),
-            HashValue::Table(m) => m.swap_remove(field).is_some(),
+            HashValue::Table(m) => {
+                m.ttls.remove(field);
+                if m.listpackex {
+                    m.map.shift_remove(field).is_some()
+                } else {
+                    m.map.swap_remove(field).is_some()
+                }
+            }
         }
     }
 
     pub fn iter(&self) -> HashIter<'_> {
         match self {
             HashValue::Pack(p) => HashIter::Pack(p.iter()),
-            HashValue::Table(m) => HashIter::Table(m.iter()),
+            HashValue::Table(m) => HashIter::Table(m.map.iter()),
         }
+    }
+
+    /// The pairs with their TTLs (`NO_TTL` for none), in the encoding's order.
+    pub fn iter_ttl(&self) -> impl Iterator<Item = (&[u8], &[u8], i64)> + '_ {
+        self.iter()
+            .map(move |(k, v)| (k, v, self.ttl(k).unwrap_or(NO_TTL)))
     }
 
     /// The `i`-th pair in the encoding's order.
     pub fn get_index(&self, i: usize) -> Option<(&[u8], &[u8])> {
         match self {
             HashValue::Pack(p) => p.get_index(i),
-            HashValue::Table(m) => m.get_index(i).map(|(k, v)| (k.as_ref(), v.as_ref())),
+            HashValue::Table(m) => m.map.get_index(i).map(|(k, v)| (k.as_ref(), v.as_ref())),
         }
+    }
+
+    /// A hash loaded with field TTLs (`NO_TTL` for none), in the given order: a
+    /// "listpackex" if `listpackex`, where `sorted` places each field as Redis' listpackex
+    /// insertion does (otherwise the order is the payload's own), else a "hashtable".
+    /// `None` for a duplicate field (a corrupt payload).
+    pub fn with_ttls(
+        items: Vec<(Bytes, Bytes, i64)>,
+        listpackex: bool,
+        sorted: bool,
+    ) -> Option<HashValue> {
+        let mut t = HashTable {
+            listpackex,
+            ..Default::default()
+        };
+        t.meta_min = items
+            .iter()
+            .map(|x| x.2)
+            .filter(|&x| x != NO_TTL)
+            .min()
+            .unwrap_or(0);
+        for (f, v, ttl) in items {
+            if t.map.contains_key(f.as_ref()) {
+                return None;
+            }
+            let ttl = (ttl != NO_TTL).then_some(ttl);
+            if listpackex && sorted {
+                t.put(&f, v, ttl);
+            } else {
+                if let Some(x) = ttl {
+                    t.ttls.insert(f.clone(), x);
+                }
+                t.map.insert(f, v);
+            }
+        }
+        Some(HashValue::Table(Box::new(t)))
     }
 
     /// Drops spare capacity (COPY builds its copy afresh, as Redis does).
     pub fn shrink_to_fit(&mut self) {
         match self {
             HashValue::Pack(p) => p.shrink_to_fit(),
-            HashValue::Table(m) => m.shrink_to_fit(),
+            HashValue::Table(m) => {
+                m.map.shrink_to_fit();
+                m.ttls.shrink_to_fit();
+            }
         }
     }
 }
@@ -280,13 +560,7 @@ impl Value {
                     "raw"
                 }
             }
-            Value::Obj(Obj::Hash(h)) => {
-                if h.is_table() {
-                    "hashtable"
-                } else {
-                    "listpack"
-                }
-            }
+            Value::Obj(Obj::Hash(h)) => h.encoding(),
             Value::Obj(Obj::List(_)) => "quicklist",
             Value::Obj(Obj::Set(s)) => {
                 if s.intset {

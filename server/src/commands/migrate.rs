@@ -94,6 +94,7 @@ pub fn command(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
     // expired in between; a TTL under 1 ms is sent as 1).
     let db = c.cl.db;
     let fill = core.engine.config.list_max_listpack_size;
+    let ver = core.engine.config.personality.rdb_version();
     let now = core.engine.now_ms();
     let mut keys: Vec<(Bytes, i64, Vec<u8>)> = Vec::new();
     for k in &a[first_key..first_key + num_keys] {
@@ -105,7 +106,7 @@ pub fn command(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             Some(at) => (at - now).max(1),
             None => 0,
         };
-        let Some(payload) = lockcore::storage::rdb::dump(&e.value, fill) else {
+        let Some(payload) = lockcore::storage::rdb::dump(&e.value, fill, ver) else {
             return Reply::err("ERR MIGRATE of this type is not supported by tumbler");
         };
         keys.push((k.clone(), ttl, payload));

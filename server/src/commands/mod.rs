@@ -836,18 +836,30 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             };
             let db = c.cl.db;
             let now = core.engine.now_ms();
+            let ver = core.engine.config.personality.rdb_version();
             match core.engine.lookup(db, k) {
                 Some(e) => Reply::Simple(
                     format!(
                         "Value at:0x0 refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
                         e.encoding(),
-                        lockcore::storage::rdb::dump(&e.value, -2).map_or(0, |p| p.len().saturating_sub(11)),
+                        lockcore::storage::rdb::dump(&e.value, -2, ver).map_or(0, |p| p.len().saturating_sub(11)),
                         (e.lru_ms / 1000) & 0xff_ffff,
                         (now - e.lru_ms).max(0) / 1000
                     )
                     .into(),
                 ),
                 None => Reply::err("ERR no such key"),
+            }
+        }
+        "listpack" if a.len() == 3 => {
+            // Redis prints the listpack on its stdout; Tumbler only answers as it does.
+            let db = c.cl.db;
+            match core.engine.lookup(db, &a[2]) {
+                None => Reply::err("ERR no such key"),
+                Some(e) if matches!(e.encoding(), "listpack" | "listpackex") => {
+                    Reply::Simple("Listpack structure printed on stdout".into())
+                }
+                Some(_) => Reply::err("ERR Not a listpack encoded object."),
             }
         }
         "change-repl-id" | "replybuffer" => Reply::ok(),

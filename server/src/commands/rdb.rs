@@ -73,6 +73,7 @@ pub fn snapshot(shared: &Shared, core: &mut Core) -> file::Saved {
         lfu: core.engine.config.lfu,
         now: core.engine.now_ms(),
         lfu_decay_time: core.engine.config.lfu_decay_time,
+        rdb_version: core.engine.config.personality.rdb_version(),
     };
     file::write(&core.engine.dbs, &functions, &o)
 }

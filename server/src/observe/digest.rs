@@ -54,10 +54,13 @@ fn xor_object(d: &mut D, e: &Entry, fmt: lockcore::num::DoubleFmt) {
             }
         }
         Value::Obj(Obj::Hash(h)) => {
-            for (f, v) in h.iter() {
+            for (f, v, t) in h.iter_ttl() {
                 let mut ed = [0u8; 20];
                 mix_digest(&mut ed, f);
                 mix_digest(&mut ed, v);
+                if t != lockcore::storage::value::NO_TTL {
+                    xor_digest(&mut ed, b"!!hexpire!!");
+                }
                 xor_digest(d, &ed);
             }
         }

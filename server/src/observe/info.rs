@@ -1,6 +1,7 @@
 //! INFO and the CLIENT LIST line.
 
 use bytes::Bytes;
+use lockcore::personality::Since;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
@@ -266,13 +267,25 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let ps = &sh.pubsub;
             let _ = write!(
                 out,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\n{}expired_keys:{}\r\n{}evicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\n",
                 sh.counters.connections_received.load(Ordering::Relaxed),
                 sh.cmdstats.total_calls(),
                 sh.counters.net_input_bytes.load(Ordering::Relaxed),
                 sh.counters.net_output_bytes.load(Ordering::Relaxed),
                 sh.counters.rejected_connections.load(Ordering::Relaxed),
+                // Hash fields whose TTL passed: Redis 7.4+ counts them before the keys,
+                // Valkey 9 after.
+                if sh.personality.has(Since::redis(704)) && !sh.personality.is_valkey() {
+                    format!("expired_subkeys:{}\r\n", eng.stats.expired_subkeys)
+                } else {
+                    String::new()
+                },
                 eng.stats.expired_keys,
+                if sh.personality.is_valkey() && sh.personality.has(Since::valkey(900)) {
+                    format!("expired_fields:{}\r\n", eng.stats.expired_subkeys)
+                } else {
+                    String::new()
+                },
                 eng.stats.evicted_keys,
                 eng.stats.keyspace_hits,
                 eng.stats.keyspace_misses,
@@ -321,7 +334,16 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             out.push_str("# Keyspace\r\n");
             for (i, db) in eng.dbs.iter().enumerate() {
                 if !db.is_empty() {
-                    let _ = write!(out, "db{}:keys={},expires={},avg_ttl=0\r\n", i, db.len(), db.expires_count());
+                    let _ = write!(out, "db{}:keys={},expires={},avg_ttl=0", i, db.len(), db.expires_count());
+                    // Hashes registered for field expiry: Redis 7.4+'s subexpiry, Valkey 9's
+                    // keys_with_volatile_items.
+                    let p = &sh.personality;
+                    if p.is_valkey() && p.has(Since::valkey(900)) {
+                        let _ = write!(out, ",keys_with_volatile_items={}", db.hfe_hashes());
+                    } else if !p.is_valkey() && p.has(Since::redis(704)) {
+                        let _ = write!(out, ",subexpiry={}", db.hfe_hashes());
+                    }
+                    out.push_str("\r\n");
                 }
             }
         }

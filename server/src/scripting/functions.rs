@@ -535,20 +535,20 @@ fn list(vm: &Vm, a: &[Bytes]) -> Reply {
 const OPCODE_FUNCTION2: u8 = 245;
 
 /// FUNCTION DUMP: each library as an RDB function record, then the RDB version and CRC64.
-fn dump(vm: &Vm) -> Reply {
+fn dump(vm: &Vm, ver: u16) -> Reply {
     let mut out = Vec::new();
     for lib in vm.funcs.libraries.values() {
         out.push(OPCODE_FUNCTION2);
         lockcore::storage::rdb::put_raw_string(&mut out, &lib.code);
     }
-    out.extend_from_slice(&lockcore::storage::rdb::RDB_VERSION.to_le_bytes());
+    out.extend_from_slice(&ver.to_le_bytes());
     let crc = lockcore::storage::rdb::crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     Reply::Bulk(Bytes::from(out))
 }
 
 /// FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]
-fn restore(vm: &mut Vm, a: &[Bytes]) -> Reply {
+fn restore(vm: &mut Vm, a: &[Bytes], ver: u16) -> Reply {
     if a.len() > 4 {
         return Reply::err(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
@@ -568,7 +568,7 @@ fn restore(vm: &mut Vm, a: &[Bytes]) -> Reply {
         }
     }
     let p = &a[2];
-    if !lockcore::storage::rdb::verify(p) {
+    if !lockcore::storage::rdb::verify(p, ver) {
         return Reply::err("ERR DUMP payload version or checksum are wrong");
     }
     let mut body = &p[..p.len() - 10];
@@ -745,12 +745,12 @@ pub fn command(shared: &Shared, core: &mut Core, sub: &str, a: &[Bytes]) -> Repl
             )),
         },
         "list" => list(vm, a),
-        "dump" => dump(vm),
+        "dump" => dump(vm, shared.personality.rdb_version()),
         "restore" => {
             if shared.over_maxmemory() {
                 return Reply::err(crate::base::consts::OOM_ERR);
             }
-            restore(vm, a)
+            restore(vm, a, shared.personality.rdb_version())
         }
         _ => Reply::err(format!(
             "ERR unknown subcommand '{}'. Try FUNCTION HELP.",

@@ -52,6 +52,9 @@ pub struct SaveOptions<'a> {
     pub lfu: bool,
     pub now: i64,
     pub lfu_decay_time: i64,
+    /// The personality's RDB version (`Personality::rdb_version`): the header's, and the
+    /// layout of hashes with field TTLs. Valkey 9's files start `VALKEY080`.
+    pub rdb_version: u16,
 }
 
 /// A written file and what went into it.
@@ -71,7 +74,11 @@ fn put_aux(out: &mut Vec<u8>, key: &str, value: &[u8]) {
 /// Serializes every db and the function libraries (`functions`: each library's code).
 pub fn write(dbs: &[Db], functions: &[Bytes], o: &SaveOptions) -> Saved {
     let mut out = Vec::with_capacity(4096);
-    out.extend_from_slice(format!("REDIS{:04}", super::RDB_VERSION).as_bytes());
+    if o.rdb_version >= super::VALKEY_RDB_VERSION {
+        out.extend_from_slice(format!("VALKEY{:03}", o.rdb_version).as_bytes());
+    } else {
+        out.extend_from_slice(format!("REDIS{:04}", o.rdb_version).as_bytes());
+    }
     put_aux(&mut out, "redis-ver", o.redis_ver.as_bytes());
     put_aux(&mut out, "redis-bits", b"64");
     put_aux(&mut out, "ctime", o.ctime.to_string().as_bytes());
@@ -123,7 +130,7 @@ pub fn write(dbs: &[Db], functions: &[Bytes], o: &SaveOptions) -> Saved {
             // The type byte comes before the key, so the value is written to a side
             // buffer first.
             let mut v = Vec::new();
-            if write_value(&mut v, &e.value, o.list_fill, o.compress) {
+            if write_value(&mut v, &e.value, o.list_fill, o.compress, o.rdb_version) {
                 out.push(v[0]);
                 put_string(&mut out, k, o.compress);
                 out.extend_from_slice(&v[1..]);
@@ -250,17 +257,10 @@ pub fn read(
                     String::from_utf8_lossy(&key)
                 ));
             }
-            22..=25 => {
-                let key = r.string().ok_or_else(|| short(&r))?;
-                return Err(format!(
-                    "The RDB file contains a hash with field expiration (RDB type {t}, key '{}'), which Tumbler does not support yet",
-                    String::from_utf8_lossy(&key)
-                ));
-            }
             t => {
                 let off = at(&r) - 1;
                 let key = r.string().ok_or_else(|| short(&r))?;
-                let loaded = super::load_value(&mut r, t).ok_or_else(|| {
+                let loaded = super::load_value_in(&mut r, t, version >= 80).ok_or_else(|| {
                     format!(
                         "Bad data format for key '{}' (RDB type {t} at offset {off})",
                         String::from_utf8_lossy(&key)
@@ -375,6 +375,7 @@ mod tests {
             lfu: false,
             now: 5000,
             lfu_decay_time: 1,
+            rdb_version: 10,
         };
         let s = write(&dbs, &[Bytes::from("#!lua name=x\n")], &o);
         assert_eq!(&s.bytes[..9], b"REDIS0010");

@@ -259,9 +259,14 @@ fn node_listpack(
     lp.finish()
 }
 
-/// Writes `s` as RDB type 19, as redis-server 7.0's rdbSaveObject lays it out.
-pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>, lzf: bool) {
-    out.push(T_STREAM_LISTPACKS_2);
+/// Writes `s` as redis-server 7.0's rdbSaveObject lays it out (RDB type 19), or for RDB
+/// version 11 and later (`v3`) as Redis 7.2's type 21, with each consumer's active time.
+pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>, lzf: bool, v3: bool) {
+    out.push(if v3 {
+        T_STREAM_LISTPACKS_3
+    } else {
+        T_STREAM_LISTPACKS_2
+    });
     // The nodes with live entries, by master ID; entries before the first node (never
     // expected) get a node of their own keyed by the first entry.
     let mut keys: Vec<(StreamId, Vec<Bytes>)> = s
@@ -313,6 +318,9 @@ pub(super) fn dump(s: &StreamValue, out: &mut Vec<u8>, lzf: bool) {
         for (cname, c) in &g.consumers {
             put_string(out, cname, lzf);
             out.extend_from_slice(&c.seen_time.to_le_bytes());
+            if v3 {
+                out.extend_from_slice(&c.active_time.unwrap_or(-1).to_le_bytes());
+            }
             put_len(out, c.pel.len());
             for id in &c.pel {
                 put_raw_id(out, *id);
