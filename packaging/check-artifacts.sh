@@ -2,7 +2,10 @@
 # Checks what a failed test left with the packages' failure artifacts (packaging/*/ci.sh):
 # DIR holds exactly NAME.txt and NAME.rdb, the .txt names every KEY, and the .rdb is an RDB
 # file (starts with REDIS) that redis-check-rdb accepts and that holds every RDB_KEY (keys
-# of data types; a native lock has no RDB form, so it is named in the .txt only).
+# of data types; a native lock has no RDB form, so it is named in the .txt only). The
+# file's version is the personality's (11 for the default redis-7.2): redis-check-rdb 7.0
+# reads up to 10, so a newer file goes to Redis 8.0's checker, found beside the
+# redis8-server that scripts/test.sh installs (its wrapper runs it through its own loader).
 #
 #   bash packaging/check-artifacts.sh DIR NAME KEY... [-- RDB_KEY...]
 set -euo pipefail
@@ -27,10 +30,20 @@ done
 for key in "${rdb_keys[@]}"; do
   grep -qaF -- "$key" "$dir/$name.rdb" || fail "$name.rdb does not hold $key"
 done
-if command -v redis-check-rdb >/dev/null; then
-  out=$(redis-check-rdb "$dir/$name.rdb" 2>&1) || fail "redis-check-rdb refuses $name.rdb: $out"
-  case "$out" in *"RDB looks OK"*) ;; *) fail "redis-check-rdb: $out" ;; esac
+version=$(head -c 9 "$dir/$name.rdb" | tail -c 4)
+checker=()
+if [ "$version" -le 10 ] && command -v redis-check-rdb >/dev/null; then
+  checker=(redis-check-rdb)
+elif [ "$version" -gt 10 ] && wrapper=$(command -v redis8-server); then
+  # The wrapper's last line: exec LOADER --library-path DIR .../redis-server "$@".
+  read -r -a words <<<"$(grep '^exec ' "$wrapper" | sed 's/^exec //; s/ "\$@"$//')"
+  words[-1]=${words[-1]/%-server/-check-rdb}
+  checker=("${words[@]}")
+fi
+if [ ${#checker[@]} -gt 0 ]; then
+  out=$("${checker[@]}" "$dir/$name.rdb" 2>&1) || fail "${checker[-1]} refuses $name.rdb: $out"
+  case "$out" in *"RDB looks OK"*) ;; *) fail "${checker[-1]}: $out" ;; esac
 else
-  missing redis-check-rdb
+  missing "a redis-check-rdb for RDB version $version"
 fi
 echo "artifacts of $name: $(stat -c %s "$dir/$name.txt") bytes of state, $(stat -c %s "$dir/$name.rdb") bytes of RDB"
