@@ -6,11 +6,12 @@
 #   TUMBLER_BINARY   server under test (default: target/release/tumbler)
 #   MAVEN_REPO_LOCAL Maven local repository (default: Maven's own, ~/.m2/repository, so that
 #                    CI's fresh clones on one machine share downloads)
-#   COMPAT_RUNS      which runs, default "redisson4 redisson3 spring"; "redis8" is Redisson 4.x's
-#                    RMapCacheNative (hash-field expiry) against `tumbler --personality redis-8.0`
-#                    and redis8-server (COMPAT_RUNS="redisson4 redisson3 spring redis8")
-#   REDIS8_SERVER    the Redis 8.0 control for the redis8 run (default: redis8-server on PATH, the
-#                    wrapper /work/shared/refservers/install.sh makes: source /work/tmp/env.sh)
+#   COMPAT_RUNS      which runs, default "redisson4 redisson3 spring redis8"; "redis8" is
+#                    Redisson 4.x's RMapCacheNative (hash-field expiry) against
+#                    `tumbler --personality redis-8.0` and redis8-server
+#   REDIS8_SERVER    the Redis 8.0 control for the redis8 run (default: redis8-server on PATH,
+#                    the wrapper ../shared/refservers/install.sh makes; scripts/test.sh puts it
+#                    there)
 #   TUMBLER_SKIP_MISSING=1  a missing java, mvn, redis-server or tumbler binary skips the run
 #                    instead of failing it (scripts/ci/lib.sh)
 set -uo pipefail
@@ -19,7 +20,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 module="$root/java/redisson-compat"
 export TUMBLER_BINARY="${TUMBLER_BINARY:-$root/target/release/tumbler}"
 case "$TUMBLER_BINARY" in /*) ;; *) TUMBLER_BINARY="$root/$TUMBLER_BINARY" ;; esac
-runs="${COMPAT_RUNS:-redisson4 redisson3 spring}"
+runs="${COMPAT_RUNS:-redisson4 redisson3 spring redis8}"
 
 absent=()
 for tool in java mvn redis-server redis-cli; do
