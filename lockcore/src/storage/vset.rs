@@ -25,8 +25,9 @@
 //!   random one, so only the dimensions (VDIM, VINFO) are comparable.
 //! - VINFO's `vset-uid` counts the sets made by the process, as Redis' does; several
 //!   embedded servers in one process share the counter.
-//! - Doubles print as Redis 7.2+ prints them (shortest round-trip digits); Redis' Grisu2
-//!   gives one more digit in rare cases (e.g. 1e17 as f32), where the texts differ.
+//! - Doubles print as the personality prints them (`lockcore::num::DoubleFmt`: Redis 8's
+//!   integers exactly, else the shortest round-trip digits); Redis' Grisu2 is not always
+//!   shortest, so a rare non-integral value can print one digit longer there.
 //! - DUMP/RESTORE and RDB files hold a vector set as a module value (RDB type 7) under a
 //!   module id of Tumbler's own ("TumblerVS") with Tumbler's layout: Tumbler reads back
 //!   what it wrote; Redis refuses it cleanly (unknown module), and Tumbler refuses Redis'
