@@ -69,10 +69,6 @@ impl Reply {
     pub fn is_error(&self) -> bool {
         matches!(self, Reply::Error(_))
     }
-    /// The double as Redis prints it in a bulk string (`%.17g`, `inf`, `-inf`).
-    pub fn fmt_double(d: f64) -> String {
-        crate::num::fmt_double_17g(d)
-    }
 
     /// Appends the RESP2 (`resp3 == false`) or RESP3 encoding of `self` to `out`, doubles as
     /// Redis 7.0 prints them.

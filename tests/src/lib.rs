@@ -444,7 +444,13 @@ pub fn diff_against(bin: &str, script: &str) {
 /// [`diff_against_redis`] on connections switched to RESP3 first (HELLO's reply names the
 /// server version, so it is not compared).
 pub fn diff_against_redis_resp3(script: &str) {
-    let Some(redis) = RedisServer::start() else {
+    let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    diff_against_resp3(&bin, script);
+}
+
+/// [`diff_against`] on connections switched to RESP3 first.
+pub fn diff_against_resp3(bin: &str, script: &str) {
+    let Some(redis) = RedisServer::start_bin(bin, &[]) else {
         return;
     };
     let t = Tumbler::like(&redis, &[]);

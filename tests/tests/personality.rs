@@ -4,7 +4,7 @@
 //! and valkey9-server 9.1.2 (the other differential files cover the commands themselves).
 
 use lockcore::personality::{Personality, ALL};
-use tumbler_tests::{diff_against, diff_script, RedisServer, Tumbler};
+use tumbler_tests::{diff_against, diff_against_resp3, RedisServer, Tumbler};
 
 fn text(t: &Tumbler, args: &[&str]) -> String {
     t.raw().cmd_str(args)
@@ -155,14 +155,7 @@ EVAL \"return redis.pcall('zrank', 'z', 'c', 'withscore')\" 0
 fn zrank_withscore_as_each_reference() {
     for bin in ["redis-server", "redis8-server", "valkey9-server"] {
         diff_against(bin, ZRANK);
-        let Some(redis) = RedisServer::start_bin(bin, &[]) else {
-            return;
-        };
-        let t = Tumbler::like(&redis, &[]);
-        let (mut a, mut b) = (t.raw(), redis.raw());
-        a.cmd(&["HELLO", "3"]);
-        b.cmd(&["HELLO", "3"]);
-        diff_script(&mut a, &mut b, ZRANK);
+        diff_against_resp3(bin, ZRANK);
     }
 }
 
@@ -224,13 +217,6 @@ HINCRBYFLOAT h f 1.5e-7
 fn doubles_as_each_reference() {
     for bin in ["redis-server", "redis8-server", "valkey9-server"] {
         diff_against(bin, DOUBLES);
-        let Some(redis) = RedisServer::start_bin(bin, &[]) else {
-            return;
-        };
-        let t = Tumbler::like(&redis, &[]);
-        let (mut a, mut b) = (t.raw(), redis.raw());
-        a.cmd(&["HELLO", "3"]);
-        b.cmd(&["HELLO", "3"]);
-        diff_script(&mut a, &mut b, DOUBLES);
+        diff_against_resp3(bin, DOUBLES);
     }
 }

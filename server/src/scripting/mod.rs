@@ -87,6 +87,18 @@ impl crate::state::ScriptState for Scripts {
     }
 }
 
+/// The cached script whose SHA1 is `sha` (40 hex digits, any case), for SCRIPT SHOW and
+/// SCRIPT PLAN.
+fn cached_script<'a>(s: &'a Scripts, sha: &[u8]) -> Option<&'a Cached> {
+    if sha.len() != 40 {
+        return None;
+    }
+    let mut k = [0u8; 40];
+    k.copy_from_slice(sha);
+    k.make_ascii_lowercase();
+    s.vm.as_ref()?.cache.get(&k)
+}
+
 /// A compiled script.
 struct Cached {
     func: Function,
@@ -600,22 +612,10 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
                     .collect(),
             )
         }
-        "show" => {
-            let mut k = [0u8; 40];
-            let found = a[2].len() == 40 && {
-                k.copy_from_slice(&a[2]);
-                k.make_ascii_lowercase();
-                true
-            };
-            match Scripts::of(&mut *core.scripts)
-                .vm
-                .as_ref()
-                .and_then(|v| found.then(|| v.cache.get(&k)).flatten())
-            {
-                Some(c) => Reply::Bulk(c.source.clone()),
-                None => Reply::err("NOSCRIPT No matching script."),
-            }
-        }
+        "show" => match cached_script(Scripts::of(&mut *core.scripts), &a[2]) {
+            Some(c) => Reply::Bulk(c.source.clone()),
+            None => Reply::err("NOSCRIPT No matching script."),
+        },
         "flush" => {
             let functions = Scripts::of(&mut *core.scripts)
                 .vm
@@ -637,25 +637,13 @@ fn script_sub(core: &mut Core, sub: &str, a: &[Bytes]) -> Reply {
             }
             Reply::ok()
         }
-        "plan" => {
-            let mut k = [0u8; 40];
-            let cached = a[2].len() == 40 && {
-                k.copy_from_slice(&a[2]);
-                k.make_ascii_lowercase();
-                true
-            };
-            match Scripts::of(&mut *core.scripts)
-                .vm
-                .as_ref()
-                .and_then(|v| cached.then(|| v.cache.get(&k)).flatten())
-            {
-                None => Reply::err(error_noscript()),
-                Some(c) => match &c.plan {
-                    Ok(_) => Reply::Bulk(Bytes::from_static(b"native")),
-                    Err(why) => Reply::Bulk(Bytes::from(format!("lua: {why}"))),
-                },
-            }
-        }
+        "plan" => match cached_script(Scripts::of(&mut *core.scripts), &a[2]) {
+            None => Reply::err(error_noscript()),
+            Some(c) => match &c.plan {
+                Ok(_) => Reply::Bulk(Bytes::from_static(b"native")),
+                Err(why) => Reply::Bulk(Bytes::from(format!("lua: {why}"))),
+            },
+        },
         "debug" => Reply::err("ERR SCRIPT DEBUG is not supported by tumbler"),
         _ => Reply::err(format!("ERR unknown subcommand '{sub}'. Try SCRIPT HELP.")),
     }
