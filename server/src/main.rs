@@ -423,7 +423,7 @@ fn main() {
             .first()
             .or(server.listen.tls.first())
             .map_or(0, |a| a.port());
-        tumbler::base::log::banner(show_logo, mode, shown_port);
+        tumbler::base::log::banner(show_logo, mode, shown_port, &persona);
         tracing::info!("Server initialized");
         // Signal handlers go in before anyone can learn the port: a supervisor that reads
         // the port line and sends SIGTERM at once must get a clean shutdown, not a kill.

@@ -183,18 +183,32 @@ pub fn from_signal_handler(msg: &str) {
 /// The startup banner, shown where Redis shows its ASCII logo (stdout is a terminal and no
 /// log file, or `always-show-logo yes`); otherwise Redis' one line `Running mode=..., port=...`.
 /// Redis' own test suite waits for the banner's ` PID: <pid>` line.
-pub fn banner(show_logo: bool, mode: &str, port: u16) {
+/// `persona` is the personality the banner names (`Redis 8.0.2 compatible`).
+pub fn banner(
+    show_logo: bool,
+    mode: &str,
+    port: u16,
+    persona: &lockcore::personality::Personality,
+) {
     if !show_logo {
         tracing::info!("Running mode={mode}, port={port}.");
         return;
     }
-    let v = crate::base::consts::REDIS_VERSION;
+    let v = format!(
+        "{} {}",
+        if persona.is_valkey() {
+            "Valkey"
+        } else {
+            "Redis"
+        },
+        persona.version
+    );
     let t = env!("CARGO_PKG_VERSION");
     let pid = std::process::id();
     raw(&format!(
         "\n\
          \x20   _____               _     _\n\
-         \x20  |_   _|   _ _ __ ___ | |__ | | ___ _ __     Tumbler {t} (Redis {v} compatible) 64 bit\n\
+         \x20  |_   _|   _ _ __ ___ | |__ | | ___ _ __     Tumbler {t} ({v} compatible) 64 bit\n\
          \x20    | || | | | '_ ` _ \\| '_ \\| |/ _ \\ '__|\n\
          \x20    | || |_| | | | | | | |_) | |  __/ |       Running in {mode} mode\n\
          \x20    |_| \\__,_|_| |_| |_|_.__/|_|\\___|_|       Port: {port}\n\
