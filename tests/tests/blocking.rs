@@ -235,7 +235,7 @@ fn diff_wakeup(resp3: bool, waiter_cmd: &[&str], pushes: &[&[&str]]) {
     let Some(redis) = tumbler_tests::RedisServer::start() else {
         return;
     };
-    let t = Tumbler::start();
+    let t = Tumbler::start_with(&[("personality", "redis-7.0")]);
     let mut got = Vec::new();
     for (mut w, mut ctl) in [(t.raw(), t.raw()), (redis.raw(), redis.raw())] {
         if resp3 {

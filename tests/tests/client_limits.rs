@@ -313,6 +313,7 @@ fn read_to_close(c: &mut Raw) -> Vec<u8> {
 #[test]
 fn maxclients_bulk_length_and_query_buffer_limits_match_redis() {
     let _serial = serial();
+    // The default personality: the test also reads 7.2's client_*_limit_disconnections.
     let t = Tumbler::start();
     let redis = RedisServer::start();
     let mut servers: Vec<(&str, Box<dyn Fn() -> Raw>)> = vec![("tumbler", Box::new(|| t.raw()))];
@@ -450,7 +451,7 @@ fn a_monitor_that_never_reads_is_disconnected() {
 #[test]
 fn a_pipeline_larger_than_the_socket_buffers_is_answered_in_full() {
     let _s = serial();
-    let t = Tumbler::start();
+    let t = Tumbler::start_with(&[("personality", "redis-7.0")]);
     let redis = RedisServer::start();
     let mut servers = vec![("tumbler", t.raw())];
     // Without redis-server (and TUMBLER_SKIP_MISSING=1, or start() fails the test) the

@@ -91,7 +91,9 @@ fn cluster_replies_match_a_real_redis_cluster() {
     let Some(redis) = RedisCluster::start() else {
         return;
     };
+    // Compared with redis-server 7.0.15's cluster: Tumbler as that release.
     let tumbler = TestServer::builder()
+        .config("personality", "redis-7.0")
         .nodes(3)
         .cluster(0)
         .test_control(true)
@@ -223,7 +225,11 @@ fn redisson_multilock_sequence_matches_three_redis_servers() {
         tumbler_tests::RedisServer::start().unwrap(),
         tumbler_tests::RedisServer::start().unwrap(),
     );
-    let t = TestServer::builder().nodes(3).spawn().unwrap();
+    let t = TestServer::builder()
+        .config("personality", "redis-7.0")
+        .nodes(3)
+        .spawn()
+        .unwrap();
     let mut tc: Vec<Raw> = t.addrs().iter().map(|a| Raw::connect(*a)).collect();
     let mut rc: Vec<Raw> = [&r0, &r1, &r2].iter().map(|r| r.raw()).collect();
     let lock = |owner: &str| {

@@ -593,7 +593,7 @@ fn debug_populate_matches_redis() {
     else {
         return;
     };
-    let t = tumbler_tests::Tumbler::start();
+    let t = tumbler_tests::Tumbler::start_with(&[("personality", "redis-7.0")]);
     let script = r#"
         SET key:3 mine
         DEBUG POPULATE 5

@@ -140,7 +140,7 @@ fn request_lines_end_where_redis_finds_them() {
     let Some(r) = tumbler_tests::RedisServer::start() else {
         return;
     };
-    let t = tumbler_tests::Tumbler::start();
+    let t = tumbler_tests::Tumbler::start_with(&[("personality", "redis-7.0")]);
     same_bytes(&t, &r, b"PING\r\n\0junk\r\nPING\r\n");
     same_bytes(&t, &r, b"PING\r\nECHO a\0b\r\nPING\r\n");
     same_bytes(&t, &r, b"SET k v\n\0\r\n*1\r\n$4\r\nPING\r\n");
@@ -163,7 +163,7 @@ fn error_replies_echo_raw_bytes() {
     let Some(r) = tumbler_tests::RedisServer::start() else {
         return;
     };
-    let t = tumbler_tests::Tumbler::start();
+    let t = tumbler_tests::Tumbler::start_with(&[("personality", "redis-7.0")]);
     same_bytes(&t, &r, b"NO\xffSUCH a\r\n");
     same_bytes(&t, &r, b"*2\r\n$4\r\nnosu\r\n$3\r\na\0b\r\n");
     same_bytes(&t, &r, b"*1\r\n\xa4\r\n");
@@ -176,7 +176,7 @@ fn inline_words_end_only_at_space_tab_cr_lf() {
     let Some(r) = tumbler_tests::RedisServer::start() else {
         return;
     };
-    let t = tumbler_tests::Tumbler::start();
+    let t = tumbler_tests::Tumbler::start_with(&[("personality", "redis-7.0")]);
     same_bytes(&t, &r, b"ECHO a\x0cb\r\n");
     same_bytes(&t, &r, b"ECHO \x0b\x0cab\x0b\r\n");
     same_bytes(&t, &r, b"MU\x0cLTI\r\nPING\r\n");
@@ -192,7 +192,7 @@ fn inline_line_over_64k_is_refused_whole() {
     let Some(r) = tumbler_tests::RedisServer::start() else {
         return;
     };
-    let t = tumbler_tests::Tumbler::start();
+    let t = tumbler_tests::Tumbler::start_with(&[("personality", "redis-7.0")]);
     let mut line = vec![b'['; 100_000];
     line.extend_from_slice(b"\r\nPING\r\n");
     same_bytes(&t, &r, &line);

@@ -27,7 +27,7 @@ fn check(t: &Tumbler, redis: &Option<RedisServer>, other: &mut Raw, args: &[&str
 }
 
 fn setup() -> (Tumbler, Option<RedisServer>, Raw) {
-    let t = Tumbler::start();
+    let t = Tumbler::start_with(&[("personality", "redis-7.0")]);
     let mut other = t.raw();
     assert_eq!(other.cmd_str(&["SET", "survivor", "alive"]), "+OK\r\n");
     (t, RedisServer::start(), other)

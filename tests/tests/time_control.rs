@@ -82,7 +82,7 @@ fn time_control_is_absent_unless_enabled() {
 
 #[test]
 fn disabled_time_control_replies_like_redis_for_an_unknown_command() {
-    let t = Tumbler::start();
+    let t = Tumbler::start_with(&[("personality", "redis-7.0")]);
     let Some(r) = RedisServer::start() else {
         return;
     };
