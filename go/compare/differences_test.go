@@ -53,7 +53,8 @@ var diffCases = []diffCase{
 
 func TestMiniredisDifferences(t *testing.T) {
 	ref := redisServer(t)
-	ts := tumbler.RunT(t)
+	// Compared with redis-server 7.0.15: Tumbler as that release.
+	ts := tumbler.RunT(t, tumbler.WithPersonality("redis-7.0"))
 	ms := miniredis.RunT(t)
 	tc := redis.NewClient(&redis.Options{Addr: ts.Addr(), Protocol: 2})
 	mc := redis.NewClient(&redis.Options{Addr: ms.Addr(), Protocol: 2})
