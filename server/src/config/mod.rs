@@ -357,6 +357,7 @@ const HIDDEN: &[&str] = &[
     "event-loop",
     "watch-stdin",
     "personality",
+    "cluster-databases",
 ];
 
 pub fn find(name: &str) -> Option<&'static Param> {
