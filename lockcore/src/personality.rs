@@ -124,6 +124,28 @@ impl Personality {
         }
     }
 
+    /// One cell of a table generated from the reference servers (COMMAND's tips and key
+    /// specs): Redis 8's text, Valkey's and Redis 7.0's, where `=` means "as Redis 8".
+    pub fn pick(
+        &self,
+        redis: &'static str,
+        valkey: &'static str,
+        redis70: &'static str,
+    ) -> &'static str {
+        let own = if self.is_valkey() {
+            valkey
+        } else if !self.has(Since::redis(702)) {
+            redis70
+        } else {
+            "="
+        };
+        if own == "=" {
+            redis
+        } else {
+            own
+        }
+    }
+
     /// What HELLO lists under `modules`, as (name, path): Redis 8 builds vector sets in as
     /// a module, Valkey 9 its Lua engine.
     pub fn modules(&self) -> &'static [(&'static str, &'static str)] {

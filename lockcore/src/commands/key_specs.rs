@@ -3,7 +3,7 @@
 //! uses each key. The command table's rows give only read or write, so COMMAND INFO reads
 //! the exact flags from here.
 
-use crate::personality::{Personality, Since};
+use crate::personality::Personality;
 
 /// (full name, Redis 8's specs, Valkey's ("=": the same), Redis 7.0's ("=": the same));
 /// specs are separated by `|`, each its flags separated by spaces and, after `#`, its
@@ -238,14 +238,7 @@ pub fn key_spec_flags_in(
 ) -> Option<Vec<(Vec<&'static str>, &'static str)>> {
     let i = KEY_SPECS.binary_search_by(|r| r.0.cmp(full_name)).ok()?;
     let (_, redis, valkey, redis70) = KEY_SPECS[i];
-    let own = if p.is_valkey() {
-        valkey
-    } else if !p.has(Since::redis(702)) {
-        redis70
-    } else {
-        "="
-    };
-    let specs = if own == "=" { redis } else { own };
+    let specs = p.pick(redis, valkey, redis70);
     Some(
         specs
             .split('|')

@@ -2,7 +2,7 @@
 //! Valkey 9.1 and Redis 7.0 give them. The rows of the command table carry no tips, so
 //! COMMAND INFO reads them from here.
 
-use crate::personality::{Personality, Since};
+use crate::personality::Personality;
 
 /// (full name, Redis 8's tips, Valkey's ("=": the same), Redis 7.0's ("=": the same)), tips
 /// separated by spaces, sorted by name; commands without tips anywhere are absent.
@@ -391,18 +391,7 @@ pub fn tips_in(p: &Personality, full_name: &str) -> impl Iterator<Item = &'stati
         .ok()
         .map(|i| TIPS[i]);
     let tips = row.map_or("", |(_, redis, valkey, redis70)| {
-        let own = if p.is_valkey() {
-            valkey
-        } else if !p.has(Since::redis(702)) {
-            redis70
-        } else {
-            "="
-        };
-        if own == "=" {
-            redis
-        } else {
-            own
-        }
+        p.pick(redis, valkey, redis70)
     });
     tips.split_whitespace()
 }
