@@ -14,6 +14,7 @@ pub mod clients;
 pub mod cluster;
 pub mod fuzz;
 pub mod rdb;
+pub mod replset;
 pub mod tools;
 
 /// A tumbler server running in this process on its own runtime thread

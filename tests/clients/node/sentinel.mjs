@@ -1,0 +1,167 @@
+// ioredis' Sentinel client against a primary, two replicas and three sentinels: one scenario
+// per invocation, the same code and assertions against tumbler and redis-server.
+//
+//     node sentinel.mjs <scenario> <side> <sentinel ports> <data ports> <data pids>
+//
+// <side> is `tumbler` (faults are TUMBLER.NODE commands, the clock moves with TUMBLER.TIME
+// ADVANCE) or `real` (redis-server processes: the primary going down is SIGKILL of its own
+// process). Ports and PIDs are comma-separated, the primary first. Prints "ok <scenario>" on
+// success; any failure exits non-zero.
+
+import Redis from "ioredis";
+import assert from "node:assert/strict";
+
+const NAME = "mymaster";
+const HOST = "127.0.0.1";
+const [scenario, side, sentinelCsv, dataCsv, pidCsv] = process.argv.slice(2);
+const SENTINELS = sentinelCsv.split(",").map(Number);
+const DATA = dataCsv.split(",").map(Number);
+const PIDS = pidCsv.split(",").map(Number);
+const TUMBLER = side === "tumbler";
+assert.ok(side === "tumbler" || side === "real", side);
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const clients = [];
+function client(opts) {
+  const c = new Redis({ connectTimeout: 2000, maxRetriesPerRequest: 1, ...opts });
+  c.on("error", () => {}); // reconnects are part of the scenario
+  clients.push(c);
+  return c;
+}
+
+// TUMBLER.* commands go to the last data node, which no scenario takes down.
+let ctl = null;
+async function advance(ms) {
+  if (!TUMBLER) return;
+  ctl ??= client({ host: HOST, port: DATA[DATA.length - 1] });
+  await ctl.call("TUMBLER.TIME", "ADVANCE", ms);
+}
+
+// fn() until it returns a true value, retrying errors (a client following a failover);
+// moves Tumbler's clock between tries. Bounded.
+async function eventually(what, fn, seconds = 30) {
+  const deadline = Date.now() + seconds * 1000;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    await advance(100);
+    await sleep(50);
+  }
+  throw new Error(`${what}: not within ${seconds}s (last: ${last})`);
+}
+
+// fn() while time passes: on tumbler the clock moves 50 ms every 10 ms (a WAIT timeout is
+// on Tumbler's clock there); on the real side the wall clock does.
+async function whileTimePasses(fn) {
+  if (!TUMBLER) return fn();
+  const ticker = client({ host: HOST, port: DATA[DATA.length - 1] });
+  const timer = setInterval(() => ticker.call("TUMBLER.TIME", "ADVANCE", 50).catch(() => {}), 10);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+    ticker.disconnect();
+  }
+}
+
+const sentinelOpts = {
+  sentinels: SENTINELS.map((port) => ({ host: HOST, port })),
+  name: NAME,
+  sentinelRetryStrategy: () => 50,
+  retryStrategy: () => 50,
+};
+
+async function failover(byCommand) {
+  const admin = client({ host: HOST, port: SENTINELS[0] });
+  assert.deepEqual(await admin.sentinel("get-master-addr-by-name", NAME), [HOST, String(DATA[0])]);
+
+  // failoverDetector: ioredis subscribes to +switch-master on the sentinels and reconnects
+  // (needed when the old primary stays up). When the primary is gone the client is already
+  // reconnecting through the sentinels, and ioredis 6.0.0's detector firing during a
+  // reconnect ends the client for good (SentinelConnector.connect throws "Connection is
+  // closed." once disconnect() cleared `connecting`): without it, the reconnects follow.
+  const master = client({ ...sentinelOpts, failoverDetector: byCommand });
+  const replica = client({ ...sentinelOpts, role: "slave" });
+  await master.ping();
+  await replica.ping();
+  assert.equal(master.stream.remotePort, DATA[0]);
+  assert.ok(DATA.slice(1).includes(replica.stream.remotePort), String(replica.stream.remotePort));
+  assert.equal((await master.call("ROLE"))[0], "master");
+  assert.equal((await replica.call("ROLE"))[0], "slave");
+
+  // The read-write split and WAIT.
+  assert.equal(await master.set("order:1", "paid"), "OK");
+  assert.equal(await master.wait(2, 1000), 2);
+  assert.equal(await replica.get("order:1"), "paid");
+  await assert.rejects(replica.set("order:1", "refunded"), /READONLY You can't write against a read only replica/);
+
+  // Our own subscriber sees the event the failover detector acts on.
+  const sub = client({ host: HOST, port: SENTINELS[1] });
+  const switches = [];
+  sub.on("message", (channel, message) => {
+    if (channel === "+switch-master") switches.push(message);
+  });
+  await sub.subscribe("+switch-master");
+
+  if (byCommand) {
+    assert.equal(await admin.sentinel("failover", NAME), "OK");
+  } else if (TUMBLER) {
+    ctl ??= client({ host: HOST, port: DATA[DATA.length - 1] });
+    assert.equal(await ctl.call("TUMBLER.NODE", "DOWN", 0), "OK");
+  } else {
+    process.kill(PIDS[0], "SIGKILL");
+  }
+
+  await eventually("+switch-master", () => switches.length > 0);
+  const [name, oldHost, oldPort, newHost, newPort] = switches[0].split(" ");
+  assert.equal(name, NAME);
+  assert.equal(oldHost, HOST);
+  assert.equal(Number(oldPort), DATA[0]);
+  assert.equal(newHost, HOST);
+  const promoted = Number(newPort);
+  assert.ok(DATA.slice(1).includes(promoted), switches[0]);
+  assert.deepEqual(await admin.sentinel("get-master-addr-by-name", NAME), [HOST, String(promoted)]);
+
+  // The same client object writes to the new master.
+  await eventually("a write on the new master", async () =>
+    (await master.set("order:2", "paid")) === "OK" && master.stream.remotePort === promoted);
+  assert.equal((await master.call("ROLE"))[0], "master");
+  assert.equal(await master.get("order:1"), "paid", "an acknowledged write survives the failover");
+  // The other replica follows the new master.
+  await eventually("WAIT 1 on the new master", async () =>
+    (await whileTimePasses(() => master.wait(1, 200))) >= 1);
+  if (byCommand) {
+    await eventually("the old primary replicating from the new master", async () => {
+      const old = client({ host: HOST, port: DATA[0], retryStrategy: null });
+      try {
+        const role = await old.call("ROLE");
+        return role[0] === "slave" && role[2] === promoted && (await old.get("order:2")) === "paid";
+      } finally {
+        old.disconnect();
+      }
+    });
+  }
+}
+
+async function main() {
+  if (scenario === "ioredis_sentinel_failover_command") await failover(true);
+  else if (scenario === "ioredis_sentinel_primary_down") await failover(false);
+  else throw new Error(`unknown scenario ${scenario}`);
+  console.log(`ok ${scenario}`);
+}
+
+main()
+  .then(() => {
+    for (const c of clients) c.disconnect();
+    process.exit(0);
+  })
+  .catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
