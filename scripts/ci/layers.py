@@ -41,7 +41,7 @@ LAYERS = {
         ["state"],
         ["io"],
         ["conn"],
-        ["acl", "cluster"],
+        ["acl", "cluster", "repl"],
         ["scripting"],
         ["observe"],
         ["commands"],

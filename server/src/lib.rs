@@ -27,6 +27,7 @@ pub mod acl;
 pub mod cluster;
 pub mod commands;
 pub mod observe;
+pub mod repl;
 pub mod scripting;
 
 pub mod tools;

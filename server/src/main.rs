@@ -449,8 +449,18 @@ fn main() {
         if server.topology.is_some() {
             // With TLS every node's port is a TLS port (server/src/cluster/nodes.rs).
             let key = if tls_on { "tls-port" } else { "port" };
+            let replication = server.topology.as_ref().is_some_and(|t| t.replication);
             for (i, t) in server.addrs.iter().enumerate() {
-                let _ = writeln!(out, "tumbler listening on {t} {key}={} node={i}", t.port());
+                let role = match (replication, i) {
+                    (false, _) => "",
+                    (true, 0) => " role=master",
+                    (true, _) => " role=replica",
+                };
+                let _ = writeln!(
+                    out,
+                    "tumbler listening on {t} {key}={} node={i}{role}",
+                    t.port()
+                );
             }
         } else {
             for t in &a.tcp {

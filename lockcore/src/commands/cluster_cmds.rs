@@ -13,6 +13,7 @@ use crate::personality::Since;
 /// Container names, as COMMAND shows them.
 pub const NODE: &str = "tumbler.node";
 pub const CLUSTER: &str = "tumbler.cluster";
+pub const REPL: &str = "tumbler.repl";
 
 const fn sub(
     parent: &'static str,
@@ -221,6 +222,51 @@ pub static TCLUSTER_SUBS: &[CommandSpec] = &[
     ),
 ];
 
+pub static REPL_SUBS: &[CommandSpec] = &[
+    sub(
+        REPL,
+        "lag",
+        4,
+        CTL,
+        "A replica applies each write some milliseconds (of Tumbler's clock) late.",
+    ),
+    sub(
+        REPL,
+        "behind",
+        4,
+        CTL,
+        "A replica stays a number of writes behind its primary.",
+    ),
+    sub(
+        REPL,
+        "pause",
+        3,
+        CTL,
+        "A replica's link stalls: it applies nothing.",
+    ),
+    sub(
+        REPL,
+        "resume",
+        3,
+        CTL,
+        "Ends a replica's lag and stall: it catches up.",
+    ),
+    sub(
+        REPL,
+        "list",
+        2,
+        CTL,
+        "Lists the nodes with their role, offsets and lag.",
+    ),
+    sub(
+        REPL,
+        "help",
+        2,
+        LOADING | STALE,
+        "Returns helpful text about the different subcommands.",
+    ),
+];
+
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         exec: Exec::Container,
@@ -268,6 +314,17 @@ pub static COMMANDS: &[CommandSpec] = &[
             -2,
             0,
             "Cluster topology changes (tests only; --enable-test-control yes).",
+        )
+    },
+    CommandSpec {
+        exec: Exec::Container,
+        subcommands: REPL_SUBS,
+        since: "0.1.0",
+        ..top(
+            REPL,
+            -2,
+            0,
+            "Replication faults: lag, stalls (tests only; --enable-test-control yes).",
         )
     },
 ];

@@ -502,6 +502,27 @@ pub static COMMANDS: &[CommandSpec] = &[
         eng("swapdb", 3, WRITE | FAST, SERVER, swapdb),
     ),
     with_acl(CONN_ACL, srv("wait", 3, NOSCRIPT, "generic")),
+    with_acl(
+        &["admin", "dangerous"],
+        srv(
+            "role",
+            1,
+            NOSCRIPT | LOADING | STALE | FAST | SENTINEL,
+            "replication",
+        ),
+    ),
+    srv(
+        "replicaof",
+        3,
+        ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING,
+        "replication",
+    ),
+    srv(
+        "slaveof",
+        3,
+        ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING,
+        "replication",
+    ),
     since(
         Since::redis(702),
         with_acl(CONN_ACL, srv("waitaof", 4, NOSCRIPT, "generic")),

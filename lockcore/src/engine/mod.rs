@@ -20,6 +20,7 @@ use crate::storage::value::{Entry, Obj, Value};
 
 pub mod evict;
 pub mod locks;
+pub mod repl;
 pub mod report;
 pub mod snapshot;
 pub mod spec;
@@ -48,6 +49,8 @@ pub struct ClientCtx {
     pub sort_patterns_denied: Option<&'static str>,
     /// `CLIENT CACHING yes|no` applies to this command (tracking OPTIN/OPTOUT).
     pub tracking_caching: bool,
+    /// This client has written since it connected (WAIT waits for replicas only then).
+    pub wrote: bool,
 }
 
 /// A handler's request to block until one of `keys` is ready or `deadline` passes.
@@ -145,6 +148,8 @@ pub struct Engine {
     dirty_cas: HashSet<ClientId>,
     /// Client-side caching (CLIENT TRACKING).
     pub tracking: crate::engine::tracking::Tracking,
+    /// What a primary with replicas records for them (engine/repl.rs); `None` elsewhere.
+    pub repl: Option<Box<crate::engine::repl::Capture>>,
 
     blocked: HashMap<ClientId, Blocked>,
     blocked_on: HashMap<(usize, Bytes), VecDeque<ClientId>>,
@@ -185,6 +190,7 @@ impl Engine {
             watched: HashMap::new(),
             dirty_cas: HashSet::new(),
             tracking: Default::default(),
+            repl: None,
             blocked: HashMap::new(),
             blocked_on: HashMap::new(),
             block_deadlines: BTreeSet::new(),
@@ -257,12 +263,15 @@ impl Engine {
     /// Serves clients blocked on keys that became ready. The server calls this after every
     /// command, EXEC or script, never in the middle of one, as Redis does.
     pub fn after_command(&mut self) {
+        self.repl_seal();
         while !self.ready.is_empty() {
             let ready = std::mem::take(&mut self.ready);
             self.ready_set.clear();
             for (db, key) in ready {
                 self.serve_blocked_on(db, key);
             }
+            // What serving the blocked clients changed (a BLPOP's pop) is an entry of its own.
+            self.repl_seal();
         }
     }
 
@@ -542,6 +551,9 @@ impl Engine {
 
     /// Sends a keyspace notification if the class is enabled.
     pub fn notify(&mut self, class: u32, event: &str, db: usize, key: &Bytes) {
+        if let Some(cap) = self.repl.as_deref_mut() {
+            cap.event(class, event, db, key);
+        }
         if !self.config.notify.wants(class) {
             return;
         }
@@ -594,6 +606,9 @@ impl Engine {
     /// Marks the watchers of one key dirty.
     pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
         self.tracking.invalidate(key);
+        if let Some(cap) = self.repl.as_deref_mut() {
+            cap.key(db, key);
+        }
         if self.watched.is_empty() {
             return;
         }
@@ -605,6 +620,9 @@ impl Engine {
     /// Marks the watchers of every key of `db` dirty (FLUSHDB, SWAPDB), or, with
     /// `only_existing`, of the keys that exist.
     pub fn touch_all_watched(&mut self, db: usize, only_existing: bool) {
+        if let Some(cap) = self.repl.as_deref_mut() {
+            cap.whole_db(db);
+        }
         if let Some(m) = self.watched.get(&db) {
             for (k, v) in m {
                 if !only_existing || self.dbs[db].contains(k) {
@@ -618,6 +636,10 @@ impl Engine {
     /// side of the swap (Redis' `touchAllWatchedKeysInDb(emptied, replaced_with)`); a
     /// watched key missing from both dbs is logically unchanged.
     pub fn touch_swapped_watched(&mut self, a: usize, b: usize) {
+        if let Some(cap) = self.repl.as_deref_mut() {
+            cap.whole_db(a);
+            cap.whole_db(b);
+        }
         for (db, other) in [(a, b), (b, a)] {
             if let Some(m) = self.watched.get(&db) {
                 for (k, v) in m {

@@ -98,6 +98,11 @@ pub fn node_command(
     let node = topo.nodes[i].clone();
     match spec.name {
         "down" => {
+            if topo.replication {
+                // Never hold two keyspace locks: its replicas are drained first.
+                *guard = None;
+                crate::repl::node_down(&topo, i);
+            }
             node.down.send_replace(true);
             super::nodes::stop_listening(&node);
             if let Some(s) = topo.shard(node.shard) {
@@ -122,6 +127,10 @@ pub fn node_command(
                 return Reply::err(format!("ERR node {i} cannot listen again: {e}"));
             }
             node.down.send_replace(false);
+            if topo.replication {
+                *guard = None;
+                crate::repl::node_up(&topo, i, flush);
+            }
             Reply::ok()
         }
         "delay" => match parse_i64(&a[3]) {

@@ -22,8 +22,17 @@ pub async fn start(
     Vec<SocketAddr>,
     Vec<tokio::task::JoinHandle<()>>,
 )> {
-    let n = config.get_i64(crate::config::key::NODES).max(1) as usize;
+    let replication = crate::state::cluster::replication(&config);
+    let mut n = config.get_i64(crate::config::key::NODES).max(1) as usize;
     let cluster = config.get_bool(crate::config::key::CLUSTER_ENABLED);
+    if replication {
+        if n > 1 {
+            return Err(std::io::Error::other(
+                "replicas and sentinels watch one primary: leave nodes at 1 (in cluster mode use cluster-replicas)",
+            ));
+        }
+        n = 1 + config.get_i64(crate::config::key::REPLICAS) as usize;
+    }
     let replicas = config.get_i64(crate::config::key::CLUSTER_REPLICAS) as usize;
     let test_control = config.get_bool(crate::config::key::ENABLE_TEST_CONTROL);
     let bind = config.get(crate::config::key::BIND).to_string();
@@ -45,7 +54,11 @@ pub async fn start(
             base + n as i64 - 1
         )));
     }
-    let topo = Arc::new(Topology::new(n, cluster, replicas, test_control, &bind));
+    let mut topo = Topology::new(n, cluster, replicas, test_control, &bind);
+    topo.replication = replication;
+    let topo = Arc::new(topo);
+    // One host: the nodes of a replication topology (and its sentinels) share one clock.
+    let clock = lockcore::storage::clock::ControlledClock::new();
     // Bind everything first: a port conflict fails the start before anything serves.
     let mut listeners = Vec::with_capacity(n);
     let mut addrs = Vec::with_capacity(n);
@@ -60,7 +73,11 @@ pub async fn start(
     }
     let shards: Vec<Arc<Shared>> = (0..topo.shard_count())
         .map(|s| {
-            let shared = Shared::new_node(config.clone(), Some((topo.clone(), s)));
+            let shared = if replication {
+                Shared::new_node_clocked(config.clone(), Some((topo.clone(), s)), clock.clone())
+            } else {
+                Shared::new_node(config.clone(), Some((topo.clone(), s)))
+            };
             *shared.tls.write() = tls.clone();
             shared
                 .port
@@ -77,6 +94,9 @@ pub async fn start(
         })
         .collect();
     topo.set_shards(&shards);
+    if replication {
+        crate::repl::setup(&topo);
+    }
     let mut tasks = Vec::new();
     for s in &shards {
         tasks.push(tokio::spawn(crate::state::cron::run(s.clone())));

@@ -38,13 +38,6 @@ crate::server_command!(["hello"], |c, _, _, a| hello(c, a));
 crate::server_command!(["client"], client);
 crate::server_command!(["config"], config);
 crate::server_command!(["command"], |c, _, _, a| command(c, a));
-crate::server_command!(
-    ["wait"],
-    |_, _, _, a| lockcore::commands::server_cmds::wait(a)
-);
-crate::server_command!(["waitaof"], |_, _, _, a| {
-    lockcore::commands::server_cmds::waitaof(a)
-});
 crate::server_command!(["shutdown"], |c, _, _, a| shutdown(c, a));
 crate::server_command!(["debug"], |c, g, _, a| debug(c, core(g), a));
 crate::server_command!(["function"], function);

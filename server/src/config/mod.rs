@@ -254,6 +254,10 @@ pub static PARAMS: &[Param] = &[
     fixed("nodes", "1", Kind::Int(1, 1024)),
     fixed("cluster-enabled", "no", Kind::Bool),
     fixed("cluster-replicas", "0", Kind::Int(0, 16)),
+    // A primary and its replicas in one process (server/src/repl/), watched by sentinels.
+    fixed("replicas", "0", Kind::Int(0, 16)),
+    fixed("sentinels", "0", Kind::Int(0, 16)),
+    p("replica-priority", "100", Kind::Int(0, i32::MAX as i64)),
     // Valkey 9.0: how many databases SELECT reaches in cluster mode (Redis: only db 0).
     fixed("cluster-databases", "1", Kind::Int(1, 1 << 20)),
     // Immutable, as enable-time-control: a client must not be able to switch faults on.
@@ -320,7 +324,6 @@ pub const IGNORED: &[&str] = &[
     "aof-use-rdb-preamble",
     "stop-writes-on-bgsave-error",
     "replicaof",
-    "replica-read-only",
     "repl-backlog-size",
     "tls-replication",
     "tls-cluster",
@@ -642,6 +645,9 @@ pub mod key {
         CLUSTER_DATABASES = "cluster-databases",
         CLUSTER_ENABLED = "cluster-enabled",
         CLUSTER_REPLICAS = "cluster-replicas",
+        REPLICAS = "replicas",
+        REPLICA_PRIORITY = "replica-priority",
+        REPLICA_READ_ONLY = "replica-read-only",
         DAEMONIZE = "daemonize",
         DATABASES = "databases",
         DBFILENAME = "dbfilename",
@@ -681,6 +687,7 @@ pub mod key {
         RDBCOMPRESSION = "rdbcompression",
         REQUIREPASS = "requirepass",
         SAVE = "save",
+        SENTINELS = "sentinels",
         SLOWLOG_LOG_SLOWER_THAN = "slowlog-log-slower-than",
         SLOWLOG_MAX_LEN = "slowlog-max-len",
         STREAM_NODE_MAX_BYTES = "stream-node-max-bytes",

@@ -805,6 +805,28 @@ impl Conn {
         } else {
             spec.parent
         };
+        // WAIT waits for this client's writes (Redis' woff): scripts and EXEC may write too.
+        if !self.cl.wrote
+            && (spec.has(flag::WRITE | flag::MAY_REPLICATE) || spec.group == "scripting")
+        {
+            self.cl.wrote = true;
+        }
+        // A replica refuses writes (replica-read-only), as Redis' processCommand does.
+        if shared.repl.is_replica.load(Ordering::Relaxed)
+            && spec.has(flag::WRITE)
+            && shared
+                .config
+                .read()
+                .get_bool(crate::config::key::REPLICA_READ_ONLY)
+        {
+            self.reject(
+                shared,
+                guard,
+                argv,
+                Reply::err("READONLY You can't write against a read only replica."),
+            );
+            return;
+        }
         if self.multi.is_some() && spec.has(flag::NO_MULTI) {
             self.reject(
                 shared,

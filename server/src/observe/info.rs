@@ -228,7 +228,10 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             let maxmem: u64 = sh.config.read().get_i64(crate::config::key::MAXMEMORY) as u64;
             let lua_mem = crate::scripting::Scripts::of(&mut *core.scripts).memory();
             let nscripts = crate::scripting::Scripts::of(&mut *core.scripts).len();
-            let (nplans, plan_runs) = (crate::scripting::Scripts::of(&mut *core.scripts).plans(), crate::scripting::Scripts::of(&mut *core.scripts).plan_runs);
+            let (nplans, plan_runs) = (
+                crate::scripting::Scripts::of(&mut *core.scripts).plans(),
+                crate::scripting::Scripts::of(&mut *core.scripts).plan_runs,
+            );
             let _ = write!(
                 out,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{nscripts}\r\nnumber_of_native_plans:{nplans}\r\nnative_plan_runs:{plan_runs}\r\nmaxmemory:{maxmem}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_not_counted_for_evict:{}\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
@@ -313,12 +316,19 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
                 out,
                 "tracking_total_keys:{keys}\r\ntracking_total_items:{items}\r\ntracking_total_prefixes:{prefixes}\r\n"
             );
-            let _ = write!(out, "migrate_cached_sockets:{}\r\n", sh.migrate_sockets.len());
+            let _ = write!(
+                out,
+                "migrate_cached_sockets:{}\r\n",
+                sh.migrate_sockets.len()
+            );
         }
-        "replication" => out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nrepl_backlog_active:0\r\n"),
+        "replication" => out.push_str(&crate::repl::info_section(sh)),
         "cpu" => {
             let (sys, user) = process_cpu();
-            let _ = write!(out, "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n");
+            let _ = write!(
+                out,
+                "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n"
+            );
         }
         "modules" => out.push_str("# Modules\r\n"),
         "lockdep" => crate::state::lockdep_config::info(eng, out),
@@ -334,7 +344,13 @@ fn section(c: &Conn, core: &mut Core, name: &str, out: &mut String) {
             out.push_str("# Keyspace\r\n");
             for (i, db) in eng.dbs.iter().enumerate() {
                 if !db.is_empty() {
-                    let _ = write!(out, "db{}:keys={},expires={},avg_ttl=0", i, db.len(), db.expires_count());
+                    let _ = write!(
+                        out,
+                        "db{}:keys={},expires={},avg_ttl=0",
+                        i,
+                        db.len(),
+                        db.expires_count()
+                    );
                     // Hashes registered for field expiry: Redis 7.4+'s subexpiry, Valkey 9's
                     // keys_with_volatile_items.
                     let p = &sh.personality;

@@ -114,6 +114,7 @@ impl<'a> RunCtx<'a> {
                 blocked: false,
                 sort_patterns_denied: None,
                 tracking_caching: caller.tracking_caching,
+                wrote: caller.wrote,
             },
             read_only,
             resp3: false,
@@ -127,8 +128,11 @@ impl<'a> RunCtx<'a> {
             // Only flagless scripts: flagged ones were checked before starting (scripting::Oom).
             oom: oom_at_start,
             wrote: false,
-            on_replica: shared.cluster.is_some()
-                && crate::conn::route::on_replica(shared, caller.id),
+            on_replica: shared
+                .repl
+                .is_replica
+                .load(std::sync::atomic::Ordering::Relaxed)
+                || (shared.cluster.is_some() && crate::conn::route::on_replica(shared, caller.id)),
             stats: obs.stats,
             redis_calls: 0,
             prof: obs.prof,
@@ -789,10 +793,10 @@ fn call_spec_inner(
     if ctx.oom && !ctx.wrote && spec.has(flag::DENYOOM) {
         return Err(crate::base::consts::OOM_ERR.into());
     }
+    if ctx.on_replica && spec.has(flag::WRITE) {
+        return Err("READONLY You can't write against a read only replica.".into());
+    }
     if ctx.shared.cluster.is_some() {
-        if ctx.on_replica && spec.has(flag::WRITE) {
-            return Err("READONLY You can't write against a read only replica.".into());
-        }
         crate::conn::route::script_call_check(ctx.shared, spec, argv)?;
     }
     *ran = Some(spec);

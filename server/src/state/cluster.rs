@@ -73,6 +73,9 @@ pub struct Migration {
 pub struct Topology {
     /// Cluster mode: slot checks, CLUSTER, ASKING/READONLY.
     pub enabled: bool,
+    /// A primary and its replicas (`--replicas`, `--sentinels`): every node its own dataset,
+    /// kept in step by replication (server/src/repl/).
+    pub replication: bool,
     /// TUMBLER.NODE / TUMBLER.CLUSTER exist.
     pub test_control: bool,
     /// The address put in MOVED/ASK and CLUSTER SLOTS.
@@ -173,6 +176,7 @@ impl Topology {
         .to_string();
         Topology {
             enabled: cluster,
+            replication: false,
             test_control,
             announce_ip,
             bind: ip.to_string(),
@@ -290,21 +294,22 @@ impl Topology {
 /// True if `name` is a test-control command and the feature is off: it must look as if it
 /// did not exist. Cheap for every other name (a length check).
 pub fn hidden_name(shared: &Shared, name: &[u8]) -> bool {
-    use lockcore::commands::cluster_cmds::{CLUSTER, NODE};
-    ((name.len() == NODE.len() && name.eq_ignore_ascii_case(NODE.as_bytes()))
-        || (name.len() == CLUSTER.len() && name.eq_ignore_ascii_case(CLUSTER.as_bytes())))
+    use lockcore::commands::cluster_cmds::{CLUSTER, NODE, REPL};
+    [NODE, CLUSTER, REPL]
+        .iter()
+        .any(|n| name.len() == n.len() && name.eq_ignore_ascii_case(n.as_bytes()))
         && !test_control(shared)
 }
 
 /// True if COMMAND and friends must leave `spec` out on this server.
 pub fn hidden_spec(shared: &Shared, spec: &CommandSpec) -> bool {
-    use lockcore::commands::cluster_cmds::{CLUSTER, NODE};
+    use lockcore::commands::cluster_cmds::{CLUSTER, NODE, REPL};
     let top = if spec.parent.is_empty() {
         spec.name
     } else {
         spec.parent
     };
-    (top == NODE || top == CLUSTER) && !test_control(shared)
+    (top == NODE || top == CLUSTER || top == REPL) && !test_control(shared)
 }
 
 pub fn test_control(shared: &Shared) -> bool {
@@ -334,4 +339,12 @@ pub async fn faults_before_write(node: &Node, out: &mut bytes::BytesMut) {
 pub fn multi_node(config: &crate::Config) -> bool {
     config.get_i64(crate::config::key::NODES) > 1
         || config.get_bool(crate::config::key::CLUSTER_ENABLED)
+        || replication(config)
+}
+
+/// Whether `config` asks for a primary with replicas or sentinels (server/src/repl/).
+pub fn replication(config: &crate::Config) -> bool {
+    !config.get_bool(crate::config::key::CLUSTER_ENABLED)
+        && (config.get_i64(crate::config::key::REPLICAS) > 0
+            || config.get_i64(crate::config::key::SENTINELS) > 0)
 }

@@ -29,6 +29,7 @@ pub mod invalidations;
 pub mod lockdep_config;
 pub mod memory;
 pub mod migrate;
+pub mod repl;
 pub mod timectl;
 
 use bytes::Bytes;
@@ -294,6 +295,8 @@ pub struct Shared {
     /// The `/metrics` port, 0 when metrics are off.
     pub metrics_port: AtomicU64,
     /// MIGRATE's cached connections to targets.
+    /// Role, offsets and links to a primary or replicas (state/repl.rs).
+    pub repl: crate::state::repl::ReplNode,
     pub migrate_sockets: migrate::SocketCache,
 }
 
@@ -351,6 +354,12 @@ impl std::ops::DerefMut for CoreGuard<'_> {
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
         let eng = &mut self.guard.engine;
+        // Entries for replicas leave while the lock is still held: in the order recorded.
+        if let Some(cap) = eng.repl.as_deref_mut() {
+            if !cap.sealed.is_empty() {
+                self.shared.repl.ship(std::mem::take(&mut cap.sealed));
+            }
+        }
         for (id, reply) in eng.wakeups.drain(..) {
             if let Some(c) = self.shared.clients.get(&id) {
                 c.send(Msg::Wake(reply));
@@ -406,11 +415,20 @@ impl Shared {
         config: Config,
         cluster: Option<(Arc<crate::state::cluster::Topology>, usize)>,
     ) -> Arc<Shared> {
+        Shared::new_node_clocked(config, cluster, ControlledClock::new())
+    }
+
+    /// [`Shared::new_node`] on a given clock: the nodes of a replication topology share
+    /// one, as the processes of one host do (TUMBLER.TIME on any of them moves them all).
+    pub fn new_node_clocked(
+        config: Config,
+        cluster: Option<(Arc<crate::state::cluster::Topology>, usize)>,
+        clock: Arc<ControlledClock>,
+    ) -> Arc<Shared> {
         let (cluster, shard) = match cluster {
             Some((t, s)) => (Some(t), s),
             None => (None, 0),
         };
-        let clock = ControlledClock::new();
         let dbs = config.get_i64(crate::config::key::DATABASES).max(1) as usize;
         let requirepass = config.get(crate::config::key::REQUIREPASS).to_string();
         let pubsub = Arc::new(PubSub::default());
@@ -466,6 +484,7 @@ impl Shared {
             shard,
             metrics_port: AtomicU64::new(0),
             migrate_sockets: Default::default(),
+            repl: Default::default(),
         });
         shared.apply_config();
         shared
@@ -597,10 +616,16 @@ impl Shared {
     }
 
     fn guard<'a>(&'a self, g: MutexGuard<'a, Core>) -> CoreGuard<'a> {
-        CoreGuard {
+        let mut g = CoreGuard {
             guard: g,
             shared: self,
+        };
+        // A replica first applies what its primary sent: what a client reads from it
+        // includes every write the primary had answered (unless a fault holds it back).
+        if self.repl.is_replica.load(Ordering::Relaxed) {
+            self.repl.drain(&mut g.guard);
         }
+        g
     }
 
     pub fn next_client_id(&self) -> ClientId {
