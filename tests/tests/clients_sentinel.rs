@@ -136,3 +136,43 @@ fn lock_protected_by_wait_real() {
 fn lock_protected_by_wait_tumbler() {
     python(Side::Tumbler, "wait_lock");
 }
+
+// ---- the same two without sentinels: the operator's failover (REPLICAOF NO ONE on a
+// replica, the other pointed at it) after the primary goes down
+
+fn python_no_sentinels(side: Side, scenario: &str) {
+    let Some(python) = require(
+        clients::clients_dir().join("venv/bin/python"),
+        "python venv",
+    ) else {
+        return;
+    };
+    let Some(set) = ReplSet::start(side, 2, 0) else {
+        return;
+    };
+    let mut cmd = Command::new(python);
+    cmd.arg(clients::programs_dir().join("python/sentinel.py"))
+        .arg(scenario)
+        .args(set.program_args());
+    run_scenario(cmd, scenario, Duration::from_secs(60));
+}
+
+#[test]
+fn lock_lost_to_lossy_manual_failover_real() {
+    python_no_sentinels(Side::Real, "lost_lock_manual_failover");
+}
+
+#[test]
+fn lock_lost_to_lossy_manual_failover_tumbler() {
+    python_no_sentinels(Side::Tumbler, "lost_lock_manual_failover");
+}
+
+#[test]
+fn lock_protected_by_wait_manual_failover_real() {
+    python_no_sentinels(Side::Real, "wait_lock_manual_failover");
+}
+
+#[test]
+fn lock_protected_by_wait_manual_failover_tumbler() {
+    python_no_sentinels(Side::Tumbler, "wait_lock_manual_failover");
+}

@@ -29,7 +29,7 @@ NAME = "mymaster"
 HOST = "127.0.0.1"
 
 scenario, side, sentinel_csv, data_csv, pid_csv = sys.argv[1:6]
-SENTINELS = [int(p) for p in sentinel_csv.split(",")]
+SENTINELS = [int(p) for p in sentinel_csv.split(",") if p]
 DATA = [int(p) for p in data_csv.split(",")]
 PIDS = [int(p) for p in pid_csv.split(",")]
 TUMBLER = side == "tumbler"
@@ -251,11 +251,19 @@ def primary_down_replicas_back():
             os.kill(pid, signal.SIGCONT)
 
 
-def lock_across_lossy_failover(use_wait):
-    s = sentinel_client()
-    check_topology(s)
-    a = s.master_for(NAME, **NO_RETRY)
-    b = s.master_for(NAME, **NO_RETRY)
+def lock_across_lossy_failover(use_wait, sentinels=True):
+    """Client A takes a lock on a primary whose replicas never receive it; the primary goes
+    down and a replica is promoted: by the sentinels, or (sentinels=False, a topology
+    without them) by hand as an operator would, REPLICAOF NO ONE on replica 1 and the other
+    replica pointed at it. Client B then asks the new master for the same lock."""
+    if sentinels:
+        s = sentinel_client()
+        check_topology(s)
+        a = s.master_for(NAME, **NO_RETRY)
+        b = s.master_for(NAME, **NO_RETRY)
+    else:
+        a = direct(DATA[0])
+        assert a.execute_command("ROLE")[0] == "master"
     key = "lock:payment:7"
     ta, tb = "a-" + uuid.uuid4().hex, "b-" + uuid.uuid4().hex
     assert a.set("before", "1") and a.wait(2, 1000) == 2
@@ -266,10 +274,17 @@ def lock_across_lossy_failover(use_wait):
     assert a.get(key) == (None if use_wait else ta)
 
     primary_down_replicas_back()
-    new = await_master_change(s, DATA[0])
-    assert new in DATA[1:], new
+    if sentinels:
+        new = await_master_change(s, DATA[0])
+        assert new in DATA[1:], new
+    else:
+        new = DATA[1]
+        assert direct(new).execute_command("REPLICAOF", "NO", "ONE") == "OK"
+        for port in DATA[2:]:
+            assert direct(port).execute_command("REPLICAOF", HOST, new) == "OK"
+        b = direct(new)
+        assert b.execute_command("ROLE")[0] == "master"
 
-    # Client B asks the new master for the same lock.
     b_holds = eventually("client B acquiring after the failover",
                          lambda: acquire(b, key, tb, use_wait))
     assert b.get("before") == "1", "an acknowledged write survives"
@@ -281,10 +296,12 @@ def lock_across_lossy_failover(use_wait):
     else:
         # The lock is lost: A's SET NX died with the primary, B got it too.
         assert holders == ["A", "B"], holders
-        # A's compare-and-delete finds B's token and deletes nothing.
-        released = eventually("A's release reaching the new master",
-                              lambda: ("answered", a.eval(CAD, 1, key, ta)))
-        assert released == ("answered", 0), released
+        if sentinels:
+            # A's compare-and-delete (its client follows the new master) finds B's token
+            # and deletes nothing.
+            released = eventually("A's release reaching the new master",
+                                  lambda: ("answered", a.eval(CAD, 1, key, ta)))
+            assert released == ("answered", 0), released
         assert b.get(key) == tb
 
 
@@ -297,6 +314,10 @@ def main():
         lock_across_lossy_failover(use_wait=False)
     elif scenario == "wait_lock":
         lock_across_lossy_failover(use_wait=True)
+    elif scenario == "lost_lock_manual_failover":
+        lock_across_lossy_failover(use_wait=False, sentinels=False)
+    elif scenario == "wait_lock_manual_failover":
+        lock_across_lossy_failover(use_wait=True, sentinels=False)
     else:
         raise SystemExit(f"unknown scenario {scenario}")
     print(f"ok {scenario}")
