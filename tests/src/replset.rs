@@ -52,6 +52,8 @@ pub struct ReplSet {
     pub data: Vec<u16>,
     /// Sentinel ports.
     pub sentinels: Vec<u16>,
+    /// From the first spawn to ready ([`ReplSet::wait_ready`]).
+    pub started_in: Duration,
     procs: Procs,
 }
 
@@ -99,11 +101,18 @@ impl ReplSet {
     /// most) until it is ready. `None` only for a missing redis-server under
     /// `TUMBLER_SKIP_MISSING=1`.
     pub fn start(side: Side, replicas: usize, sentinels: usize) -> Option<ReplSet> {
-        let set = match side {
+        let t0 = Instant::now();
+        let mut set = match side {
             Side::Real => ReplSet::real(replicas, sentinels)?,
             Side::Tumbler => ReplSet::tumbler(replicas, sentinels),
         };
         set.wait_ready(Duration::from_secs(30));
+        set.started_in = t0.elapsed();
+        eprintln!(
+            "{} topology (1 primary, {replicas} replicas, {sentinels} sentinels) ready in {:?}",
+            side.name(),
+            set.started_in
+        );
         Some(set)
     }
 
@@ -120,6 +129,7 @@ impl ReplSet {
             side: Side::Real,
             data: Vec::new(),
             sentinels: Vec::new(),
+            started_in: Duration::ZERO,
             procs: Procs::Real {
                 children: Vec::new(),
                 dir: dir.clone(),
@@ -149,7 +159,10 @@ impl ReplSet {
             let mut cmd = Command::new(&bin);
             cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-                .args(["--dbfilename", &format!("dump-{port}.rdb")]);
+                .args(["--dbfilename", &format!("dump-{port}.rdb")])
+                // A full resync starts at once instead of after 5 s (any node may become the
+                // primary a replica syncs from).
+                .args(["--repl-diskless-sync-delay", "0"]);
             if i > 0 {
                 cmd.args(["--replicaof", "127.0.0.1", &set.data[0].to_string()]);
             }
@@ -227,6 +240,7 @@ impl ReplSet {
             side: Side::Tumbler,
             data,
             sentinels: sents,
+            started_in: Duration::ZERO,
             procs: Procs::Tumbler(p),
         }
     }
