@@ -7,8 +7,9 @@
 //!   `redis.lock.Lock` across a failover (SENTINEL FAILOVER, and the primary going down:
 //!   SIGKILL of its process on the real side, TUMBLER.NODE DOWN and the clock moved on
 //!   Tumbler), the clients following the new master.
-//! - ioredis with `sentinels`/`name` (and `role: 'slave'`): the same story, and its
-//!   `+switch-master` subscription (failoverDetector) following the failover.
+//! - ioredis with `sentinels`/`name` (and `role: 'slave'`): the same story (the lock is node
+//!   `redlock` over the sentinel-managed client), and `+switch-master`: its failoverDetector
+//!   following the failover, and the event's text as a subscriber of a sentinel reads it.
 //! - The lost lock: `SET NX PX` answered by a primary whose replicas had not received it,
 //!   then a failover: a second client acquires the same lock. The same code protected by
 //!   WAIT 1 (no acknowledgement = not acquired) keeps one holder. The replicas are cut off

@@ -9,6 +9,7 @@
 // success; any failure exits non-zero.
 
 import Redis from "ioredis";
+import Redlock from "redlock";
 import assert from "node:assert/strict";
 
 const NAME = "mymaster";
@@ -101,6 +102,13 @@ async function failover(byCommand) {
   assert.equal(await replica.get("order:1"), "paid");
   await assert.rejects(replica.set("order:1", "refunded"), /READONLY You can't write against a read only replica/);
 
+  // A lock (node redlock over the one sentinel-managed client), replicated before the
+  // failover.
+  const redlock = new Redlock([master], { retryCount: 0 });
+  const lock = await redlock.acquire(["lock:order:1"], 600000);
+  await assert.rejects(redlock.acquire(["lock:order:1"], 600000), "second owner got a held lock");
+  assert.equal(await master.wait(2, 1000), 2);
+
   // Our own subscriber sees the event the failover detector acts on.
   const sub = client({ host: HOST, port: SENTINELS[1] });
   const switches = [];
@@ -133,6 +141,15 @@ async function failover(byCommand) {
     (await master.set("order:2", "paid")) === "OK" && master.stream.remotePort === promoted);
   assert.equal((await master.call("ROLE"))[0], "master");
   assert.equal(await master.get("order:1"), "paid", "an acknowledged write survives the failover");
+  // The lock held across the failover is still ours on the new master: it extends, a
+  // second owner is refused, it releases.
+  assert.equal(await master.get("lock:order:1"), lock.value);
+  const extended = await lock.extend(600000);
+  await assert.rejects(redlock.acquire(["lock:order:1"], 600000), "second owner got a held lock");
+  await extended.release();
+  assert.equal(await master.exists("lock:order:1"), 0);
+  const again = await redlock.acquire(["lock:order:1"], 600000);
+  await again.release();
   // The other replica follows the new master.
   await eventually("WAIT 1 on the new master", async () =>
     (await whileTimePasses(() => master.wait(1, 200))) >= 1);
