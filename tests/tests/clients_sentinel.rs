@@ -1,7 +1,9 @@
-//! Sentinel clients against a primary, two replicas and three sentinels, on both sides: real
-//! redis-server processes and one tumbler process (tests/src/replset.rs), the same client
-//! program and assertions for each (tests/clients/python/sentinel.py,
-//! tests/clients/node/sentinel.mjs).
+//! Sentinel clients against a primary, two replicas and three sentinels, on both sides in
+//! each test: real redis-server processes, then one tumbler process (tests/src/replset.rs),
+//! the same client program and assertions for each (tests/clients/python/sentinel.py,
+//! tests/clients/node/sentinel.mjs). Each program also prints what its clients observed
+//! (`obs ...` lines: replies, errors, events, ports named by role); the two sides must
+//! observe the same.
 //!
 //! - redis-py's `Sentinel`: discovery, the master_for/slave_for read-write split, WAIT,
 //!   `redis.lock.Lock` across a failover (SENTINEL FAILOVER, and the primary going down:
@@ -16,55 +18,47 @@
 //!   deterministically on both sides: TUMBLER.REPL PAUSE on Tumbler; SIGSTOP of each
 //!   replica process plus CLIENT KILL TYPE replica on the primary on the real side.
 
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use tumbler_tests::clients::{self, require, run_scenario};
+use tumbler_tests::binary::output_within;
+use tumbler_tests::clients::{self, require};
 use tumbler_tests::replset::{ReplSet, Side};
 
-fn python(side: Side, scenario: &str) {
-    let Some(python) = require(
-        clients::clients_dir().join("venv/bin/python"),
-        "python venv",
-    ) else {
-        return;
-    };
-    let Some(set) = ReplSet::start(side, 2, 3) else {
-        return;
-    };
-    let mut cmd = Command::new(python);
-    cmd.arg(clients::programs_dir().join("python/sentinel.py"))
-        .arg(scenario)
-        .args(set.program_args());
-    run_scenario(cmd, scenario, Duration::from_secs(90));
+#[derive(Clone, Copy)]
+enum Lang {
+    Python,
+    Node,
 }
 
-fn node(side: Side, scenario: &str) {
-    let Some(node_dir) = require(
-        clients::clients_dir().join("node/node_modules/ioredis"),
-        "node client libraries",
-    )
-    .map(|p| p.parent().unwrap().parent().unwrap().to_path_buf()) else {
-        return;
-    };
-    let Some(set) = ReplSet::start(side, 2, 3) else {
-        return;
-    };
-    // ES modules resolve packages from the script's own directory.
-    let script = node_dir.join(format!(
-        "sentinel-{}-{}-{scenario}.mjs",
-        std::process::id(),
-        side.name()
-    ));
-    std::fs::copy(clients::programs_dir().join("node/sentinel.mjs"), &script).unwrap();
-    let mut cmd = Command::new("node");
-    cmd.arg(&script).arg(scenario).args(set.program_args());
-    let _remove = RemoveOnDrop(script);
-    run_scenario(cmd, scenario, Duration::from_secs(90));
+/// The program's interpreter and path, or `None` (skip) if its toolchain is missing.
+fn program(lang: Lang) -> Option<(PathBuf, PathBuf)> {
+    match lang {
+        Lang::Python => {
+            let python = require(
+                clients::clients_dir().join("venv/bin/python"),
+                "python venv",
+            )?;
+            Some((python, clients::programs_dir().join("python/sentinel.py")))
+        }
+        Lang::Node => {
+            let node_dir = require(
+                clients::clients_dir().join("node/node_modules/ioredis"),
+                "node client libraries",
+            )?
+            .parent()?
+            .parent()?
+            .to_path_buf();
+            // ES modules resolve packages from the script's own directory: the program is
+            // copied next to node_modules (and removed by RemoveOnDrop).
+            Some((PathBuf::from("node"), node_dir))
+        }
+    }
 }
 
 /// The copied program goes away however the test ends.
-struct RemoveOnDrop(std::path::PathBuf);
+struct RemoveOnDrop(PathBuf);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
@@ -72,108 +66,116 @@ impl Drop for RemoveOnDrop {
     }
 }
 
+/// Runs `scenario` against a fresh topology on `side` (90 s at most); asserts it printed
+/// `ok <scenario>` and returns its `obs` lines.
+fn run_side(lang: Lang, side: Side, scenario: &str, sentinels: usize) -> Option<Vec<String>> {
+    let (interp, path) = program(lang)?;
+    let set = ReplSet::start(side, 2, sentinels)?;
+    let mut cmd = Command::new(interp);
+    let _remove;
+    match lang {
+        Lang::Python => {
+            cmd.arg(path);
+        }
+        Lang::Node => {
+            let script = path.join(format!(
+                "sentinel-{}-{}-{scenario}.mjs",
+                std::process::id(),
+                side.name()
+            ));
+            std::fs::copy(clients::programs_dir().join("node/sentinel.mjs"), &script).unwrap();
+            cmd.arg(&script);
+            _remove = RemoveOnDrop(script);
+        }
+    }
+    cmd.arg(scenario).args(set.program_args());
+    let (out, killed) = output_within(&mut cmd, Duration::from_secs(90));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !killed && out.status.success() && stdout.contains(&format!("ok {scenario}")),
+        "{scenario} failed on the {} side ({:?}{})\n--- stdout\n{stdout}\n--- stderr\n{stderr}\n--- server log\n{}",
+        side.name(),
+        out.status,
+        if killed { ", killed after 90 s" } else { "" },
+        set.log()
+    );
+    Some(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("obs "))
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// `scenario` on redis-server, then on tumbler: both pass, and observe the same.
+fn both(lang: Lang, scenario: &str, sentinels: usize) {
+    let Some(real) = run_side(lang, Side::Real, scenario, sentinels) else {
+        return;
+    };
+    let Some(tumbler) = run_side(lang, Side::Tumbler, scenario, sentinels) else {
+        return;
+    };
+    assert!(!real.is_empty(), "{scenario}: no observations");
+    eprintln!("{scenario} observed on redis-server:\n{}", real.join("\n"));
+    if real != tumbler {
+        let mut diff = String::new();
+        for i in 0..real.len().max(tumbler.len()) {
+            let (r, t) = (real.get(i), tumbler.get(i));
+            if r != t {
+                diff.push_str(&format!("  redis-server: {r:?}\n  tumbler:      {t:?}\n"));
+            }
+        }
+        panic!("{scenario}: tumbler observed otherwise than redis-server:\n{diff}");
+    }
+}
+
 // ---- redis-py
 
 #[test]
-fn redis_py_sentinel_failover_command_real() {
-    python(Side::Real, "redis_py_sentinel_failover_command");
+fn redis_py_sentinel_failover_command() {
+    both(Lang::Python, "redis_py_sentinel_failover_command", 3);
 }
 
 #[test]
-fn redis_py_sentinel_failover_command_tumbler() {
-    python(Side::Tumbler, "redis_py_sentinel_failover_command");
-}
-
-#[test]
-fn redis_py_sentinel_primary_down_real() {
-    python(Side::Real, "redis_py_sentinel_primary_down");
-}
-
-#[test]
-fn redis_py_sentinel_primary_down_tumbler() {
-    python(Side::Tumbler, "redis_py_sentinel_primary_down");
+fn redis_py_sentinel_primary_down() {
+    both(Lang::Python, "redis_py_sentinel_primary_down", 3);
 }
 
 // ---- ioredis
 
 #[test]
-fn ioredis_sentinel_failover_command_real() {
-    node(Side::Real, "ioredis_sentinel_failover_command");
+fn ioredis_sentinel_failover_command() {
+    both(Lang::Node, "ioredis_sentinel_failover_command", 3);
 }
 
 #[test]
-fn ioredis_sentinel_failover_command_tumbler() {
-    node(Side::Tumbler, "ioredis_sentinel_failover_command");
-}
-
-#[test]
-fn ioredis_sentinel_primary_down_real() {
-    node(Side::Real, "ioredis_sentinel_primary_down");
-}
-
-#[test]
-fn ioredis_sentinel_primary_down_tumbler() {
-    node(Side::Tumbler, "ioredis_sentinel_primary_down");
+fn ioredis_sentinel_primary_down() {
+    both(Lang::Node, "ioredis_sentinel_primary_down", 3);
 }
 
 // ---- the lock lost to a lagging failover, and WAIT protecting it
 
 #[test]
-fn lock_lost_to_lossy_failover_real() {
-    python(Side::Real, "lost_lock");
+fn lock_lost_to_lossy_failover() {
+    both(Lang::Python, "lost_lock", 3);
 }
 
 #[test]
-fn lock_lost_to_lossy_failover_tumbler() {
-    python(Side::Tumbler, "lost_lock");
-}
-
-#[test]
-fn lock_protected_by_wait_real() {
-    python(Side::Real, "wait_lock");
-}
-
-#[test]
-fn lock_protected_by_wait_tumbler() {
-    python(Side::Tumbler, "wait_lock");
+fn lock_protected_by_wait() {
+    both(Lang::Python, "wait_lock", 3);
 }
 
 // ---- the same two without sentinels: the operator's failover (REPLICAOF NO ONE on a
 // replica, the other pointed at it) after the primary goes down
 
-fn python_no_sentinels(side: Side, scenario: &str) {
-    let Some(python) = require(
-        clients::clients_dir().join("venv/bin/python"),
-        "python venv",
-    ) else {
-        return;
-    };
-    let Some(set) = ReplSet::start(side, 2, 0) else {
-        return;
-    };
-    let mut cmd = Command::new(python);
-    cmd.arg(clients::programs_dir().join("python/sentinel.py"))
-        .arg(scenario)
-        .args(set.program_args());
-    run_scenario(cmd, scenario, Duration::from_secs(60));
+#[test]
+fn lock_lost_to_lossy_manual_failover() {
+    both(Lang::Python, "lost_lock_manual_failover", 0);
 }
 
 #[test]
-fn lock_lost_to_lossy_manual_failover_real() {
-    python_no_sentinels(Side::Real, "lost_lock_manual_failover");
-}
-
-#[test]
-fn lock_lost_to_lossy_manual_failover_tumbler() {
-    python_no_sentinels(Side::Tumbler, "lost_lock_manual_failover");
-}
-
-#[test]
-fn lock_protected_by_wait_manual_failover_real() {
-    python_no_sentinels(Side::Real, "wait_lock_manual_failover");
-}
-
-#[test]
-fn lock_protected_by_wait_manual_failover_tumbler() {
-    python_no_sentinels(Side::Tumbler, "wait_lock_manual_failover");
+fn lock_protected_by_wait_manual_failover() {
+    both(Lang::Python, "wait_lock_manual_failover", 0);
 }

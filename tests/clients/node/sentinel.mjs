@@ -6,7 +6,9 @@
 // <side> is `tumbler` (faults are TUMBLER.NODE commands, the clock moves with TUMBLER.TIME
 // ADVANCE) or `real` (redis-server processes: the primary going down is SIGKILL of its own
 // process). Ports and PIDs are comma-separated, the primary first. Prints "ok <scenario>" on
-// success; any failure exits non-zero.
+// success; any failure exits non-zero. Lines starting "obs " are what the clients observed,
+// ports replaced by names (node<i>, promoted); tests/tests/clients_sentinel.rs runs both
+// sides and asserts they observed the same.
 
 import Redis from "ioredis";
 import Redlock from "redlock";
@@ -20,6 +22,19 @@ const DATA = dataCsv.split(",").map(Number);
 const PIDS = pidCsv.split(",").map(Number);
 const TUMBLER = side === "tumbler";
 assert.ok(side === "tumbler" || side === "real", side);
+
+let PROMOTED = null;
+// A port's name in observations: the same on both sides.
+function sym(port) {
+  port = Number(port);
+  if (port === PROMOTED) return "promoted";
+  // Which replica is promoted may differ between runs.
+  if (PROMOTED !== null && DATA.slice(1).includes(port)) return "other-replica";
+  if (DATA.includes(port)) return `node${DATA.indexOf(port)}`;
+  if (SENTINELS.includes(port)) return `sentinel${SENTINELS.indexOf(port)}`;
+  return `unknown-port-${port}`;
+}
+const obs = (...parts) => console.log("obs", ...parts);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const clients = [];
@@ -93,14 +108,22 @@ async function failover(byCommand) {
   await replica.ping();
   assert.equal(master.stream.remotePort, DATA[0]);
   assert.ok(DATA.slice(1).includes(replica.stream.remotePort), String(replica.stream.remotePort));
-  assert.equal((await master.call("ROLE"))[0], "master");
-  assert.equal((await replica.call("ROLE"))[0], "slave");
+  const mrole = await master.call("ROLE");
+  assert.equal(mrole[0], "master");
+  obs("master ROLE", mrole[0], mrole[2].map((r) => sym(r[1])).sort().join(","));
+  const rrole = await replica.call("ROLE");
+  assert.equal(rrole[0], "slave");
+  obs("replica ROLE", rrole[0], rrole[1], sym(rrole[2]), rrole[3]);
 
   // The read-write split and WAIT.
   assert.equal(await master.set("order:1", "paid"), "OK");
   assert.equal(await master.wait(2, 1000), 2);
   assert.equal(await replica.get("order:1"), "paid");
-  await assert.rejects(replica.set("order:1", "refunded"), /READONLY You can't write against a read only replica/);
+  await assert.rejects(replica.set("order:1", "refunded"), (e) => {
+    assert.match(e.message, /READONLY You can't write against a read only replica/);
+    obs("replica SET", e.name, e.message);
+    return true;
+  });
 
   // A lock (node redlock over the one sentinel-managed client), replicated before the
   // failover.
@@ -134,6 +157,8 @@ async function failover(byCommand) {
   assert.equal(newHost, HOST);
   const promoted = Number(newPort);
   assert.ok(DATA.slice(1).includes(promoted), switches[0]);
+  PROMOTED = promoted;
+  obs("+switch-master", name, oldHost, sym(oldPort), newHost, sym(newPort));
   assert.deepEqual(await admin.sentinel("get-master-addr-by-name", NAME), [HOST, String(promoted)]);
 
   // The same client object writes to the new master.
@@ -150,6 +175,7 @@ async function failover(byCommand) {
   assert.equal(await master.exists("lock:order:1"), 0);
   const again = await redlock.acquire(["lock:order:1"], 600000);
   await again.release();
+  obs("redlock across the failover", "extended, refused a second owner, released, reacquired");
   // The other replica follows the new master.
   await eventually("WAIT 1 on the new master", async () =>
     (await whileTimePasses(() => master.wait(1, 200))) >= 1);
@@ -158,7 +184,9 @@ async function failover(byCommand) {
       const old = client({ host: HOST, port: DATA[0], retryStrategy: null });
       try {
         const role = await old.call("ROLE");
-        return role[0] === "slave" && role[2] === promoted && (await old.get("order:2")) === "paid";
+        const ok = role[0] === "slave" && role[2] === promoted && (await old.get("order:2")) === "paid";
+        if (ok) obs("old primary ROLE", role[0], role[1], sym(role[2]));
+        return ok;
       } finally {
         old.disconnect();
       }

@@ -10,6 +10,9 @@ and PIDs are comma-separated, the primary first. The sentinels watch `mymaster` 
 down-after-milliseconds 1000 (tests/src/replset.rs).
 
 Each scenario prints "ok <scenario>" on success; any failure raises (non-zero exit).
+Lines starting "obs " are what the clients observed, ports replaced by names (node<i>,
+promoted, sentinel<k>); tests/tests/clients_sentinel.rs runs both sides and asserts they
+observed the same.
 """
 
 import os
@@ -39,10 +42,80 @@ assert side in ("tumbler", "real"), side
 NO_RETRY = dict(socket_timeout=5, socket_connect_timeout=2, retry=Retry(NoBackoff(), 0))
 
 
+PROMOTED = None
+
+
+def sym(port):
+    """A port's name in observations: the same on both sides."""
+    port = int(port)
+    if port == PROMOTED:
+        return "promoted"
+    if PROMOTED is not None and port in DATA[1:]:
+        return "other-replica"  # which replica is promoted may differ between runs
+    if port in DATA:
+        return f"node{DATA.index(port)}"
+    if port in SENTINELS:
+        return f"sentinel{SENTINELS.index(port)}"
+    return f"unknown-port-{port}"
+
+
+def obs(*parts):
+    print("obs", *parts, flush=True)
+
+
+def raw(client, *args):
+    """The reply as the server sent it (no redis-py response callback)."""
+    conn = client.connection_pool.get_connection()
+    try:
+        conn.send_command(*args)
+        return conn.read_response()
+    finally:
+        client.connection_pool.release(conn)
+
+
+def pairs(reply):
+    """A field/value reply: a RESP3 map already, or a RESP2 flat array."""
+    if isinstance(reply, dict):
+        return reply
+    return dict(zip(reply[0::2], reply[1::2]))
+
+
+# Fields whose values differ from run to run (times, ids, offsets): only their names count.
+VOLATILE = {"runid", "link-pending-commands", "link-refcount", "last-ping-sent",
+            "last-ok-ping-reply", "last-ping-reply", "info-refresh", "role-reported-time",
+            "slave-repl-offset", "replica-announced", "master-link-down-time",
+            "last-hello-message", "voted-leader", "voted-leader-epoch", "config-epoch"}
+
+
+def observe_sentinel_state(s, tag):
+    """What SENTINEL MASTER / REPLICAS / SENTINELS answer (raw replies): field names in order
+    and the values that do not vary."""
+    sent = s.sentinels[0]
+    obs(tag, "sentinel connection protocol", sent.connection_pool.get_connection().protocol)
+    for what, reply in (("master", [raw(sent, "SENTINEL", "MASTER", NAME)]),
+                        ("replicas", raw(sent, "SENTINEL", "REPLICAS", NAME)),
+                        ("sentinels", raw(sent, "SENTINEL", "SENTINELS", NAME))):
+        for entry in sorted((pairs(e) for e in reply), key=lambda d: sym(d["port"])):
+            obs(tag, what, "fields", ",".join(k for k in entry))
+            shown = []
+            for k, v in entry.items():
+                if k in VOLATILE:
+                    continue
+                if k in ("port", "master-port"):
+                    v = sym(v)
+                if k == "name" and what == "sentinels":
+                    continue  # the sentinel's run id
+                if k == "name" and what == "replicas":
+                    host, port = v.rsplit(":", 1)
+                    v = f"{host}:{sym(port)}"
+                shown.append(f"{k}={v}")
+            obs(tag, what, " ".join(shown))
+
+
 def sentinel_client():
     return Sentinel(
         [(HOST, p) for p in SENTINELS],
-        sentinel_kwargs=dict(NO_RETRY),
+        sentinel_kwargs=dict(NO_RETRY, decode_responses=True),
         decode_responses=True,
         **NO_RETRY,
     )
@@ -136,8 +209,12 @@ def check_topology(s):
 
 
 def basics_and_failover(by_command):
+    global PROMOTED
     s = sentinel_client()
     check_topology(s)
+    obs("discover_master", sym(s.discover_master(NAME)[1]))
+    obs("discover_slaves", ",".join(sorted(sym(p) for _, p in s.discover_slaves(NAME))))
+    observe_sentinel_state(s, "before")
     master = s.master_for(NAME, **NO_RETRY)
     replica = s.slave_for(NAME, **NO_RETRY)
 
@@ -146,6 +223,10 @@ def basics_and_failover(by_command):
     assert replica.execute_command("ROLE")[0] == "slave"
     info = master.info("replication")
     assert info["role"] == "master" and info["connected_slaves"] == 2, info
+    role = master.execute_command("ROLE")
+    obs("master ROLE", role[0], sorted(sym(r[1]) for r in role[2]))
+    role = replica.execute_command("ROLE")
+    obs("replica ROLE", role[0], role[1], sym(role[2]), role[3])
     assert master.set("order:1", "paid")
     assert master.wait(2, 1000) == 2, "both replicas acknowledge a write"
     assert replica.get("order:1") == "paid"
@@ -154,6 +235,7 @@ def basics_and_failover(by_command):
         raise AssertionError("a replica accepted a write")
     except ReadOnlyError as e:
         assert "read only replica" in str(e), e
+        obs("replica SET", type(e).__name__, e)
     assert replica.connection_pool.get_master_address() == (HOST, DATA[0])
 
     # redis.lock.Lock through master_for, replicated before the failover.
@@ -170,6 +252,8 @@ def basics_and_failover(by_command):
         primary_down(0)
     new = await_master_change(s, DATA[0])
     assert new in DATA[1:], new
+    PROMOTED = new
+    obs("failover", "new master", sym(new))
 
     # The same client objects follow: master_for reconnects to the new master.
     # Until the sentinels demote it, the old primary (up after SENTINEL FAILOVER) still takes
@@ -201,8 +285,19 @@ def basics_and_failover(by_command):
                    lambda: while_time_passes(lambda: master.wait(2, 200)) == 2)
         got = old.get("order:2")
         assert got == "paid", (got, old.info("replication"), master.info("replication"))
+        role = old.execute_command("ROLE")
+        obs("old primary ROLE", role[0], role[1], sym(role[2]))
     eventually("a replica serving reads after the failover",
                lambda: replica.get("order:2") == "paid")
+    obs("discover_master", sym(s.discover_master(NAME)[1]))
+    if by_command:
+        eventually("the sentinels listing both replicas of the new master",
+                   lambda: len(s.discover_slaves(NAME)) == 2)
+        obs("discover_slaves", ",".join(sorted(sym(p) for _, p in s.discover_slaves(NAME))))
+        eventually("the sentinels seeing both replicas' links up", lambda: all(
+            pairs(e).get("master-link-status") == "ok"
+            for e in raw(s.sentinels[0], "SENTINEL", "REPLICAS", NAME)))
+        observe_sentinel_state(s, "after")
 
 
 CAD = """
@@ -290,6 +385,7 @@ def lock_across_lossy_failover(use_wait, sentinels=True):
     assert b.get("before") == "1", "an acknowledged write survives"
     assert b.get(key) == tb
     holders = [n for n, held in (("A", a_holds), ("B", b_holds)) if held]
+    obs("lock holders", holders)
     if use_wait:
         # WAIT answered 0: A never treated the lock as acquired; one holder.
         assert holders == ["B"], holders
