@@ -335,3 +335,50 @@ fn a_failover_loses_a_lock_unless_wait_or_fencing_protects_it() {
     let (a_holds, b_got, _) = run(true);
     assert!(!a_holds && b_got);
 }
+
+/// In cluster mode each replica keeps its own copy too: after READONLY it serves what it
+/// has applied (stale under LAG), and TUMBLER.CLUSTER FAILOVER of a replica that had not
+/// received a lock loses it, as a real cluster's failover does.
+#[test]
+fn a_cluster_replica_lags_and_its_failover_loses_writes() {
+    let t = Tumbler::start_with(&[
+        ("cluster-enabled", "yes"),
+        ("nodes", "2"),
+        ("cluster-replicas", "1"),
+        ("enable-test-control", "yes"),
+    ]);
+    let a = t.addrs();
+    let (mut p, mut r) = (Raw::connect(a[0]), Raw::connect(a[1]));
+    assert_eq!(s(&mut p, &["SET", "k", "1"]), "+OK\r\n");
+    assert_eq!(s(&mut r, &["READONLY"]), "+OK\r\n");
+    assert_eq!(s(&mut r, &["GET", "k"]), "$1\r\n1\r\n");
+    assert!(s(&mut r, &["SET", "k", "2"]).starts_with("-MOVED "));
+    assert_eq!(s(&mut p, &["WAIT", "1", "1000"]), ":1\r\n");
+    assert!(s(&mut r, &["INFO", "replication"]).contains("role:slave\r\n"));
+    // The replica's link stalls; the lock reaches only the primary.
+    assert_eq!(s(&mut p, &["TUMBLER.REPL", "PAUSE", "1"]), "+OK\r\n");
+    assert_eq!(
+        s(&mut p, &["SET", "lock", "A", "NX", "PX", "30000"]),
+        "+OK\r\n"
+    );
+    assert_eq!(s(&mut r, &["GET", "lock"]), "$-1\r\n");
+    assert_eq!(s(&mut p, &["WAIT", "1", "50"]), ":0\r\n");
+    // The primary dies; the replica is promoted with what it had.
+    assert_eq!(s(&mut p, &["TUMBLER.NODE", "DOWN", "0"]), "+OK\r\n");
+    let mut ctl = Raw::connect(a[1]);
+    assert_eq!(
+        s(&mut ctl, &["TUMBLER.CLUSTER", "FAILOVER", "1"]),
+        "+OK\r\n"
+    );
+    let mut b = Raw::connect(a[1]);
+    assert_eq!(
+        s(&mut b, &["SET", "lock", "B", "NX", "PX", "30000"]),
+        "+OK\r\n"
+    );
+    // The old primary returns as a replica of the new one, without A's lock.
+    assert_eq!(s(&mut ctl, &["TUMBLER.NODE", "UP", "0"]), "+OK\r\n");
+    let mut old = Raw::connect(a[0]);
+    assert_eq!(s(&mut old, &["READONLY"]), "+OK\r\n");
+    assert_eq!(s(&mut old, &["GET", "lock"]), "$1\r\nB\r\n");
+    assert!(s(&mut old, &["ROLE"]).starts_with("*5\r\n$5\r\nslave\r\n"));
+}
