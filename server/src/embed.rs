@@ -116,6 +116,12 @@ impl Builder {
             .config("cluster-replicas", &replicas.to_string())
     }
 
+    /// Serves a primary and `n` replicas (`replicas`): node 0 the primary, nodes 1..=n its
+    /// replicas, each with its own copy kept by replication (docs/cluster.md).
+    pub fn replicas(self, n: usize) -> Self {
+        self.config("replicas", &n.to_string())
+    }
+
     /// Lets clients inject faults and move slots (`TUMBLER.NODE`, `TUMBLER.CLUSTER`).
     pub fn test_control(self, on: bool) -> Self {
         self.config("enable-test-control", if on { "yes" } else { "no" })

@@ -449,7 +449,10 @@ fn main() {
         if server.topology.is_some() {
             // With TLS every node's port is a TLS port (server/src/cluster/nodes.rs).
             let key = if tls_on { "tls-port" } else { "port" };
-            let replication = server.topology.as_ref().is_some_and(|t| t.replication);
+            let replication = server
+                .topology
+                .as_ref()
+                .is_some_and(|t| t.replication && !t.enabled);
             for (i, t) in server.addrs.iter().enumerate() {
                 let role = match (replication, i) {
                     (false, _) => "",

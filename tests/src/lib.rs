@@ -81,6 +81,11 @@ impl Tumbler {
         self.server.url()
     }
 
+    /// Every node's address (one for a one-node server).
+    pub fn addrs(&self) -> Vec<SocketAddr> {
+        self.server.addrs().to_vec()
+    }
+
     pub fn raw(&self) -> Raw {
         Raw::connect(self.addr)
     }

@@ -105,7 +105,7 @@ pub fn node_command(
             }
             node.down.send_replace(true);
             super::nodes::stop_listening(&node);
-            if let Some(s) = topo.shard(node.shard) {
+            if let Some(s) = topo.node_data(i) {
                 super::nodes::kill_clients(&s, &node);
             }
             Reply::ok()
@@ -119,7 +119,7 @@ pub fn node_command(
             if flush {
                 // Never hold two keyspace locks: release ours before taking the node's.
                 *guard = None;
-                if let Some(s) = topo.shard(node.shard) {
+                if let Some(s) = topo.node_data(i) {
                     flush_shard(&s);
                 }
             }
@@ -195,7 +195,20 @@ pub fn cluster_command(
             if topo.is_primary(node) {
                 return Reply::err("ERR You should send CLUSTER FAILOVER to a replica");
             }
+            let old = topo.primary_of(node.shard).index;
             topo.set_primary(node.shard, i);
+            if topo.replication {
+                // The replica takes over with what it has applied; the others, the old
+                // primary among them, copy it (what the replica lacked is lost).
+                *guard = None;
+                crate::repl::promote(&topo, i);
+                for j in topo.shard_nodes(node.shard).iter().map(|n| n.index) {
+                    if j != i {
+                        crate::repl::replicate(&topo, j, i);
+                    }
+                }
+                let _ = old;
+            }
             Reply::ok()
         }
         "moveslot" => {

@@ -37,10 +37,17 @@ impl lockcore::storage::notify::Broker for ClusterBroker {
         let n = self.local.publish_to(channel, message, sharded);
         if !sharded && !channel.starts_with(b"__key") {
             if let Some(topo) = self.topo.upgrade() {
-                for i in (0..topo.shard_count()).filter(|&i| i != self.shard) {
-                    if let Some(s) = topo.shard(i) {
-                        // Only the subscriber tables: never another shard's keyspace lock.
-                        s.pubsub.publish_to(channel, message, false);
+                // Every other dataset: other shards, and replicas with copies of their own.
+                let mut done: Vec<*const crate::state::fanout::PubSub> =
+                    vec![Arc::as_ptr(&self.local)];
+                for i in 0..topo.nodes.len() {
+                    if let Some(s) = topo.node_data(i) {
+                        let p = Arc::as_ptr(&s.pubsub);
+                        if !done.contains(&p) {
+                            done.push(p);
+                            // Only the subscriber tables: never another shard's keyspace lock.
+                            s.pubsub.publish_to(channel, message, false);
+                        }
                     }
                 }
             }

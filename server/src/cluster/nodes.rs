@@ -55,7 +55,8 @@ pub async fn start(
         )));
     }
     let mut topo = Topology::new(n, cluster, replicas, test_control, &bind);
-    topo.replication = replication;
+    // Replicas keep their own copies: a primary with replicas, or a cluster's replicas.
+    topo.replication = replication || (cluster && replicas > 0 && n > topo.shard_count());
     let topo = Arc::new(topo);
     // One host: the nodes of a replication topology (and its sentinels) share one clock.
     let clock = lockcore::storage::clock::ControlledClock::new();
@@ -71,17 +72,23 @@ pub async fn start(
         listeners.push(TcpListener::from_std(l.try_clone()?)?);
         *topo.nodes[i].listener.lock() = Some(l);
     }
-    let shards: Vec<Arc<Shared>> = (0..topo.shard_count())
-        .map(|s| {
+    // One dataset per shard, or per node when replicas keep their own copies.
+    let per_node = topo.replication;
+    let count = if per_node { n } else { topo.shard_count() };
+    let shards: Vec<Arc<Shared>> = (0..count)
+        .map(|d| {
+            let (s, port) = if per_node {
+                (topo.nodes[d].shard, topo.nodes[d].port())
+            } else {
+                (d, topo.primary_of(d).port())
+            };
             let shared = if replication {
                 Shared::new_node_clocked(config.clone(), Some((topo.clone(), s)), clock.clone())
             } else {
                 Shared::new_node(config.clone(), Some((topo.clone(), s)))
             };
             *shared.tls.write() = tls.clone();
-            shared
-                .port
-                .store(topo.primary_of(s).port() as u64, Ordering::Relaxed);
+            shared.port.store(port as u64, Ordering::Relaxed);
             if cluster {
                 let broker: Arc<dyn lockcore::storage::notify::Broker> = Arc::new(ClusterBroker {
                     local: shared.pubsub.clone(),
@@ -93,8 +100,11 @@ pub async fn start(
             shared
         })
         .collect();
-    topo.set_shards(&shards);
-    if replication {
+    let datasets: Vec<Arc<Shared>> = (0..n)
+        .map(|i| shards[if per_node { i } else { topo.nodes[i].shard }].clone())
+        .collect();
+    topo.set_datasets(&datasets);
+    if per_node {
         crate::repl::setup(&topo);
     }
     let mut tasks = Vec::new();
@@ -103,7 +113,7 @@ pub async fn start(
     }
     for (i, l) in listeners.into_iter().enumerate() {
         let node = topo.nodes[i].clone();
-        let shared = shards[node.shard].clone();
+        let shared = datasets[i].clone();
         tasks.push(tokio::spawn(node_loop(shared, node, l, bind.clone())));
     }
     Ok((topo, shards, addrs, tasks))

@@ -814,6 +814,7 @@ impl Conn {
         // A replica refuses writes (replica-read-only), as Redis' processCommand does.
         if shared.repl.is_replica.load(Ordering::Relaxed)
             && spec.has(flag::WRITE)
+            && !shared.cluster.as_ref().is_some_and(|t| t.enabled)
             && shared
                 .config
                 .read()

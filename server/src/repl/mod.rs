@@ -35,7 +35,7 @@ pub enum Role {
 }
 
 fn shard(topo: &Topology, node: usize) -> Option<Arc<Shared>> {
-    topo.nodes.get(node).and_then(|n| topo.shard(n.shard))
+    topo.node_data(node)
 }
 
 /// Whether `topo` is a primary with replicas (`--replicas`/`--sentinels`), not a cluster.
@@ -224,18 +224,35 @@ fn spawn_link(topo: &Arc<Topology>, link: Arc<Link>) {
     });
 }
 
-/// Starts a replication topology: node 0 is the primary, the others its replicas.
+/// Starts replication: with `--replicas`, node 0 is the primary and the others its
+/// replicas; in a cluster, each shard's replicas copy its primary.
 pub fn setup(topo: &Arc<Topology>) {
-    for (i, n) in topo.nodes.iter().enumerate() {
-        if let Some(s) = topo.shard(n.shard) {
+    for (i, _) in topo.nodes.iter().enumerate() {
+        if let Some(s) = topo.node_data(i) {
             s.repl.index.store(i, Ordering::Relaxed);
         }
     }
-    if let Some(p) = shard(topo, 0) {
-        p.lock_core_blocking().engine.repl = Some(Box::default());
+    let primaries: Vec<usize> = if topo.enabled {
+        (0..topo.shard_count())
+            .map(|s| topo.primary_of(s).index)
+            .collect()
+    } else {
+        vec![0]
+    };
+    for &p in &primaries {
+        if let Some(s) = shard(topo, p) {
+            s.lock_core_blocking().engine.repl = Some(Box::default());
+        }
     }
-    for i in 1..topo.nodes.len() {
-        replicate(topo, i, 0);
+    for (i, n) in topo.nodes.iter().enumerate() {
+        if !primaries.contains(&i) {
+            let p = if topo.enabled {
+                topo.primary_of(n.shard).index
+            } else {
+                0
+            };
+            replicate(topo, i, p);
+        }
     }
 }
 
@@ -466,15 +483,6 @@ fn wait(c: &mut Conn, g: &mut Option<CoreGuard<'_>>, a: &[Bytes], aof: bool) -> 
             Reply::Int(n)
         }
     };
-    if let Some(topo) = c.shared.cluster.as_ref().filter(|t| t.enabled) {
-        // Cluster replicas serve their primary's dataset: every live one has every write.
-        let live = topo
-            .nodes
-            .iter()
-            .filter(|n| n.shard == c.shared.shard && !topo.is_primary(n) && !n.is_down())
-            .count();
-        return answer(live as i64);
-    }
     if c.shared.repl.is_replica.load(Ordering::Relaxed) {
         return Reply::err(if aof {
             "ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated."

@@ -197,12 +197,21 @@ impl Topology {
         self.primary.len()
     }
 
-    pub(crate) fn set_shards(&self, shards: &[Arc<Shared>]) {
-        let _ = self.shards.set(shards.iter().map(Arc::downgrade).collect());
+    /// Every node's dataset, by node index. Nodes of one shard share it unless they
+    /// replicate (a replica then has its own copy, server/src/repl/).
+    pub(crate) fn set_datasets(&self, per_node: &[Arc<Shared>]) {
+        let _ = self
+            .shards
+            .set(per_node.iter().map(Arc::downgrade).collect());
     }
 
-    /// The dataset of shard `i`, while the server runs.
+    /// The dataset of shard `i` (its primary's), while the server runs.
     pub fn shard(&self, i: usize) -> Option<Arc<Shared>> {
+        self.node_data(self.primary.get(i)?.load(Ordering::Acquire))
+    }
+
+    /// The dataset node `i` serves, while the server runs.
+    pub fn node_data(&self, i: usize) -> Option<Arc<Shared>> {
         self.shards.get()?.get(i)?.upgrade()
     }
 
