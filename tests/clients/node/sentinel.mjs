@@ -139,6 +139,15 @@ async function failover(byCommand) {
     if (channel === "+switch-master") switches.push(message);
   });
   await sub.subscribe("+switch-master");
+  // Every event of every sentinel (PSUBSCRIBE *), for the failover's core events below.
+  const events = new Map();
+  for (const port of SENTINELS) {
+    const all = client({ host: HOST, port });
+    all.on("pmessage", (_pattern, channel, message) => {
+      if (!events.has(channel)) events.set(channel, message);
+    });
+    await all.psubscribe("*");
+  }
 
   if (byCommand) {
     assert.equal(await admin.sentinel("failover", NAME), "OK");
@@ -191,6 +200,29 @@ async function failover(byCommand) {
         old.disconnect();
       }
     });
+  }
+
+  // The events every failover publishes (on the leader, at least), with their text; ports
+  // named by role. (Others, such as +sdown of the old primary or +odown's vote count, depend
+  // on timing.)
+  const core = byCommand
+    ? ["+new-epoch", "+try-failover", "+elected-leader", "+failover-state-select-slave",
+      "+selected-slave", "+failover-state-send-slaveof-noone", "+failover-state-wait-promotion",
+      "+promoted-slave", "+failover-state-reconf-slaves", "+slave-reconf-sent",
+      "+failover-end", "+switch-master"]
+    : ["+sdown", "+odown", "+new-epoch", "+try-failover", "+vote-for-leader", "+elected-leader",
+      "+failover-state-select-slave", "+selected-slave", "+failover-state-send-slaveof-noone",
+      "+failover-state-wait-promotion", "+promoted-slave", "+failover-state-reconf-slaves",
+      "+slave-reconf-sent", "+failover-end", "+switch-master"];
+  await eventually("the failover's events", () => core.every((c) => events.has(c)), 10).catch((e) => {
+    throw new Error(`${e.message}; seen: ${JSON.stringify([...events])}`);
+  });
+  const timing = new Set(["+odown", "+new-epoch", "+vote-for-leader"]);
+  for (const c of core) {
+    const text = events.get(c).replace(/\b\d{4,5}\b/g, (p) =>
+      DATA.includes(Number(p)) || SENTINELS.includes(Number(p)) ? sym(p) : p);
+    // +odown's vote count, the epoch and the vote's run id vary: the event's presence counts.
+    obs("event", c, timing.has(c) ? "" : text);
   }
 }
 
