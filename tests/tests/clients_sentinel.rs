@@ -100,6 +100,9 @@ fn run_side(lang: Lang, side: Side, scenario: &str, sentinels: usize) -> Option<
         if killed { ", killed after 90 s" } else { "" },
         set.log()
     );
+    for l in stdout.lines().filter(|l| l.starts_with("timing ")) {
+        eprintln!("{scenario} on {}: {l}", side.name());
+    }
     Some(
         stdout
             .lines()

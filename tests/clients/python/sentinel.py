@@ -245,12 +245,14 @@ def basics_and_failover(by_command):
     assert not other.acquire(blocking=False)
     assert master.wait(2, 1000) == 2
 
+    t0 = time.monotonic()
     if by_command:
         # SENTINEL FAILOVER: no agreement needed; the old primary becomes a replica.
         assert s.sentinels[0].sentinel_failover(NAME)
     else:
         primary_down(0)
     new = await_master_change(s, DATA[0])
+    print(f"timing failover {time.monotonic() - t0:.3f}s", flush=True)
     assert new in DATA[1:], new
     PROMOTED = new
     obs("failover", "new master", sym(new))
