@@ -1,7 +1,8 @@
 //! A primary, its replicas and the sentinels that watch them, on either side of a differential
 //! test: real redis-server processes (one primary, `--replicaof` replicas, `redis-server conf
 //! --sentinel` sentinels, each its own child process in a temporary directory), or one
-//! `tumbler --replicas R --sentinels S` process. Both are started on free loopback ports,
+//! `tumbler --replicas R --sentinels S` process (with the personality imitating that reference,
+//! redis-7.0 for redis-server 7.0.15). Both are started on free loopback ports,
 //! waited for until every sentinel sees the replicas and the other sentinels, and stopped by
 //! the PIDs this helper started (on drop).
 //!
@@ -54,6 +55,8 @@ pub struct ReplSet {
     pub sentinels: Vec<u16>,
     /// From the first spawn to ready ([`ReplSet::wait_ready`]).
     pub started_in: Duration,
+    /// What the sentinels require from their clients (AUTH), if anything.
+    pub sentinel_password: Option<String>,
     procs: Procs,
 }
 
@@ -82,7 +85,9 @@ fn field(flat: &[String], name: &str) -> Option<String> {
         .map(|c| c[1].clone())
 }
 
-fn try_cmd(port: u16, args: &[&str]) -> Option<String> {
+/// `args` on a new connection to `port` (after `AUTH password` if given); `None` if the
+/// connection or the reply failed.
+fn try_cmd(port: u16, auth: Option<&str>, args: &[&str]) -> Option<String> {
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     let stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
@@ -90,7 +95,13 @@ fn try_cmd(port: u16, args: &[&str]) -> Option<String> {
         stream,
         buf: Vec::new(),
     };
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| raw.cmd_str(args)));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if let Some(pass) = auth {
+            let ok = raw.cmd_str(&["AUTH", pass]);
+            assert_eq!(ok, "+OK\r\n");
+        }
+        raw.cmd_str(args)
+    }));
     r.ok()
 }
 
@@ -101,10 +112,22 @@ impl ReplSet {
     /// most) until it is ready. `None` only for a missing redis-server under
     /// `TUMBLER_SKIP_MISSING=1`.
     pub fn start(side: Side, replicas: usize, sentinels: usize) -> Option<ReplSet> {
+        ReplSet::start_with_sentinel_password(side, replicas, sentinels, None)
+    }
+
+    /// [`ReplSet::start`] with sentinels that require `password` from their clients (the
+    /// sentinel's own `requirepass` in redis-server's sentinel config; Tumbler's
+    /// `sentinel-requirepass`). The data nodes have none.
+    pub fn start_with_sentinel_password(
+        side: Side,
+        replicas: usize,
+        sentinels: usize,
+        password: Option<&str>,
+    ) -> Option<ReplSet> {
         let t0 = Instant::now();
         let mut set = match side {
-            Side::Real => ReplSet::real(replicas, sentinels)?,
-            Side::Tumbler => ReplSet::tumbler(replicas, sentinels),
+            Side::Real => ReplSet::real(replicas, sentinels, password)?,
+            Side::Tumbler => ReplSet::tumbler(replicas, sentinels, password),
         };
         set.wait_ready(Duration::from_secs(30));
         set.started_in = t0.elapsed();
@@ -116,7 +139,7 @@ impl ReplSet {
         Some(set)
     }
 
-    fn real(replicas: usize, sentinels: usize) -> Option<ReplSet> {
+    fn real(replicas: usize, sentinels: usize, password: Option<&str>) -> Option<ReplSet> {
         let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         tools::tool(&bin)?;
         let dir = std::env::temp_dir().join(format!(
@@ -130,6 +153,7 @@ impl ReplSet {
             data: Vec::new(),
             sentinels: Vec::new(),
             started_in: Duration::ZERO,
+            sentinel_password: password.map(str::to_string),
             procs: Procs::Real {
                 children: Vec::new(),
                 dir: dir.clone(),
@@ -146,7 +170,12 @@ impl ReplSet {
                 children.push(child);
             }
             let deadline = Instant::now() + Duration::from_secs(10);
-            while try_cmd(port, &["PING"]).as_deref() != Some("+PONG\r\n") {
+            let auth = if set.data.len() > replicas {
+                password
+            } else {
+                None
+            };
+            while try_cmd(port, auth, &["PING"]).as_deref() != Some("+PONG\r\n") {
                 assert!(
                     Instant::now() < deadline,
                     "{cmd:?} did not answer PING on {port}"
@@ -179,11 +208,12 @@ impl ReplSet {
                      sentinel monitor {m} 127.0.0.1 {p} {q}\n\
                      sentinel down-after-milliseconds {m} {DOWN_AFTER_MS}\n\
                      sentinel failover-timeout {m} {FAILOVER_TIMEOUT_MS}\n\
-                     sentinel parallel-syncs {m} 1\n",
+                     sentinel parallel-syncs {m} 1\n{auth}",
                     dir.display(),
                     m = Self::MASTER_NAME,
                     p = set.data[0],
                     q = quorum(sentinels),
+                    auth = password.map_or(String::new(), |p| format!("requirepass {p}\n")),
                 ),
             )
             .unwrap();
@@ -195,9 +225,13 @@ impl ReplSet {
         Some(set)
     }
 
-    fn tumbler(replicas: usize, sentinels: usize) -> ReplSet {
+    fn tumbler(replicas: usize, sentinels: usize, password: Option<&str>) -> ReplSet {
+        // The personality imitating the reference the real side runs (redis-server 7.0.15:
+        // redis-7.0), as every differential test runs Tumbler.
+        let reference = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         let mut cmd = binary::command();
         cmd.args(["--port", "0", "--bind", "127.0.0.1"])
+            .args(["--personality", crate::personality_of_bin(&reference)])
             .args(["--replicas", &replicas.to_string()])
             .args(["--sentinels", &sentinels.to_string()])
             .args(["--sentinel-master-name", Self::MASTER_NAME])
@@ -213,6 +247,9 @@ impl ReplSet {
             .args(["--enable-time-control", "yes"])
             .args(["--enable-test-control", "yes"])
             .args(["--save", "", "--appendonly", "no"]);
+        if let Some(pass) = password {
+            cmd.args(["--sentinel-requirepass", pass]);
+        }
         let p = Proc::spawn(cmd);
         let mut data = Vec::new();
         let mut sents = Vec::new();
@@ -241,6 +278,7 @@ impl ReplSet {
             data,
             sentinels: sents,
             started_in: Duration::ZERO,
+            sentinel_password: password.map(str::to_string),
             procs: Procs::Tumbler(p),
         }
     }
@@ -251,20 +289,22 @@ impl ReplSet {
         let deadline = Instant::now() + timeout;
         let r = self.data.len() - 1;
         let s = self.sentinels.len();
+        let auth = self.sentinel_password.as_deref();
         loop {
             let mut why = None;
             for &port in &self.data[1..] {
-                let info = try_cmd(port, &["INFO", "replication"]).unwrap_or_default();
+                let info = try_cmd(port, None, &["INFO", "replication"]).unwrap_or_default();
                 if !info.contains("master_link_status:up") {
                     why = Some(format!("replica {port}: {info}"));
                 }
             }
             for &port in &self.sentinels {
                 let m = flat_strings(
-                    &try_cmd(port, &["SENTINEL", "MASTER", Self::MASTER_NAME]).unwrap_or_default(),
+                    &try_cmd(port, auth, &["SENTINEL", "MASTER", Self::MASTER_NAME])
+                        .unwrap_or_default(),
                 );
-                let replicas =
-                    try_cmd(port, &["SENTINEL", "REPLICAS", Self::MASTER_NAME]).unwrap_or_default();
+                let replicas = try_cmd(port, auth, &["SENTINEL", "REPLICAS", Self::MASTER_NAME])
+                    .unwrap_or_default();
                 let ok_links = replicas
                     .matches("master-link-status\r\n$2\r\nok\r\n")
                     .count();
@@ -315,6 +355,7 @@ impl ReplSet {
     pub fn master_port(&self, k: usize) -> Option<u16> {
         let r = try_cmd(
             self.sentinels[k],
+            self.sentinel_password.as_deref(),
             &["SENTINEL", "GET-MASTER-ADDR-BY-NAME", Self::MASTER_NAME],
         )?;
         flat_strings(&r).get(1)?.parse().ok()
