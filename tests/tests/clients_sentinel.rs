@@ -68,10 +68,19 @@ impl Drop for RemoveOnDrop {
 
 /// Runs `scenario` against a fresh topology on `side` (90 s at most); asserts it printed
 /// `ok <scenario>` and returns its `obs` lines.
-fn run_side(lang: Lang, side: Side, scenario: &str, sentinels: usize) -> Option<Vec<String>> {
+fn run_side(
+    lang: Lang,
+    side: Side,
+    scenario: &str,
+    sentinels: usize,
+    password: Option<&str>,
+) -> Option<Vec<String>> {
     let (interp, path) = program(lang)?;
-    let set = ReplSet::start(side, 2, sentinels)?;
+    let set = ReplSet::start_with_sentinel_password(side, 2, sentinels, password)?;
     let mut cmd = Command::new(interp);
+    if let Some(p) = password {
+        cmd.env("SENTINEL_PASSWORD", p);
+    }
     let _remove;
     match lang {
         Lang::Python => {
@@ -114,10 +123,15 @@ fn run_side(lang: Lang, side: Side, scenario: &str, sentinels: usize) -> Option<
 
 /// `scenario` on redis-server, then on tumbler: both pass, and observe the same.
 fn both(lang: Lang, scenario: &str, sentinels: usize) {
-    let Some(real) = run_side(lang, Side::Real, scenario, sentinels) else {
+    both_with(lang, scenario, sentinels, None)
+}
+
+/// [`both`] with sentinels that require `password`.
+fn both_with(lang: Lang, scenario: &str, sentinels: usize, password: Option<&str>) {
+    let Some(real) = run_side(lang, Side::Real, scenario, sentinels, password) else {
         return;
     };
-    let Some(tumbler) = run_side(lang, Side::Tumbler, scenario, sentinels) else {
+    let Some(tumbler) = run_side(lang, Side::Tumbler, scenario, sentinels, password) else {
         return;
     };
     assert!(!real.is_empty(), "{scenario}: no observations");
@@ -144,6 +158,18 @@ fn redis_py_sentinel_failover_command() {
 #[test]
 fn redis_py_sentinel_primary_down() {
     both(Lang::Python, "redis_py_sentinel_primary_down", 3);
+}
+
+// The sentinels' own requirepass: refused without it or with a wrong one, the Sentinel client
+// with it discovers and splits reads and writes; the data nodes take no password.
+#[test]
+fn redis_py_sentinel_auth() {
+    both_with(
+        Lang::Python,
+        "redis_py_sentinel_auth",
+        3,
+        Some("s3cret-pass"),
+    );
 }
 
 // ---- ioredis

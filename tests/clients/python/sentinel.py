@@ -403,6 +403,59 @@ def lock_across_lossy_failover(use_wait, sentinels=True):
         assert b.get(key) == tb
 
 
+def sentinel_auth():
+    """Sentinels that require a password (SENTINEL_PASSWORD in the environment); the data
+    nodes require none."""
+    from redis.exceptions import AuthenticationError
+
+    password = os.environ["SENTINEL_PASSWORD"]
+    plain = redis.Redis(host=HOST, port=SENTINELS[0], decode_responses=True, **NO_RETRY)
+    try:
+        raw(plain, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)
+        raise AssertionError("a sentinel answered without AUTH")
+    except (ResponseError, ConnectionError) as e:
+        # redis-py 8 opens with HELLO 3: the sentinel refuses it before any command.
+        obs("no AUTH", type(e).__name__, e)
+    resp2 = redis.Redis(host=HOST, port=SENTINELS[0], decode_responses=True, protocol=2,
+                        **NO_RETRY)
+    try:
+        resp2.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)
+        raise AssertionError("a sentinel answered without AUTH")
+    except (ResponseError, ConnectionError) as e:  # redis-py maps NOAUTH to AuthenticationError
+        obs("no AUTH, RESP2", type(e).__name__, e)
+    wrong = redis.Redis(host=HOST, port=SENTINELS[0], password="wrong", decode_responses=True,
+                        **NO_RETRY)
+    try:
+        wrong.ping()
+        raise AssertionError("a sentinel took a wrong password")
+    except AuthenticationError as e:
+        obs("wrong password", type(e).__name__, e)
+    # A Sentinel client without the password finds no master.
+    try:
+        sentinel_client().discover_master(NAME)
+        raise AssertionError("discovered a master without the sentinels' password")
+    except MasterNotFoundError:
+        obs("discover_master without the password", "MasterNotFoundError")
+
+    s = Sentinel([(HOST, p) for p in SENTINELS],
+                 sentinel_kwargs=dict(NO_RETRY, decode_responses=True, password=password),
+                 decode_responses=True, **NO_RETRY)
+    obs("discover_master", sym(s.discover_master(NAME)[1]))
+    obs("discover_slaves", ",".join(sorted(sym(p) for _, p in s.discover_slaves(NAME))))
+    master = s.master_for(NAME, **NO_RETRY)
+    replica = s.slave_for(NAME, **NO_RETRY)
+    assert master.set("order:1", "paid")
+    obs("WAIT", master.wait(2, 1000))
+    obs("replica GET", replica.get("order:1"))
+    # The sentinels' password is theirs: the data nodes take no AUTH.
+    try:
+        direct(DATA[0]).execute_command("AUTH", password)
+        raise AssertionError("a data node took the sentinels' password")
+    except (ResponseError, ConnectionError) as e:
+        obs("AUTH on a data node", type(e).__name__, e)
+    obs("sentinel ACL WHOAMI", raw(s.sentinels[0], "ACL", "WHOAMI"))
+
+
 def main():
     if scenario == "redis_py_sentinel_failover_command":
         basics_and_failover(by_command=True)
@@ -412,6 +465,8 @@ def main():
         lock_across_lossy_failover(use_wait=False)
     elif scenario == "wait_lock":
         lock_across_lossy_failover(use_wait=True)
+    elif scenario == "redis_py_sentinel_auth":
+        sentinel_auth()
     elif scenario == "lost_lock_manual_failover":
         lock_across_lossy_failover(use_wait=False, sentinels=False)
     elif scenario == "wait_lock_manual_failover":
