@@ -184,6 +184,11 @@ fn ioredis_sentinel_primary_down() {
     both(Lang::Node, "ioredis_sentinel_primary_down", 3);
 }
 
+#[test]
+fn ioredis_sentinel_auth() {
+    both_with(Lang::Node, "ioredis_sentinel_auth", 3, Some("s3cret-pass"));
+}
+
 // ---- the lock lost to a lagging failover, and WAIT protecting it
 
 #[test]

@@ -226,7 +226,28 @@ async function failover(byCommand) {
   }
 }
 
+// Sentinels with their own requirepass (SENTINEL_PASSWORD): ioredis' sentinelPassword.
+async function sentinelAuth() {
+  const password = process.env.SENTINEL_PASSWORD;
+  const without = client({ ...sentinelOpts, sentinelRetryStrategy: null, retryStrategy: null,
+    lazyConnect: true });
+  await assert.rejects(without.connect(), (e) => {
+    obs("without sentinelPassword", e.message);
+    return true;
+  });
+  const master = client({ ...sentinelOpts, sentinelPassword: password });
+  const replica = client({ ...sentinelOpts, sentinelPassword: password, role: "slave" });
+  assert.equal(await master.set("order:1", "paid"), "OK");
+  obs("master", sym(master.stream.remotePort), "WAIT", await master.wait(2, 1000));
+  obs("replica", DATA.slice(1).includes(replica.stream.remotePort), await replica.get("order:1"));
+}
+
 async function main() {
+  if (scenario === "ioredis_sentinel_auth") {
+    await sentinelAuth();
+    console.log(`ok ${scenario}`);
+    return;
+  }
   if (scenario === "ioredis_sentinel_failover_command") await failover(true);
   else if (scenario === "ioredis_sentinel_primary_down") await failover(false);
   else throw new Error(`unknown scenario ${scenario}`);
