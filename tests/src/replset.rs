@@ -159,68 +159,90 @@ impl ReplSet {
                 dir: dir.clone(),
             },
         };
-        let spawn = |set: &mut ReplSet, cmd: &mut Command, port: u16| {
-            let child = cmd
+        // Starts `cmd` listening on `port` and waits for it; false (the child killed) if the
+        // port turned out to be another process's (free_port released it, someone took it).
+        let spawn = |set: &mut ReplSet, cmd: &mut Command, port: u16, auth: Option<&str>| {
+            let mut child = cmd
                 .current_dir(&dir)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
                 .unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if try_cmd(port, auth, &["PING"]).as_deref() == Some("+PONG\r\n") {
+                    let info = try_cmd(port, auth, &["INFO", "server"]).unwrap_or_default();
+                    if info.contains(&format!("process_id:{}\r\n", child.id())) {
+                        break;
+                    }
+                }
+                if Instant::now() > deadline || matches!(child.try_wait(), Ok(Some(_))) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return false;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
             if let Procs::Real { children, .. } = &mut set.procs {
                 children.push(child);
             }
-            let deadline = Instant::now() + Duration::from_secs(10);
-            let auth = if set.data.len() > replicas {
-                password
-            } else {
-                None
-            };
-            while try_cmd(port, auth, &["PING"]).as_deref() != Some("+PONG\r\n") {
-                assert!(
-                    Instant::now() < deadline,
-                    "{cmd:?} did not answer PING on {port}"
-                );
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            true
+        };
+        let started = |what: &str, tries: usize| {
+            assert!(tries < 5, "{bin}: the {what} did not start (5 ports tried)");
         };
         for i in 0..=replicas {
-            let port = crate::free_port();
-            let mut cmd = Command::new(&bin);
-            cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-                .args(["--dbfilename", &format!("dump-{port}.rdb")])
-                // A full resync starts at once instead of after 5 s (any node may become the
-                // primary a replica syncs from).
-                .args(["--repl-diskless-sync-delay", "0"]);
-            if i > 0 {
-                cmd.args(["--replicaof", "127.0.0.1", &set.data[0].to_string()]);
+            let mut tries = 0;
+            loop {
+                started("data node", tries);
+                tries += 1;
+                let port = crate::free_port();
+                let mut cmd = Command::new(&bin);
+                cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                    .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                    .args(["--dbfilename", &format!("dump-{port}.rdb")])
+                    // A full resync starts at once instead of after 5 s (any node may become
+                    // the primary a replica syncs from).
+                    .args(["--repl-diskless-sync-delay", "0"]);
+                if i > 0 {
+                    cmd.args(["--replicaof", "127.0.0.1", &set.data[0].to_string()]);
+                }
+                if spawn(&mut set, &mut cmd, port, None) {
+                    set.data.push(port);
+                    break;
+                }
             }
-            spawn(&mut set, &mut cmd, port);
-            set.data.push(port);
         }
         for _ in 0..sentinels {
-            let port = crate::free_port();
-            let conf = dir.join(format!("sentinel-{port}.conf"));
-            std::fs::write(
-                &conf,
-                format!(
-                    "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {}\n\
-                     sentinel monitor {m} 127.0.0.1 {p} {q}\n\
-                     sentinel down-after-milliseconds {m} {DOWN_AFTER_MS}\n\
-                     sentinel failover-timeout {m} {FAILOVER_TIMEOUT_MS}\n\
-                     sentinel parallel-syncs {m} 1\n{auth}",
-                    dir.display(),
-                    m = Self::MASTER_NAME,
-                    p = set.data[0],
-                    q = quorum(sentinels),
-                    auth = password.map_or(String::new(), |p| format!("requirepass {p}\n")),
-                ),
-            )
-            .unwrap();
-            let mut cmd = Command::new(&bin);
-            cmd.arg(&conf).arg("--sentinel");
-            spawn(&mut set, &mut cmd, port);
-            set.sentinels.push(port);
+            let mut tries = 0;
+            loop {
+                started("sentinel", tries);
+                tries += 1;
+                let port = crate::free_port();
+                let conf = dir.join(format!("sentinel-{port}.conf"));
+                std::fs::write(
+                    &conf,
+                    format!(
+                        "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {}\n\
+                         sentinel monitor {m} 127.0.0.1 {p} {q}\n\
+                         sentinel down-after-milliseconds {m} {DOWN_AFTER_MS}\n\
+                         sentinel failover-timeout {m} {FAILOVER_TIMEOUT_MS}\n\
+                         sentinel parallel-syncs {m} 1\n{auth}",
+                        dir.display(),
+                        m = Self::MASTER_NAME,
+                        p = set.data[0],
+                        q = quorum(sentinels),
+                        auth = password.map_or(String::new(), |p| format!("requirepass {p}\n")),
+                    ),
+                )
+                .unwrap();
+                let mut cmd = Command::new(&bin);
+                cmd.arg(&conf).arg("--sentinel");
+                if spawn(&mut set, &mut cmd, port, password) {
+                    set.sentinels.push(port);
+                    break;
+                }
+            }
         }
         Some(set)
     }
