@@ -24,10 +24,15 @@ fn fields(info: &str) -> Vec<String> {
 
 /// A real primary with `n` replicas started with `--replicaof`, once they are in sync.
 fn real_set(n: usize) -> Option<(RedisServer, Vec<RedisServer>)> {
-    let primary = RedisServer::start()?;
+    let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    real_set_of(&bin, n)
+}
+
+fn real_set_of(bin: &str, n: usize) -> Option<(RedisServer, Vec<RedisServer>)> {
+    let primary = RedisServer::start_bin(bin, &["--repl-diskless-sync-delay", "0"])?;
     let port = primary.addr.port().to_string();
     let replicas: Vec<RedisServer> = (0..n)
-        .map(|_| RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]).unwrap())
+        .map(|_| RedisServer::start_bin(bin, &["--replicaof", "127.0.0.1", &port]).unwrap())
         .collect();
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut p = primary.raw();
@@ -120,6 +125,35 @@ fn a_replica_as_redis_shows_it() {
         assert!(rinfo.contains("master_link_status:up\r\n"), "{rinfo}");
         out.push(fields(&pinfo).join(","));
         out.push(fields(&rinfo).join(","));
+        seen.push(out);
+    }
+    assert_eq!(seen[0], seen[1]);
+}
+
+/// WAIT and WAITAOF as redis-server 8.0.2 answers them with appendonly off: a replica in
+/// sync counts for WAIT, never for WAITAOF (no replica fsyncs an AOF).
+#[test]
+fn wait_and_waitaof_as_redis_8() {
+    let Some((rp, rr)) = real_set_of("redis8-server", 1) else {
+        return;
+    };
+    let (_t, ta) = tumbler_set(Some(&rp), 1);
+    let sides = [
+        (rp.raw(), rr[0].raw()),
+        (Raw::connect(ta[0]), Raw::connect(ta[1])),
+    ];
+    let mut seen = Vec::new();
+    for (mut p, mut r) in sides {
+        let mut out = Vec::new();
+        out.push(s(&mut p, &["SET", "a", "1"]));
+        out.push(s(&mut p, &["WAIT", "1", "1000"]));
+        let t0 = Instant::now();
+        out.push(s(&mut p, &["WAITAOF", "0", "1", "200"]));
+        assert!(t0.elapsed() >= Duration::from_millis(190));
+        out.push(s(&mut p, &["WAITAOF", "0", "0", "0"]));
+        out.push(s(&mut p, &["WAITAOF", "1", "0", "0"]));
+        out.push(s(&mut r, &["WAITAOF", "0", "1", "0"]));
+        out.push(s(&mut r, &["WAIT", "1", "0"]));
         seen.push(out);
     }
     assert_eq!(seen[0], seen[1]);

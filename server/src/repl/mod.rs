@@ -459,9 +459,8 @@ fn replicaof(c: &mut Conn, g: &mut Option<CoreGuard<'_>>, a: &[Bytes]) -> Reply 
     Reply::Simple("OK".into())
 }
 
-/// WAIT numreplicas timeout, and WAITAOF numlocal numreplicas timeout (no AOF: numlocal
-/// must be 0, and a replica's acknowledgement counts as its fsync, as Redis' replicas
-/// without AOF give it).
+/// WAIT numreplicas timeout, and WAITAOF numlocal numreplicas timeout (no AOF anywhere:
+/// numlocal must be 0 and no replica acknowledges an fsync, as in Redis with appendonly no).
 fn wait(c: &mut Conn, g: &mut Option<CoreGuard<'_>>, a: &[Bytes], aof: bool) -> Reply {
     let checked = if aof {
         lockcore::commands::server_cmds::waitaof(a)
@@ -492,7 +491,11 @@ fn wait(c: &mut Conn, g: &mut Option<CoreGuard<'_>>, a: &[Bytes], aof: bool) -> 
     }
     // Release the keyspace lock: that ships this client's last write to the links.
     *g = None;
-    let target = if c.cl.wrote {
+    let target = if aof {
+        // Replicas without AOF never acknowledge an fsync: redis-server 8.0 answers
+        // `[0, 0]` after the timeout even with replicas in sync.
+        u64::MAX
+    } else if c.cl.wrote {
         c.shared.repl.offset.load(Ordering::Acquire)
     } else {
         0
