@@ -416,3 +416,42 @@ fn a_cluster_replica_lags_and_its_failover_loses_writes() {
     assert_eq!(s(&mut old, &["GET", "lock"]), "$1\r\nB\r\n");
     assert!(s(&mut old, &["ROLE"]).starts_with("*5\r\n$5\r\nslave\r\n"));
 }
+
+/// CLUSTER FAILOVER sent to a replica, as Redis 7.0 takes it: the default one lets the
+/// replica catch up first (nothing is lost, even from a stalled link) and refuses while the
+/// primary is down; TAKEOVER promotes it with what it has.
+#[test]
+fn cluster_failover_catches_up_unless_forced() {
+    let t = Tumbler::start_with(&[
+        ("cluster-enabled", "yes"),
+        ("nodes", "2"),
+        ("cluster-replicas", "1"),
+        ("enable-test-control", "yes"),
+    ]);
+    let a = t.addrs();
+    let (mut n0, mut n1) = (Raw::connect(a[0]), Raw::connect(a[1]));
+    assert_eq!(
+        s(&mut n0, &["CLUSTER", "FAILOVER"]),
+        "-ERR You should send CLUSTER FAILOVER to a replica\r\n"
+    );
+    s(&mut n0, &["TUMBLER.REPL", "PAUSE", "1"]);
+    s(&mut n0, &["SET", "k", "1"]);
+    assert_eq!(s(&mut n1, &["CLUSTER", "FAILOVER"]), "+OK\r\n");
+    assert_eq!(s(&mut n1, &["GET", "k"]), "$1\r\n1\r\n");
+    assert!(s(&mut n1, &["ROLE"]).starts_with("*3\r\n$6\r\nmaster"));
+    // Now node 0 replicates node 1; stall it, write, and take over with TAKEOVER.
+    let mut n0 = Raw::connect(a[0]);
+    s(&mut n1, &["TUMBLER.REPL", "PAUSE", "0"]);
+    s(&mut n1, &["SET", "k", "2"]);
+    assert_eq!(
+        s(&mut n0, &["CLUSTER", "FAILOVER", "BOGUS"]),
+        "-ERR syntax error\r\n"
+    );
+    s(&mut n1, &["TUMBLER.NODE", "DOWN", "1"]);
+    assert_eq!(
+        s(&mut n0, &["CLUSTER", "FAILOVER"]),
+        "-ERR Master is down or failed, please use CLUSTER FAILOVER FORCE\r\n"
+    );
+    assert_eq!(s(&mut n0, &["CLUSTER", "FAILOVER", "TAKEOVER"]), "+OK\r\n");
+    assert_eq!(s(&mut n0, &["GET", "k"]), "$1\r\n1\r\n");
+}

@@ -256,6 +256,27 @@ pub fn setup(topo: &Arc<Topology>) {
     }
 }
 
+/// A manual failover's first step: the replica applies everything its primary sent,
+/// whatever a fault held back.
+pub fn catch_up(topo: &Topology, node: usize) {
+    let Some(s) = shard(topo, node) else { return };
+    let Some(l) = s.repl.upstream.read().clone() else {
+        return;
+    };
+    let saved = (
+        l.lag_ms.swap(0, Ordering::AcqRel),
+        l.behind.swap(0, Ordering::AcqRel),
+        l.paused.swap(false, Ordering::AcqRel),
+    );
+    {
+        let mut g = s.lock_core_blocking();
+        s.repl.drain(&mut g);
+    }
+    l.lag_ms.store(saved.0, Ordering::Release);
+    l.behind.store(saved.1, Ordering::Release);
+    l.paused.store(saved.2, Ordering::Release);
+}
+
 /// TUMBLER.NODE DOWN of `node`: its replicas first get what was already due (a write
 /// the primary answered has reached them unless a fault held it back), then its links
 /// stall. Call without holding any keyspace lock.
