@@ -455,3 +455,33 @@ fn cluster_failover_catches_up_unless_forced() {
     assert_eq!(s(&mut n0, &["CLUSTER", "FAILOVER", "TAKEOVER"]), "+OK\r\n");
     assert_eq!(s(&mut n0, &["GET", "k"]), "$1\r\n1\r\n");
 }
+
+/// A replica that falls more than 100,000 entries behind is dropped and, once its link is
+/// resumed, given a full copy (as Redis drops a replica past its output buffer limit).
+#[test]
+fn a_replica_far_behind_gets_a_full_copy() {
+    let (_t, a) = tumbler_set(None, 1);
+    let (mut p, mut r) = (Raw::connect(a[0]), Raw::connect(a[1]));
+    s(&mut p, &["TUMBLER.REPL", "PAUSE", "1"]);
+    let n = 100_500;
+    let mut batch = Vec::new();
+    for i in 0..n {
+        let k = format!("k{i}");
+        batch.extend_from_slice(
+            format!("*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n$1\r\nv\r\n", k.len()).as_bytes(),
+        );
+    }
+    p.send_bytes(&batch);
+    for _ in 0..n {
+        p.read_reply();
+    }
+    assert_eq!(s(&mut r, &["DBSIZE"]), ":0\r\n");
+    let list = s(&mut p, &["TUMBLER.REPL", "LIST"]);
+    assert!(
+        list.contains("pending=") && !list.contains(&format!("pending={n}")),
+        "{list}"
+    );
+    s(&mut p, &["TUMBLER.REPL", "RESUME", "1"]);
+    assert_eq!(s(&mut p, &["WAIT", "1", "5000"]), ":1\r\n");
+    assert_eq!(s(&mut r, &["DBSIZE"]), format!(":{n}\r\n"));
+}

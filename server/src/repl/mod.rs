@@ -204,9 +204,23 @@ fn spawn_link(topo: &Arc<Topology>, link: Arc<Link>) {
             if link.closed.load(Ordering::Acquire) {
                 return;
             }
-            let Some(s) = topo.upgrade().and_then(|t| shard(&t, link.replica)) else {
+            let Some(t) = topo.upgrade() else { return };
+            let Some(s) = shard(&t, link.replica) else {
                 return;
             };
+            // Dropped for being too far behind (or never synced): a full copy once both
+            // ends are up and the link is not stalled.
+            if !link.synced.load(Ordering::Acquire)
+                && !link.paused.load(Ordering::Acquire)
+                && !t.nodes[link.primary].is_down()
+                && !t.nodes[link.replica].is_down()
+            {
+                if let Some(p) = shard(&t, link.primary) {
+                    full_sync(&p, &link);
+                }
+                link.down.store(false, Ordering::Release);
+            }
+            drop(t);
             let next = match s.lock_core(true).await {
                 Ok(mut g) => s.repl.drain(&mut g),
                 Err(_) => Some(0),
