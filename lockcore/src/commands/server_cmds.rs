@@ -642,7 +642,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             .map(|(k, v, t)| k.len() + v.len() + 24 + if t != 0 { 16 } else { 0 })
             .sum(),
         Value::Obj(Obj::List(l)) => l.iter().map(|v| v.len() + 11).sum(),
-        Value::Obj(Obj::ZSet(z)) => z.len() * 48,
+        Value::Obj(Obj::ZSet(z)) => z.heap_bytes(),
         Value::Obj(Obj::Set(s)) => s.members.iter().map(|m| m.len() + 24).sum(),
         Value::Obj(Obj::Lock(l)) => l.holders.iter().map(|h| h.owner.len() + 64).sum(),
         Value::Obj(Obj::VSet(v)) => v.memory(),

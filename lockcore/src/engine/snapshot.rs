@@ -147,7 +147,7 @@ fn same(a: &Entry, b: &Entry) -> bool {
                 && x.members.iter().eq(y.members.iter())
         }
         (Value::Obj(Obj::ZSet(x)), Value::Obj(Obj::ZSet(y))) => {
-            x.big == y.big
+            x.is_big() == y.is_big()
                 && x.len() == y.len()
                 && (0..x.len()).all(|i| match (x.nth(i), y.nth(i)) {
                     (Some((s, m)), Some((t, n))) => s.to_bits() == t.to_bits() && m == n,

@@ -614,7 +614,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
                 put_string(out, v, lzf);
             }
         }
-        Value::Obj(Obj::ZSet(z)) if !z.big => {
+        Value::Obj(Obj::ZSet(z)) if !z.is_big() => {
             out.push(T_ZSET_LISTPACK);
             let mut lp = Listpack::new();
             for (m, score) in z.range(0, z.len()) {
@@ -1232,16 +1232,20 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
             Value::Obj(Obj::Hash(h))
         }
         Loaded::ZSet(v) => {
-            let mut z = crate::storage::zset::ZSet::default();
-            z.big = v.len() > cfg.zset_max_listpack_entries
+            let big = v.len() > cfg.zset_max_listpack_entries
                 || v.iter().any(|(m, _)| m.len() > cfg.zset_max_listpack_value);
+            let mut z = if big {
+                crate::storage::zset::ZSet::new_big()
+            } else {
+                crate::storage::zset::ZSet::default()
+            };
             for (m, d) in v {
                 // A duplicate member means a corrupt payload.
                 if z.insert(m, d).is_some() {
                     return None;
                 }
             }
-            Value::Obj(Obj::ZSet(Box::new(z)))
+            Value::Obj(Obj::ZSet(z))
         }
         Loaded::Stream(s) => Value::Obj(Obj::Stream(s)),
         Loaded::VSet(v) => Value::Obj(Obj::VSet(v)),

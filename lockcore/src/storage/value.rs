@@ -508,7 +508,8 @@ pub enum Obj {
     Stream(Box<crate::storage::stream::StreamValue>),
     Hash(HashValue),
     List(Box<VecDeque<Bytes>>),
-    ZSet(Box<ZSet>),
+    /// A sorted set, its small encoding inline (zset.rs).
+    ZSet(ZSet),
     Set(Box<SetValue>),
     /// A native lock, semaphore or read-write lock (locks.rs).
     Lock(Box<LockValue>),
@@ -526,7 +527,7 @@ impl Value {
             Value::Obj(Obj::Hash(HashValue::Table(t))) => &**t as *const _ as *const u8,
             Value::Obj(Obj::Stream(b)) => &**b as *const _ as *const u8,
             Value::Obj(Obj::List(b)) => &**b as *const _ as *const u8,
-            Value::Obj(Obj::ZSet(b)) => &**b as *const _ as *const u8,
+            Value::Obj(Obj::ZSet(z)) => z.as_ptr(),
             Value::Obj(Obj::Set(b)) => &**b as *const _ as *const u8,
             Value::Obj(Obj::Lock(b)) => &**b as *const _ as *const u8,
             Value::Obj(Obj::VSet(b)) => &**b as *const _ as *const u8,
@@ -573,7 +574,7 @@ impl Value {
             // Redis reports a module type's object as "raw".
             Value::Obj(Obj::VSet(_)) => "raw",
             Value::Obj(Obj::ZSet(z)) => {
-                if z.big {
+                if z.is_big() {
                     "skiplist"
                 } else {
                     "listpack"

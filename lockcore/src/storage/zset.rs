@@ -243,45 +243,279 @@ impl Treap {
     }
 }
 
-/// A sorted set.
+/// The big encoding ("skiplist" in Redis): a member → score map beside the treap.
 #[derive(Debug, Clone)]
-pub struct ZSet {
+pub struct Big {
     pub scores: HashMap<Bytes, f64, crate::storage::key::KeyHasher>,
     order: Treap,
-    /// Switched to "skiplist" encoding (never switches back).
-    pub big: bool,
+}
+
+/// A sorted set, in one of Redis' two encodings.
+///
+/// Small sets ("listpack") are one exactly-sized buffer, [`Pack`]: the elements in
+/// (score, member) order, each a score and a length-prefixed member, as Redis' listpack
+/// keeps them. A five-member set of short members is one allocation of a few dozen bytes
+/// where the map and treap took over a kilobyte (issue 40). Lookups scan, which for the
+/// `zset-max-listpack-entries` elements a pack may hold is as fast as hashing.
+/// Past the listpack limits the set becomes a [`Big`] ("skiplist"), and never goes back
+/// (callers decide when, with [`ZSet::to_big`], at Redis' thresholds).
+#[derive(Debug, Clone)]
+pub enum ZSet {
+    Pack(Pack),
+    Big(Box<Big>),
 }
 
 impl Default for ZSet {
     fn default() -> Self {
-        ZSet {
-            scores: HashMap::default(),
-            order: Treap::new(),
-            big: false,
+        ZSet::Pack(Pack::default())
+    }
+}
+
+/// Appends `n` as LEB128.
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn varint_size(mut n: u64) -> usize {
+    let mut s = 1;
+    while n >= 0x80 {
+        n >>= 7;
+        s += 1;
+    }
+    s
+}
+
+#[inline]
+fn get_varint(buf: &[u8], at: &mut usize) -> u64 {
+    let (mut n, mut shift) = (0u64, 0);
+    loop {
+        let b = buf[*at];
+        *at += 1;
+        n |= ((b & 0x7f) as u64) << shift;
+        if b < 0x80 {
+            return n;
+        }
+        shift += 7;
+    }
+}
+
+/// A score as the pack stores it: an integral score below 2^53 in magnitude as a
+/// zigzag varint shifted left by one (one byte for -31..=31), any other as the tag 1 and
+/// its eight bytes.
+fn score_code(s: f64) -> Option<u64> {
+    if s == s.trunc() && s.abs() < (1u64 << 53) as f64 && !(s == 0.0 && s.is_sign_negative()) {
+        let i = s as i64;
+        Some((((i << 1) ^ (i >> 63)) as u64) << 1)
+    } else {
+        None
+    }
+}
+
+fn put_score(out: &mut Vec<u8>, s: f64) {
+    match score_code(s) {
+        Some(c) => put_varint(out, c),
+        None => {
+            out.push(1);
+            out.extend_from_slice(&s.to_le_bytes());
         }
     }
 }
 
-impl ZSet {
-    pub fn len(&self) -> usize {
-        self.scores.len()
+fn entry_size(s: f64, m: &[u8]) -> usize {
+    score_code(s).map_or(9, varint_size) + varint_size(m.len() as u64) + m.len()
+}
+
+/// A small sorted set: its element count (LEB128), then each element's score and
+/// length-prefixed member, in (score, member) order. Empty: no buffer at all.
+#[derive(Clone, Default, PartialEq)]
+pub struct Pack {
+    buf: Box<[u8]>,
+}
+
+impl std::fmt::Debug for Pack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|(s, m)| (s, String::from_utf8_lossy(m))))
+            .finish()
     }
-    pub fn is_empty(&self) -> bool {
-        self.scores.is_empty()
+}
+
+/// The elements of a [`Pack`] in order; `pos()` is where the next one starts.
+pub struct PackIter<'a> {
+    buf: &'a [u8],
+    at: usize,
+    left: usize,
+}
+
+impl<'a> PackIter<'a> {
+    fn pos(&self) -> usize {
+        self.at
     }
-    pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.scores.get(member).copied()
+}
+
+impl<'a> Iterator for PackIter<'a> {
+    type Item = (f64, &'a [u8]);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let c = get_varint(self.buf, &mut self.at);
+        let score = if c == 1 {
+            let b: [u8; 8] = self.buf[self.at..self.at + 8].try_into().unwrap();
+            self.at += 8;
+            f64::from_le_bytes(b)
+        } else {
+            let z = c >> 1;
+            ((z >> 1) as i64 ^ -((z & 1) as i64)) as f64
+        };
+        let n = get_varint(self.buf, &mut self.at) as usize;
+        let m = &self.buf[self.at..self.at + n];
+        self.at += n;
+        Some((score, m))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl Pack {
+    /// The buffer's address, for a prefetch.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.buf.as_ptr()
     }
 
-    /// Sets `member`'s score; returns the previous score if it existed.
-    pub fn insert(&mut self, member: Bytes, score: f64) -> Option<f64> {
-        // A listpack stores the score as text that reads back as +0, so -0 does not survive
-        // in a small set; the skiplist keeps the double as is.
-        let score = if !self.big && score == 0.0 {
-            0.0
+    /// Bytes the buffer takes.
+    pub fn buf_len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn len(&self) -> usize {
+        if self.buf.is_empty() {
+            0
         } else {
-            score
+            get_varint(&self.buf, &mut 0) as usize
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    pub fn iter(&self) -> PackIter<'_> {
+        let mut at = 0;
+        let left = if self.buf.is_empty() {
+            0
+        } else {
+            get_varint(&self.buf, &mut at) as usize
         };
+        PackIter {
+            buf: &self.buf,
+            at,
+            left,
+        }
+    }
+
+    /// Where `member` is: (its index, its element's byte range, its score).
+    fn find(&self, member: &[u8]) -> Option<(usize, usize, usize, f64)> {
+        let mut it = self.iter();
+        let mut i = 0;
+        loop {
+            let start = it.pos();
+            let (s, m) = it.next()?;
+            if m == member {
+                return Some((i, start, it.pos(), s));
+            }
+            i += 1;
+        }
+    }
+
+    /// Rebuilds the buffer without the element at `old` (a byte range) and with (`score`,
+    /// `member`) at its place in the order, if given.
+    fn rebuild(&mut self, old: Option<(usize, usize)>, new: Option<(f64, &[u8])>) {
+        let n = self.len() - old.is_some() as usize + new.is_some() as usize;
+        if n == 0 {
+            self.buf = Box::default();
+            return;
+        }
+        let body_at = if self.buf.is_empty() {
+            0
+        } else {
+            varint_size(self.len() as u64)
+        };
+        // Where the new element goes: before the first other element that sorts after it.
+        let ins = new.map(|(s, m)| {
+            let mut it = self.iter();
+            loop {
+                let p = it.pos();
+                match it.next() {
+                    None => break p,
+                    Some((es, em)) => {
+                        if old.is_some_and(|(os, _)| os == p) {
+                            continue;
+                        }
+                        if cmp_entry(es, em, s, m) == Ordering::Greater {
+                            break p;
+                        }
+                    }
+                }
+            }
+        });
+        let old_len = old.map_or(0, |(a, b)| b - a);
+        let add = new.map_or(0, |(s, m)| entry_size(s, m));
+        let body_end = self.buf.len();
+        let mut out =
+            Vec::with_capacity(varint_size(n as u64) + body_end - body_at - old_len + add);
+        put_varint(&mut out, n as u64);
+        // Cut points of the old body, in order: the old element's range is skipped and
+        // the new element written at `ins`.
+        let mut from = body_at;
+        let write_new = |out: &mut Vec<u8>| {
+            if let Some((s, m)) = new {
+                put_score(out, s);
+                put_varint(out, m.len() as u64);
+                out.extend_from_slice(m);
+            }
+        };
+        match (old, ins) {
+            (Some((os, oe)), Some(ins)) if ins > os => {
+                out.extend_from_slice(&self.buf[from..os]);
+                out.extend_from_slice(&self.buf[oe..ins]);
+                write_new(&mut out);
+                from = ins;
+            }
+            (old, ins) => {
+                if let Some(ins) = ins {
+                    out.extend_from_slice(&self.buf[from..ins]);
+                    write_new(&mut out);
+                    from = ins;
+                }
+                if let Some((os, oe)) = old {
+                    out.extend_from_slice(&self.buf[from..os]);
+                    from = oe;
+                }
+            }
+        }
+        out.extend_from_slice(&self.buf[from..body_end]);
+        debug_assert_eq!(out.len(), out.capacity());
+        self.buf = out.into_boxed_slice();
+    }
+}
+
+impl Big {
+    fn new() -> Big {
+        Big {
+            scores: HashMap::default(),
+            order: Treap::new(),
+        }
+    }
+
+    fn insert(&mut self, member: Bytes, score: f64) -> Option<f64> {
         let old = self.scores.insert(member.clone(), score);
         if let Some(o) = old {
             if o == score {
@@ -292,38 +526,177 @@ impl ZSet {
         self.order.insert(score, member);
         old
     }
+}
+
+impl ZSet {
+    /// An empty set in the big ("skiplist") encoding.
+    pub fn new_big() -> ZSet {
+        ZSet::Big(Box::new(Big::new()))
+    }
+
+    /// True in the "skiplist" encoding.
+    pub fn is_big(&self) -> bool {
+        matches!(self, ZSet::Big(_))
+    }
+
+    /// Converts to the "skiplist" encoding (a no-op if there already).
+    pub fn to_big(&mut self) {
+        if let ZSet::Pack(p) = self {
+            let mut b = Big::new();
+            b.scores.reserve(p.len());
+            for (s, m) in p.iter() {
+                b.insert(Bytes::copy_from_slice(m), s);
+            }
+            *self = ZSet::Big(Box::new(b));
+        }
+    }
+
+    /// The big encoding's map, for a SCAN by hash.
+    pub fn big(&self) -> Option<&Big> {
+        match self {
+            ZSet::Big(b) => Some(b),
+            ZSet::Pack(_) => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            ZSet::Pack(p) => p.len(),
+            ZSet::Big(b) => b.scores.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        match self {
+            ZSet::Pack(p) => p.is_empty(),
+            ZSet::Big(b) => b.scores.is_empty(),
+        }
+    }
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        match self {
+            ZSet::Pack(p) => p.find(member).map(|f| f.3),
+            ZSet::Big(b) => b.scores.get(member).copied(),
+        }
+    }
+
+    /// Sets `member`'s score; returns the previous score if it existed.
+    pub fn insert(&mut self, member: Bytes, score: f64) -> Option<f64> {
+        match self {
+            ZSet::Pack(p) => {
+                // A listpack stores the score as text that reads back as +0, so -0 does
+                // not survive in a small set; the skiplist keeps the double as is.
+                let score = if score == 0.0 { 0.0 } else { score };
+                let found = p.find(&member);
+                if let Some((_, _, _, o)) = found {
+                    if o == score {
+                        return Some(o);
+                    }
+                }
+                p.rebuild(found.map(|f| (f.1, f.2)), Some((score, &member)));
+                found.map(|f| f.3)
+            }
+            ZSet::Big(b) => b.insert(member, score),
+        }
+    }
 
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
-        let s = self.scores.remove(member)?;
-        self.order.remove(s, member);
-        Some(s)
+        match self {
+            ZSet::Pack(p) => {
+                let (_, a, b, s) = p.find(member)?;
+                p.rebuild(Some((a, b)), None);
+                Some(s)
+            }
+            ZSet::Big(b) => {
+                let s = b.scores.remove(member)?;
+                b.order.remove(s, member);
+                Some(s)
+            }
+        }
     }
 
     /// 0-based rank in ascending order.
     pub fn rank(&self, member: &[u8]) -> Option<usize> {
-        let s = self.score(member)?;
-        Some(
-            self.order
-                .count_before(&|sc, mb| cmp_entry(sc, mb, s, member) == Ordering::Less),
-        )
+        match self {
+            ZSet::Pack(p) => p.find(member).map(|f| f.0),
+            ZSet::Big(b) => {
+                let s = *b.scores.get(member)?;
+                Some(
+                    b.order
+                        .count_before(&|sc, mb| cmp_entry(sc, mb, s, member) == Ordering::Less),
+                )
+            }
+        }
     }
 
     /// The element at ascending rank `i`.
-    pub fn nth(&self, i: usize) -> Option<(f64, &Bytes)> {
-        self.order.nth(i)
+    pub fn nth(&self, i: usize) -> Option<(f64, &[u8])> {
+        match self {
+            ZSet::Pack(p) => p.iter().nth(i),
+            ZSet::Big(b) => b.order.nth(i).map(|(s, m)| (s, &m[..])),
+        }
+    }
+
+    /// The element at ascending rank `i`, its member as a reply string (shared with a big
+    /// set, copied out of a pack).
+    pub fn nth_owned(&self, i: usize) -> Option<(f64, Bytes)> {
+        match self {
+            ZSet::Pack(p) => p.iter().nth(i).map(|(s, m)| (s, Bytes::copy_from_slice(m))),
+            ZSet::Big(b) => b.order.nth(i).map(|(s, m)| (s, m.clone())),
+        }
     }
 
     /// The number of elements for which `before(score, member)` holds; it must hold for a
     /// prefix of the order (e.g. "score < 5").
     pub fn count_before(&self, before: &dyn Fn(f64, &[u8]) -> bool) -> usize {
-        self.order.count_before(before)
+        match self {
+            ZSet::Pack(p) => p.iter().take_while(|&(s, m)| before(s, m)).count(),
+            ZSet::Big(b) => b.order.count_before(before),
+        }
     }
 
     /// Elements with ascending ranks `start..end`, cloned.
     pub fn range(&self, start: usize, end: usize) -> Vec<(Bytes, f64)> {
-        (start..end.min(self.len()))
-            .filter_map(|i| self.nth(i).map(|(s, m)| (m.clone(), s)))
-            .collect()
+        match self {
+            ZSet::Pack(p) => p
+                .iter()
+                .skip(start)
+                .take(end.saturating_sub(start))
+                .map(|(s, m)| (Bytes::copy_from_slice(m), s))
+                .collect(),
+            ZSet::Big(b) => (start..end.min(b.scores.len()))
+                .filter_map(|i| b.order.nth(i).map(|(s, m)| (m.clone(), s)))
+                .collect(),
+        }
+    }
+
+    /// Every member, in no particular order.
+    pub fn members(&self) -> Vec<Bytes> {
+        match self {
+            ZSet::Pack(p) => p.iter().map(|(_, m)| Bytes::copy_from_slice(m)).collect(),
+            ZSet::Big(b) => b.scores.keys().cloned().collect(),
+        }
+    }
+
+    /// The allocated bytes of the value (MEMORY USAGE).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            ZSet::Pack(p) => p.buf_len(),
+            ZSet::Big(b) => {
+                let n = b.scores.capacity();
+                // The map's buckets (key, score and a control byte) and the treap's nodes,
+                // and each member's own allocation.
+                n * (std::mem::size_of::<(Bytes, f64)>() + 1)
+                    + b.order.nodes.capacity() * std::mem::size_of::<Node>()
+                    + b.scores.keys().map(|m| m.len().max(8) + 16).sum::<usize>()
+            }
+        }
+    }
+
+    /// The address of the value's own bytes, for a prefetch.
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            ZSet::Pack(p) => p.as_ptr(),
+            ZSet::Big(b) => &**b as *const Big as *const u8,
+        }
     }
 }
 
@@ -333,7 +706,7 @@ mod tests {
 
     #[test]
     fn order_rank_and_nth_agree_with_a_sorted_vec() {
-        let mut z = ZSet::default();
+        let mut z = ZSet::new_big();
         let mut model: Vec<(f64, Vec<u8>)> = Vec::new();
         let mut x: u64 = 7;
         for i in 0..3000u64 {
@@ -389,7 +762,7 @@ mod tests {
 
     #[test]
     fn one_walk_insert_and_remove_keep_sizes_order_and_priorities() {
-        let mut z = ZSet::default();
+        let mut z = ZSet::new_big();
         let mut model: Vec<(f64, Vec<u8>)> = Vec::new();
         let mut x: u64 = 99;
         for i in 0..20_000u64 {
@@ -409,13 +782,19 @@ mod tests {
             }
             if i % 997 == 0 {
                 assert_eq!(
-                    check(&z.order, z.order.root, None, None) as usize,
+                    {
+                        let o = &z.big().unwrap().order;
+                        check(o, o.root, None, None)
+                    } as usize,
                     model.len()
                 );
             }
         }
         assert_eq!(
-            check(&z.order, z.order.root, None, None) as usize,
+            {
+                let o = &z.big().unwrap().order;
+                check(o, o.root, None, None)
+            } as usize,
             model.len()
         );
         model.sort_by(|a, b| cmp_entry(a.0, &a.1, b.0, &b.1));
@@ -428,10 +807,80 @@ mod tests {
         }
     }
 
+    /// The pack keeps the same order, ranks and scores as the big encoding, through
+    /// inserts, score changes and removals, and converts to an equal big set.
+    #[test]
+    fn pack_agrees_with_big() {
+        assert_eq!(std::mem::size_of::<ZSet>(), 16);
+        let mut p = ZSet::default();
+        let mut b = ZSet::new_big();
+        let mut x: u64 = 5;
+        let scores = [
+            0.0,
+            1.0,
+            -1.0,
+            2.5,
+            -31.0,
+            32.0,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            9007199254740993.0,
+            -4096.0,
+            12345678.0,
+        ];
+        for i in 0..4000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let m = format!("m{}", (x >> 40) % 40).into_bytes();
+            let m = if (x >> 20) % 7 == 0 {
+                vec![b'x'; 200]
+            } else {
+                m
+            };
+            let s = scores[((x >> 30) % scores.len() as u64) as usize];
+            if i % 4 == 0 {
+                assert_eq!(p.remove(&m), b.remove(&m));
+            } else {
+                assert_eq!(
+                    p.insert(Bytes::from(m.clone()), s),
+                    b.insert(Bytes::from(m.clone()), s)
+                );
+            }
+            assert_eq!(p.len(), b.len());
+            assert_eq!(p.score(&m), b.score(&m));
+            assert_eq!(p.rank(&m), b.rank(&m));
+            if i % 50 == 0 {
+                assert_eq!(p.range(0, p.len()), b.range(0, b.len()));
+                assert_eq!(p.range(2, 5), b.range(2, 5));
+                assert_eq!(
+                    p.count_before(&|s, _| s < 2.0),
+                    b.count_before(&|s, _| s < 2.0)
+                );
+                for k in 0..p.len() {
+                    assert_eq!(p.nth(k), b.nth(k));
+                    assert_eq!(p.nth_owned(k), b.nth_owned(k));
+                }
+            }
+        }
+        let mut c = p.clone();
+        c.to_big();
+        assert!(c.is_big() && !p.is_big());
+        assert_eq!(c.range(0, c.len()), b.range(0, b.len()));
+        while let Some((_, m)) = p.nth_owned(0) {
+            p.remove(&m);
+        }
+        assert!(p.is_empty());
+        // -0 reads back as +0 from a pack, as from Redis' listpack.
+        p.insert(Bytes::from_static(b"z"), -0.0);
+        assert!(p.score(b"z").unwrap().is_sign_positive());
+    }
+
     #[test]
     fn sorted_insertion_order_stays_shallow() {
         // 200k ascending inserts: a degenerate tree would overflow the stack in split/merge.
-        let mut z = ZSet::default();
+        let mut z = ZSet::new_big();
         for i in 0..200_000u32 {
             z.insert(Bytes::from(format!("{i:08}")), i as f64);
         }
