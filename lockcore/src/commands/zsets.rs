@@ -1191,7 +1191,7 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     // Small sets (listpack in Redis) come back whole, in order, with cursor 0.
     let (members, next): (Vec<Bytes>, u64) = match z.big() {
         None => (z.range(0, z.len()).into_iter().map(|(m, _)| m).collect(), 0),
-        Some(b) => crate::storage::db::scan_by_hash(b.scores.keys(), &hasher, cursor, count),
+        Some(b) => crate::storage::db::scan_by_hash(b.members(), &hasher, cursor, count),
     };
     let mut out = Vec::new();
     for m in members {
@@ -1448,7 +1448,7 @@ fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     for k in &a[2..2 + n] {
         match ctx.read(k).map(|e| &e.value) {
             Some(Value::Obj(Obj::ZSet(z))) => sets.push(Some(z.members())),
-            Some(Value::Obj(Obj::Set(st))) => sets.push(Some(st.members.iter().cloned().collect())),
+            Some(Value::Obj(Obj::Set(st))) => sets.push(Some(st.ordered())),
             Some(_) => return error::wrongtype(),
             None => sets.push(None),
         }

@@ -1,5 +1,6 @@
-//! The sorted-set type: a member → score map plus an order-statistic treap ordered by
-//! (score, member bytes), the order Redis' skiplist keeps.
+//! The sorted-set type: small sets packed in one buffer (Redis' listpack), big ones a
+//! member → node index plus an order-statistic treap ordered by (score, member bytes), the
+//! order Redis' skiplist keeps.
 //!
 //! The treap stores subtree sizes, so rank lookups (ZRANK), element-by-rank (ZRANGE) and
 //! "how many elements sort before this bound" (ZCOUNT, BYSCORE, BYLEX) are all O(log n).
@@ -7,15 +8,17 @@
 //! the structure compact and avoids a pointer per child.
 
 use bytes::Bytes;
+use hashbrown::HashTable;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 const NIL: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
 struct Node {
     score: f64,
-    member: Bytes,
+    /// Exactly sized: 16 bytes here and one small allocation, where a `Bytes` took 32
+    /// and, from an argument, a shared header besides.
+    member: Box<[u8]>,
     pri: u32,
     left: u32,
     right: u32,
@@ -117,7 +120,8 @@ impl Treap {
         }
     }
 
-    fn insert(&mut self, score: f64, member: Bytes) {
+    /// Inserts an element known to be absent; returns its node.
+    fn insert(&mut self, score: f64, member: Box<[u8]>) -> u32 {
         let pri = self.rand();
         let node = Node {
             score,
@@ -161,6 +165,7 @@ impl Treap {
         x.right = b;
         self.fix(idx);
         self.link(parent, went_left, idx);
+        idx
     }
 
     /// Points `parent`'s left or right child (the root when `parent` is NIL) at `n`.
@@ -205,7 +210,7 @@ impl Treap {
         let (l, r) = (self.nodes[t as usize].left, self.nodes[t as usize].right);
         let m = self.merge(l, r);
         self.link(parent, left, m);
-        self.nodes[t as usize].member = Bytes::new();
+        self.nodes[t as usize].member = Box::default();
         self.free.push(t);
     }
 
@@ -225,7 +230,7 @@ impl Treap {
         count
     }
 
-    fn nth(&self, mut i: usize) -> Option<(f64, &Bytes)> {
+    fn nth(&self, mut i: usize) -> Option<(f64, &[u8])> {
         let mut n = self.root;
         while n != NIL {
             let node = &self.nodes[n as usize];
@@ -243,11 +248,21 @@ impl Treap {
     }
 }
 
-/// The big encoding ("skiplist" in Redis): a member → score map beside the treap.
-#[derive(Debug, Clone)]
+/// The big encoding ("skiplist" in Redis): the treap, and a hash index of its nodes by
+/// member (4 bytes and a control byte a bucket; the member and score are the node's).
+#[derive(Clone)]
 pub struct Big {
-    pub scores: HashMap<Bytes, f64, crate::storage::key::KeyHasher>,
+    index: HashTable<u32>,
+    hasher: crate::storage::key::KeyHasher,
     order: Treap,
+}
+
+impl std::fmt::Debug for Big {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries((0..self.len()).filter_map(|i| self.order.nth(i)))
+            .finish()
+    }
 }
 
 /// A sorted set, in one of Redis' two encodings.
@@ -510,21 +525,70 @@ impl Pack {
 impl Big {
     fn new() -> Big {
         Big {
-            scores: HashMap::default(),
+            index: HashTable::new(),
+            hasher: Default::default(),
             order: Treap::new(),
         }
     }
 
-    fn insert(&mut self, member: Bytes, score: f64) -> Option<f64> {
-        let old = self.scores.insert(member.clone(), score);
-        if let Some(o) = old {
-            if o == score {
-                return old;
-            }
-            self.order.remove(o, &member);
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    fn node(&self, member: &[u8]) -> Option<u32> {
+        let h = self.hasher.hash_one(member);
+        let nodes = &self.order.nodes;
+        self.index
+            .find(h, |&i| &*nodes[i as usize].member == member)
+            .copied()
+    }
+
+    fn score(&self, member: &[u8]) -> Option<f64> {
+        self.node(member)
+            .map(|i| self.order.nodes[i as usize].score)
+    }
+
+    fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
+        if let Some(o) = self.score(member).filter(|&o| o == score) {
+            return Some(o);
         }
-        self.order.insert(score, member);
+        let old = self.remove(member);
+        let idx = self.order.insert(score, member.into());
+        let h = self.hasher.hash_one(member);
+        let (nodes, hasher) = (&self.order.nodes, &self.hasher);
+        self.index
+            .insert_unique(h, idx, |&i| hasher.hash_one(&*nodes[i as usize].member));
         old
+    }
+
+    fn remove(&mut self, member: &[u8]) -> Option<f64> {
+        let h = self.hasher.hash_one(member);
+        let nodes = &self.order.nodes;
+        let e = self
+            .index
+            .find_entry(h, |&i| &*nodes[i as usize].member == member)
+            .ok()?;
+        let (i, _) = e.remove();
+        let s = self.order.nodes[i as usize].score;
+        self.order.remove(s, member);
+        Some(s)
+    }
+
+    /// The members, in the index's order.
+    pub fn members(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.index
+            .iter()
+            .map(|&i| &*self.order.nodes[i as usize].member)
+    }
+}
+
+/// What glibc's malloc takes for `n` bytes (its chunk: the size, 8 bytes of header,
+/// rounded up to 16, at least 32); 0 for an empty `Box<[u8]>`, which allocates nothing.
+pub fn malloc_size(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        ((n + 8 + 15) & !15).max(32)
     }
 }
 
@@ -543,9 +607,12 @@ impl ZSet {
     pub fn to_big(&mut self) {
         if let ZSet::Pack(p) = self {
             let mut b = Big::new();
-            b.scores.reserve(p.len());
+            let n = p.len();
+            // The index is empty: reserving rehashes nothing.
+            b.index.reserve(n, |_| 0);
+            b.order.nodes.reserve_exact(n);
             for (s, m) in p.iter() {
-                b.insert(Bytes::copy_from_slice(m), s);
+                b.insert(m, s);
             }
             *self = ZSet::Big(Box::new(b));
         }
@@ -562,19 +629,19 @@ impl ZSet {
     pub fn len(&self) -> usize {
         match self {
             ZSet::Pack(p) => p.len(),
-            ZSet::Big(b) => b.scores.len(),
+            ZSet::Big(b) => b.len(),
         }
     }
     pub fn is_empty(&self) -> bool {
         match self {
             ZSet::Pack(p) => p.is_empty(),
-            ZSet::Big(b) => b.scores.is_empty(),
+            ZSet::Big(b) => b.len() == 0,
         }
     }
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         match self {
             ZSet::Pack(p) => p.find(member).map(|f| f.3),
-            ZSet::Big(b) => b.scores.get(member).copied(),
+            ZSet::Big(b) => b.score(member),
         }
     }
 
@@ -594,7 +661,7 @@ impl ZSet {
                 p.rebuild(found.map(|f| (f.1, f.2)), Some((score, &member)));
                 found.map(|f| f.3)
             }
-            ZSet::Big(b) => b.insert(member, score),
+            ZSet::Big(b) => b.insert(&member, score),
         }
     }
 
@@ -605,11 +672,7 @@ impl ZSet {
                 p.rebuild(Some((a, b)), None);
                 Some(s)
             }
-            ZSet::Big(b) => {
-                let s = b.scores.remove(member)?;
-                b.order.remove(s, member);
-                Some(s)
-            }
+            ZSet::Big(b) => b.remove(member),
         }
     }
 
@@ -618,7 +681,7 @@ impl ZSet {
         match self {
             ZSet::Pack(p) => p.find(member).map(|f| f.0),
             ZSet::Big(b) => {
-                let s = *b.scores.get(member)?;
+                let s = b.score(member)?;
                 Some(
                     b.order
                         .count_before(&|sc, mb| cmp_entry(sc, mb, s, member) == Ordering::Less),
@@ -631,7 +694,7 @@ impl ZSet {
     pub fn nth(&self, i: usize) -> Option<(f64, &[u8])> {
         match self {
             ZSet::Pack(p) => p.iter().nth(i),
-            ZSet::Big(b) => b.order.nth(i).map(|(s, m)| (s, &m[..])),
+            ZSet::Big(b) => b.order.nth(i),
         }
     }
 
@@ -640,7 +703,7 @@ impl ZSet {
     pub fn nth_owned(&self, i: usize) -> Option<(f64, Bytes)> {
         match self {
             ZSet::Pack(p) => p.iter().nth(i).map(|(s, m)| (s, Bytes::copy_from_slice(m))),
-            ZSet::Big(b) => b.order.nth(i).map(|(s, m)| (s, m.clone())),
+            ZSet::Big(b) => b.order.nth(i).map(|(s, m)| (s, Bytes::copy_from_slice(m))),
         }
     }
 
@@ -662,8 +725,8 @@ impl ZSet {
                 .take(end.saturating_sub(start))
                 .map(|(s, m)| (Bytes::copy_from_slice(m), s))
                 .collect(),
-            ZSet::Big(b) => (start..end.min(b.scores.len()))
-                .filter_map(|i| b.order.nth(i).map(|(s, m)| (m.clone(), s)))
+            ZSet::Big(b) => (start..end.min(b.len()))
+                .filter_map(|i| b.order.nth(i).map(|(s, m)| (Bytes::copy_from_slice(m), s)))
                 .collect(),
         }
     }
@@ -672,21 +735,24 @@ impl ZSet {
     pub fn members(&self) -> Vec<Bytes> {
         match self {
             ZSet::Pack(p) => p.iter().map(|(_, m)| Bytes::copy_from_slice(m)).collect(),
-            ZSet::Big(b) => b.scores.keys().cloned().collect(),
+            ZSet::Big(b) => b.members().map(Bytes::copy_from_slice).collect(),
         }
     }
 
-    /// The allocated bytes of the value (MEMORY USAGE).
+    /// The bytes the value takes from the allocator (MEMORY USAGE), its own header aside.
     pub fn heap_bytes(&self) -> usize {
         match self {
-            ZSet::Pack(p) => p.buf_len(),
+            ZSet::Pack(p) => malloc_size(p.buf_len()),
             ZSet::Big(b) => {
-                let n = b.scores.capacity();
-                // The map's buckets (key, score and a control byte) and the treap's nodes,
-                // and each member's own allocation.
-                n * (std::mem::size_of::<(Bytes, f64)>() + 1)
-                    + b.order.nodes.capacity() * std::mem::size_of::<Node>()
-                    + b.scores.keys().map(|m| m.len().max(8) + 16).sum::<usize>()
+                malloc_size(std::mem::size_of::<Big>())
+                    + malloc_size(b.index.allocation_size())
+                    + malloc_size(b.order.nodes.capacity() * std::mem::size_of::<Node>())
+                    + malloc_size(b.order.free.capacity() * 4)
+                    + b.order
+                        .nodes
+                        .iter()
+                        .map(|n| malloc_size(n.member.len()))
+                        .sum::<usize>()
             }
         }
     }
