@@ -629,21 +629,41 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             return error::syntax();
         }
     }
-    use crate::storage::value::{Obj, Value};
+    use crate::storage::value::{HashValue, Obj, Value};
+    use crate::storage::zset::malloc_size;
     let key_len = a[2].len();
     let Some(e) = ctx.peek(&a[2]) else {
         return Reply::Null;
     };
-    // Per-item overheads roughly like Redis' (dict entry, robj and sds headers).
+    // What the allocator holds for a string value or list element: `kept`'s one
+    // allocation of its size class (value.rs), or a longer argument's buffer and the
+    // shared header `Bytes` gives it.
+    let string = |n: usize| match n {
+        0 | 1 => 0,
+        2..=8 => malloc_size(16 + 8),
+        9..=24 => malloc_size(16 + 24),
+        25..=crate::storage::value::KEPT_INLINE_MAX => {
+            malloc_size(16 + crate::storage::value::KEPT_INLINE_MAX)
+        }
+        n => malloc_size(n) + malloc_size(24),
+    };
+    // The value's own allocations, as the allocator counts them (chunk headers and size
+    // classes included), for the types Tumbler packs; the others as before, per-item
+    // overheads roughly like Redis'.
     let body: usize = match &e.value {
-        Value::Str(s) => s.len() + 16,
+        Value::Str(s) => string(s.len()),
+        Value::Obj(Obj::Hash(HashValue::Pack(p))) => malloc_size(p.buf_len()),
         Value::Obj(Obj::Hash(h)) => h
             .iter_ttl()
             .map(|(k, v, t)| k.len() + v.len() + 24 + if t != 0 { 16 } else { 0 })
             .sum(),
-        Value::Obj(Obj::List(l)) => l.iter().map(|v| v.len() + 11).sum(),
+        Value::Obj(Obj::List(l)) => {
+            malloc_size(std::mem::size_of_val(&**l))
+                + malloc_size(l.capacity() * std::mem::size_of::<Bytes>())
+                + l.iter().map(|v| string(v.len())).sum::<usize>()
+        }
         Value::Obj(Obj::ZSet(z)) => z.heap_bytes(),
-        Value::Obj(Obj::Set(s)) => s.members.iter().map(|m| m.len() + 24).sum(),
+        Value::Obj(Obj::Set(s)) => s.heap_bytes(),
         Value::Obj(Obj::Lock(l)) => l.holders.iter().map(|h| h.owner.len() + 64).sum(),
         Value::Obj(Obj::VSet(v)) => v.memory(),
         Value::Obj(Obj::Stream(s)) => s
@@ -652,7 +672,17 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             .map(|f| 16 + f.iter().map(|x| x.len() + 8).sum::<usize>())
             .sum(),
     };
-    Reply::Int((key_len + 40 + body) as i64)
+    // The key's place: its (key, entry) pair, a slot of the table (8 bytes, the table
+    // at most 3/4 full: 11 a key on average) and, past 22 bytes, the key's own allocation
+    // (key.rs).
+    let key = std::mem::size_of::<(crate::storage::key::Key, crate::storage::value::Entry)>()
+        + 11
+        + if key_len > 22 {
+            malloc_size(key_len)
+        } else {
+            0
+        };
+    Reply::Int((key + body) as i64)
 }
 
 fn memory_help(_: &mut Ctx, _: &[Bytes]) -> Reply {
