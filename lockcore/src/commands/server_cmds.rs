@@ -632,6 +632,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     use crate::storage::value::{HashValue, Obj, Value};
     use crate::storage::zset::malloc_size;
     let key_len = a[2].len();
+    let slot = ctx.eng.dbs[ctx.cl.db].slot_bytes_per_key();
     let Some(e) = ctx.peek(&a[2]) else {
         return Reply::Null;
     };
@@ -672,16 +673,17 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             .map(|f| 16 + f.iter().map(|x| x.len() + 8).sum::<usize>())
             .sum(),
     };
-    // The key's place: its (key, entry) pair, a slot of the table (8 bytes, the table
-    // at most 3/4 full: 11 a key on average) and, past 22 bytes, the key's own allocation
-    // (key.rs).
+    // The key's place: its (key, entry) pair, its share of the slot table, past 22
+    // bytes the key's own allocation (key.rs), and with a TTL its expiry heap entry (16
+    // bytes, the heap's vector half grown on average).
     let key = std::mem::size_of::<(crate::storage::key::Key, crate::storage::value::Entry)>()
-        + 11
+        + slot
         + if key_len > 22 {
             malloc_size(key_len)
         } else {
             0
-        };
+        }
+        + if e.expire_at().is_some() { 24 } else { 0 };
     Reply::Int((key + body) as i64)
 }
 

@@ -227,6 +227,15 @@ impl Db {
     pub fn len(&self) -> usize {
         self.map.len()
     }
+
+    /// The slot table's bytes per key (MEMORY USAGE): 8-byte slots, the table between
+    /// 3/8 and 3/4 full.
+    pub fn slot_bytes_per_key(&self) -> usize {
+        match self.map.len() {
+            0 => 11,
+            n => self.map.num_buckets() * std::mem::size_of::<Slot>() / n,
+        }
+    }
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
