@@ -464,7 +464,112 @@ impl HashValue {
 #[derive(Debug, Clone)]
 pub enum SetValue {
     Ints(IntSet),
-    Table(Box<indexmap::IndexSet<Bytes>>),
+    Table(Box<StrSet>),
+}
+
+/// A set's "hashtable" encoding: the members, each one exactly-sized allocation, in a
+/// vector (insertion order, a removal moving the last member into the gap, as
+/// `IndexSet::swap_remove` does, so SRANDMEMBER and SPOP pick by position), and a hash
+/// index of their positions (4 bytes and a control byte a bucket). An `IndexSet<Bytes>`
+/// took 40 bytes an entry, 9 a bucket and a shared header with each member.
+#[derive(Clone, Default)]
+pub struct StrSet {
+    index: hashbrown::HashTable<u32>,
+    items: Vec<Box<[u8]>>,
+    hasher: crate::storage::key::KeyHasher,
+}
+
+impl std::fmt::Debug for StrSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set()
+            .entries(self.items.iter().map(|m| String::from_utf8_lossy(m)))
+            .finish()
+    }
+}
+
+impl StrSet {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn position(&self, m: &[u8]) -> Option<usize> {
+        let h = self.hasher.hash_one(m);
+        let items = &self.items;
+        self.index
+            .find(h, |&i| &*items[i as usize] == m)
+            .map(|&i| i as usize)
+    }
+
+    pub fn contains(&self, m: &[u8]) -> bool {
+        self.position(m).is_some()
+    }
+
+    /// Adds `m`; false if it was there.
+    pub fn insert(&mut self, m: &[u8]) -> bool {
+        if self.contains(m) {
+            return false;
+        }
+        let at = u32::try_from(self.items.len()).expect("more than 2^32 set members");
+        self.items.push(m.into());
+        let h = self.hasher.hash_one(m);
+        let (items, hasher) = (&self.items, &self.hasher);
+        self.index
+            .insert_unique(h, at, |&i| hasher.hash_one(&*items[i as usize]));
+        true
+    }
+
+    /// Removes the member at `i`, the last member taking its place.
+    pub fn swap_remove_index(&mut self, i: usize) -> Option<Box<[u8]>> {
+        if i >= self.items.len() {
+            return None;
+        }
+        let h = self.hasher.hash_one(&*self.items[i]);
+        if let Ok(e) = self.index.find_entry(h, |&j| j as usize == i) {
+            e.remove();
+        }
+        let last = self.items.len() - 1;
+        if i != last {
+            // The last member moves to `i`: its index entry follows.
+            let h = self.hasher.hash_one(&*self.items[last]);
+            if let Some(j) = self.index.find_mut(h, |&j| j as usize == last) {
+                *j = i as u32;
+            }
+        }
+        Some(self.items.swap_remove(i))
+    }
+
+    pub fn swap_remove(&mut self, m: &[u8]) -> bool {
+        match self.position(m) {
+            Some(i) => self.swap_remove_index(i).is_some(),
+            None => false,
+        }
+    }
+
+    pub fn get_index(&self, i: usize) -> Option<&[u8]> {
+        self.items.get(i).map(|m| &**m)
+    }
+
+    /// The members in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.items.iter().map(|m| &**m)
+    }
+
+    /// The allocator's bytes for the set (MEMORY USAGE).
+    fn heap_bytes(&self) -> usize {
+        use crate::storage::zset::malloc_size;
+        malloc_size(std::mem::size_of::<StrSet>())
+            + malloc_size(self.index.allocation_size())
+            + malloc_size(self.items.capacity() * std::mem::size_of::<Box<[u8]>>())
+            + self
+                .items
+                .iter()
+                .map(|m| malloc_size(m.len()))
+                .sum::<usize>()
+    }
 }
 
 impl Default for SetValue {
@@ -601,7 +706,7 @@ impl SetValue {
     }
 
     /// The hashtable encoding's members, in their order (None for an intset).
-    pub fn table(&self) -> Option<&indexmap::IndexSet<Bytes>> {
+    pub fn table(&self) -> Option<&StrSet> {
         match self {
             SetValue::Table(t) => Some(t),
             SetValue::Ints(_) => None,
@@ -629,7 +734,11 @@ impl SetValue {
     /// Converts to the "hashtable" encoding (members in numeric order).
     pub fn to_table(&mut self) {
         if let SetValue::Ints(i) = self {
-            let t: indexmap::IndexSet<Bytes> = i.iter().map(int_bytes).collect();
+            let mut t = StrSet::default();
+            t.items.reserve_exact(i.len() + 1);
+            for v in i.iter() {
+                t.insert(itoa::Buffer::new().format(v).as_bytes());
+            }
             *self = SetValue::Table(Box::new(t));
         }
     }
@@ -652,7 +761,7 @@ impl SetValue {
             }
         }
         match self {
-            SetValue::Table(t) => t.insert(m),
+            SetValue::Table(t) => t.insert(&m),
             SetValue::Ints(_) => unreachable!("converted above"),
         }
     }
@@ -674,7 +783,7 @@ impl SetValue {
     pub fn get_index(&self, i: usize) -> Option<Bytes> {
         match self {
             SetValue::Ints(s) => (i < s.len()).then(|| int_bytes(s.get(i))),
-            SetValue::Table(t) => t.get_index(i).cloned(),
+            SetValue::Table(t) => t.get_index(i).map(Bytes::copy_from_slice),
         }
     }
 
@@ -682,7 +791,7 @@ impl SetValue {
     pub fn swap_remove_index(&mut self, i: usize) -> Option<Bytes> {
         match self {
             SetValue::Ints(s) => (i < s.len()).then(|| int_bytes(s.remove_at(i))),
-            SetValue::Table(t) => t.swap_remove_index(i),
+            SetValue::Table(t) => t.swap_remove_index(i).map(Bytes::from),
         }
     }
 
@@ -690,7 +799,7 @@ impl SetValue {
     pub fn ordered(&self) -> Vec<Bytes> {
         match self {
             SetValue::Ints(s) => s.iter().map(int_bytes).collect(),
-            SetValue::Table(t) => t.iter().cloned().collect(),
+            SetValue::Table(t) => t.iter().map(Bytes::copy_from_slice).collect(),
         }
     }
 
@@ -707,15 +816,7 @@ impl SetValue {
         use crate::storage::zset::malloc_size;
         match self {
             SetValue::Ints(s) => malloc_size(s.buf.len()),
-            SetValue::Table(t) => {
-                // IndexSet: a table of indices (8 bytes and a control byte a bucket) and
-                // a vector of (hash, member) entries; each member's own allocation.
-                let buckets = (t.capacity() * 8 / 7).next_power_of_two();
-                malloc_size(std::mem::size_of::<indexmap::IndexSet<Bytes>>())
-                    + malloc_size(buckets * 9)
-                    + malloc_size(t.capacity() * 40)
-                    + t.iter().map(|m| malloc_size(m.len()) + 16).sum::<usize>()
-            }
+            SetValue::Table(t) => t.heap_bytes(),
         }
     }
 }
@@ -957,6 +1058,38 @@ mod entry_tests {
         assert_eq!(u.ordered(), vec!["1", "a"]);
         assert_eq!(u.swap_remove_index(0).as_deref(), Some(&b"1"[..]));
         assert!(u.remove(b"a") && u.is_empty());
+    }
+
+    /// The hashtable encoding keeps IndexSet's semantics: insertion order, a removal
+    /// moving the last member into the gap, lookups after every move.
+    #[test]
+    fn strset_agrees_with_an_indexset() {
+        let mut t = StrSet::default();
+        let mut model: indexmap::IndexSet<Vec<u8>> = Default::default();
+        let mut x: u64 = 3;
+        for i in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let m = format!("m{}", (x >> 40) % 700).into_bytes();
+            match (x >> 20) % 4 {
+                0 => assert_eq!(t.swap_remove(&m), model.swap_remove(&m)),
+                1 if !model.is_empty() => {
+                    let k = (x >> 30) as usize % model.len();
+                    assert_eq!(
+                        t.swap_remove_index(k).map(|b| b.to_vec()),
+                        model.swap_remove_index(k)
+                    );
+                }
+                _ => assert_eq!(t.insert(&m), model.insert(m.clone())),
+            }
+            assert_eq!(t.len(), model.len());
+            if i % 500 == 0 {
+                assert!(t.iter().eq(model.iter().map(|m| &m[..])));
+                assert!(model.iter().all(|m| t.contains(m)));
+                assert!(!t.contains(b"absent"));
+            }
+        }
     }
 
     #[test]
