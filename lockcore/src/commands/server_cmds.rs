@@ -667,11 +667,31 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Value::Obj(Obj::Set(s)) => s.heap_bytes(),
         Value::Obj(Obj::Lock(l)) => l.holders.iter().map(|h| h.owner.len() + 64).sum(),
         Value::Obj(Obj::VSet(v)) => v.memory(),
-        Value::Obj(Obj::Stream(s)) => s
-            .entries
-            .values()
-            .map(|f| 16 + f.iter().map(|x| x.len() + 8).sum::<usize>())
-            .sum(),
+        Value::Obj(Obj::Stream(s)) => {
+            use crate::storage::stream::{Group, Node, StreamId, StreamValue};
+            // A BTreeMap of `n` pairs of `kv` bytes: one leaf of 11 slots up to 11 pairs,
+            // then leaves about 2/3 full and an internal node per 8 leaves.
+            let btree = |n: usize, kv: usize| match n {
+                0 => 0,
+                1..=11 => malloc_size(11 * kv + 16),
+                n => (n.div_ceil(8) + n.div_ceil(64)) * malloc_size(11 * kv + 16),
+            };
+            let vec = |v: &Vec<Bytes>| {
+                malloc_size(v.capacity() * std::mem::size_of::<Bytes>())
+                    + v.iter().map(|x| string(x.len())).sum::<usize>()
+            };
+            let id = std::mem::size_of::<StreamId>();
+            malloc_size(std::mem::size_of::<StreamValue>())
+                + btree(s.entries.len(), id + std::mem::size_of::<Vec<Bytes>>())
+                + s.entries.values().map(vec).sum::<usize>()
+                + btree(s.nodes.len(), id + std::mem::size_of::<Node>())
+                + s.nodes.values().map(|n| vec(&n.master)).sum::<usize>()
+                + btree(s.groups.len(), 32 + std::mem::size_of::<Group>())
+                + s.groups
+                    .values()
+                    .map(|g| btree(g.pel.len(), id + 40) + btree(g.consumers.len(), 96))
+                    .sum::<usize>()
+        }
     };
     // The key's place: its (key, entry) pair, its share of the slot table, past 22
     // bytes the key's own allocation (key.rs), and with a TTL its expiry heap entry (16
