@@ -805,28 +805,31 @@ impl Conn {
         } else {
             spec.parent
         };
-        // WAIT waits for this client's writes (Redis' woff): scripts and EXEC may write too.
-        if !self.cl.wrote
-            && (spec.has(flag::WRITE | flag::MAY_REPLICATE) || spec.group == "scripting")
-        {
-            self.cl.wrote = true;
-        }
-        // A replica refuses writes (replica-read-only), as Redis' processCommand does.
-        if shared.repl.is_replica.load(Ordering::Relaxed)
-            && spec.has(flag::WRITE)
-            && !shared.cluster.as_ref().is_some_and(|t| t.enabled)
-            && shared
-                .config
-                .read()
-                .get_bool(crate::config::key::REPLICA_READ_ONLY)
-        {
-            self.reject(
-                shared,
-                guard,
-                argv,
-                Reply::err("READONLY You can't write against a read only replica."),
-            );
-            return;
+        // One test for reads: writes, scripts (NOSCRIPT) and the rest that may replicate.
+        if spec.has(flag::WRITE | flag::MAY_REPLICATE | flag::NOSCRIPT) {
+            // WAIT waits for this client's writes (Redis' woff); a script may write too.
+            if !self.cl.wrote
+                && (spec.has(flag::WRITE | flag::MAY_REPLICATE) || spec.group == "scripting")
+            {
+                self.cl.wrote = true;
+            }
+            // A replica refuses writes (replica-read-only), as Redis' processCommand does.
+            if spec.has(flag::WRITE)
+                && shared.repl.is_replica.load(Ordering::Relaxed)
+                && !shared.cluster.as_ref().is_some_and(|t| t.enabled)
+                && shared
+                    .config
+                    .read()
+                    .get_bool(crate::config::key::REPLICA_READ_ONLY)
+            {
+                self.reject(
+                    shared,
+                    guard,
+                    argv,
+                    Reply::err("READONLY You can't write against a read only replica."),
+                );
+                return;
+            }
         }
         if self.multi.is_some() && spec.has(flag::NO_MULTI) {
             self.reject(
