@@ -160,7 +160,17 @@ fn hello(c: &mut Conn, a: &[Bytes]) -> Reply {
         }
     }
     if !c.authenticated {
-        return Reply::err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        // Redis 7.2 named the protocol argument in the hint (7.0: "HELLO AUTH <user> <pass>").
+        let usage = if c
+            .shared
+            .personality
+            .has(lockcore::personality::Since::redis(702))
+        {
+            "HELLO <proto> AUTH <user> <pass>"
+        } else {
+            "HELLO AUTH <user> <pass>"
+        };
+        return Reply::err(format!("NOAUTH HELLO must be called with the client already authenticated, otherwise the {usage} option can be used to authenticate the client and select the RESP protocol version at the same time"));
     }
     if let Some(n) = setname {
         if let Err(e) = validate_name(&n) {
