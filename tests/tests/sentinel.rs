@@ -868,6 +868,31 @@ fn sentinel_auth_replica_down_and_shutdown() {
     let mut r = Raw::connect(s0);
     assert_eq!(r.cmd_str(&["AUTH", "spass"]), "+OK\r\n");
     assert!(r.cmd_str(&["SENTINEL", "MASTERS"]).starts_with("*1\r\n"));
+    // ACL users of a sentinel are its own.
+    assert_eq!(
+        r.cmd_str(&["ACL", "SETUSER", "ops", "on", ">opspass", "+@all"]),
+        "+OK\r\n"
+    );
+    let mut o = Raw::connect(s0);
+    assert_eq!(o.cmd_str(&["AUTH", "ops", "opspass"]), "+OK\r\n");
+    assert!(o.cmd_str(&["SENTINEL", "MASTERS"]).starts_with("*1\r\n"));
+    let mut o1 = Raw::connect(tum.sentinels[1]);
+    assert!(o1
+        .cmd_str(&["AUTH", "ops", "opspass"])
+        .starts_with("-WRONGPASS"));
+    // announce-ip / announce-port: what the other sentinels list for this one.
+    assert_eq!(o1.cmd_str(&["AUTH", "spass"]), "+OK\r\n");
+    for (k, v) in [("announce-ip", "10.0.0.9"), ("announce-port", "26999")] {
+        assert_eq!(o1.cmd_str(&["SENTINEL", "CONFIG", "SET", k, v]), "+OK\r\n");
+    }
+    let listed = parse(&r.cmd(&["SENTINEL", "SENTINELS", "mymaster"])).items();
+    assert!(
+        listed.iter().any(|x| {
+            let p = x.pairs();
+            field(&p, "ip") == "10.0.0.9" && field(&p, "port") == "26999"
+        }),
+        "{listed:?}"
+    );
     // The data nodes keep theirs (none).
     assert_eq!(cmd_raw(tum.data[0], &["PING"]), "+PONG\r\n");
     // A replica down for down-after-milliseconds is +sdown, and -sdown when back.

@@ -425,6 +425,8 @@ fn kv(k: &str, v: String) -> (Reply, Reply) {
 }
 
 /// The first fields of every instance (Redis' addReplySentinelRedisInstance), `flags` given.
+/// (One argument per field Redis writes, in its order.)
+#[allow(clippy::too_many_arguments)]
 fn common(
     name: String,
     port: u16,
@@ -555,12 +557,24 @@ fn replica_reply(all: &Sentinels, st: &State, r: usize) -> Reply {
 
 fn sentinel_reply(all: &Sentinels, st: &State, j: usize) -> Reply {
     let o = &all.list[j];
+    // What sentinel j announces (SENTINEL CONFIG SET announce-ip / announce-port on it).
+    let set = &st.settings[j];
+    let ip = if set.announce_ip.is_empty() {
+        o.addr.ip().to_string()
+    } else {
+        set.announce_ip.clone()
+    };
+    let port = if set.announce_port > 0 {
+        set.announce_port as u16
+    } else {
+        o.addr.port()
+    };
     let mut v = common(
         o.id.clone(),
-        o.addr.port(),
+        port,
         o.id.clone(),
         "sentinel".into(),
-        &o.addr.ip().to_string(),
+        &ip,
         0,
         None,
         None,
