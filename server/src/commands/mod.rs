@@ -200,7 +200,9 @@ fn hello(c: &mut Conn, a: &[Bytes]) -> Reply {
         (Reply::bulk_str("id"), Reply::Int(c.cl.id as i64)),
         (
             Reply::bulk_str("mode"),
-            Reply::bulk_str(if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
+            Reply::bulk_str(if crate::state::sentinel_mode::active(&c.shared) {
+                "sentinel"
+            } else if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
                 "cluster"
             } else {
                 "standalone"
@@ -675,6 +677,7 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
     let hidden = |s: &CommandSpec| {
         crate::state::timectl::hidden_spec(&c.shared, s)
             || crate::state::cluster::hidden_spec(&c.shared, s)
+            || crate::state::sentinel_mode::hidden_spec(&c.shared, s)
             || !p.has(s.avail)
     };
     let mut all: Vec<&CommandSpec> = commands::all().filter(|s| !hidden(s)).collect();

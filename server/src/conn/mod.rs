@@ -49,6 +49,14 @@ pub struct ServerCommand {
 #[linkme::distributed_slice]
 pub static SERVER_COMMANDS: [ServerCommand];
 
+/// A sentinel's commands (server/src/sentinel/ registers the one hook): `None` runs the
+/// command as on a data node, `Some(Ok(reply))` answers it, `Some(Err(e))` refuses it.
+pub type SentinelHook =
+    fn(&mut Conn, &mut Option<CoreGuard<'_>>, &[Bytes]) -> Option<Result<Reply, Reply>>;
+
+#[linkme::distributed_slice]
+pub static SENTINEL_HOOK: [SentinelHook];
+
 /// Registers a handler for the table rows named: `server_command!(["ping"], ping);`.
 #[macro_export]
 macro_rules! server_command {
@@ -778,6 +786,21 @@ impl Conn {
         guard: &mut Option<CoreGuard<'a>>,
         argv: &mut Vec<Bytes>,
     ) {
+        if crate::state::sentinel_mode::active(shared) {
+            if let Some(hook) = SENTINEL_HOOK.first() {
+                match hook(self, guard, argv) {
+                    None => {}
+                    Some(Ok(r)) => {
+                        self.reply(r);
+                        return;
+                    }
+                    Some(Err(e)) => {
+                        self.reject(shared, guard, argv, e);
+                        return;
+                    }
+                }
+            }
+        }
         let looked_up = if crate::state::timectl::hidden_name(shared, &argv[0])
             || crate::state::cluster::hidden_name(shared, &argv[0])
         {
