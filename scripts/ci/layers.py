@@ -44,7 +44,7 @@ LAYERS = {
         ["acl", "cluster", "repl"],
         ["scripting"],
         ["observe"],
-        ["commands"],
+        ["commands", "sentinel"],
         ["tools"],
         ["embed", "lib", "main"],
     ],

@@ -29,6 +29,7 @@ pub mod commands;
 pub mod observe;
 pub mod repl;
 pub mod scripting;
+pub mod sentinel;
 
 pub mod tools;
 
@@ -73,6 +74,8 @@ pub struct Server {
     pub addrs: Vec<SocketAddr>,
     pub shards: Vec<Arc<Shared>>,
     pub topology: Option<Arc<state::cluster::Topology>>,
+    /// The sentinels of a replication topology (`sentinels` > 0, server/src/sentinel/).
+    pub sentinels: Option<Arc<sentinel::Sentinels>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Where `/metrics` is served (`metrics-port`), if it is.
     pub metrics_addr: Option<SocketAddr>,
@@ -84,7 +87,15 @@ impl Server {
     /// nodes on ports port..port+N-1 (each a free port if `port` is 0).
     pub async fn start(config: Config) -> std::io::Result<Server> {
         if state::cluster::multi_node(&config) {
-            let (topo, shards, addrs, tasks) = cluster::nodes::start(config).await?;
+            let sconfig = config.clone();
+            let (topo, shards, addrs, mut tasks) = cluster::nodes::start(config).await?;
+            let sentinels = match sentinel::start(&sconfig, &topo).await? {
+                Some((s, t)) => {
+                    tasks.extend(t);
+                    Some(s)
+                }
+                None => None,
+            };
             return Ok(Server {
                 addr: addrs[0],
                 listen: io::net::Addrs {
@@ -96,6 +107,7 @@ impl Server {
                 addrs,
                 shards,
                 topology: Some(topo),
+                sentinels,
                 tasks,
                 metrics_addr: None,
             });
@@ -153,6 +165,7 @@ impl Server {
             addrs: vec![addr],
             shards: vec![shared],
             topology: None,
+            sentinels: None,
             tasks,
             metrics_addr,
         })
@@ -206,6 +219,9 @@ impl Server {
             for n in &topo.nodes {
                 cluster::nodes::stop_listening(n);
             }
+        }
+        if let Some(all) = &self.sentinels {
+            sentinel::stop(all);
         }
         for s in &self.shards {
             s.shutting_down.store(true, Ordering::SeqCst);

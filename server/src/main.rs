@@ -465,6 +465,10 @@ fn main() {
                     t.port()
                 );
             }
+            for s in server.sentinels.iter().flat_map(|s| &s.list) {
+                let t = s.addr;
+                let _ = writeln!(out, "tumbler listening on {t} port={} sentinel={}", t.port(), s.index);
+            }
         } else {
             for t in &a.tcp {
                 let _ = writeln!(out, "tumbler listening on {t} port={}", t.port());

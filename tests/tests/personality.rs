@@ -220,3 +220,23 @@ fn doubles_as_each_reference() {
         diff_against_resp3(bin, DOUBLES);
     }
 }
+
+/// HELLO before AUTH on a server with a password: the hint names `HELLO AUTH` in Redis 7.0
+/// and `HELLO <proto> AUTH` from 7.2 on (redis-py 5+ and ioredis open with HELLO 3).
+#[test]
+fn hello_noauth_as_each_reference() {
+    for bin in ["redis-server", "redis8-server", "valkey9-server"] {
+        let Some(r) = RedisServer::start_bin(bin, &["--requirepass", "x"]) else {
+            return;
+        };
+        let t = Tumbler::like(&r, &[("requirepass", "x")]);
+        let mut a = tumbler_tests::Raw::connect(r.addr);
+        let mut b = t.raw();
+        for cmd in [
+            &["HELLO", "3"][..],
+            &["HELLO", "2", "AUTH", "default", "no"],
+        ] {
+            assert_eq!(a.cmd_str(cmd), b.cmd_str(cmd), "{bin} {cmd:?}");
+        }
+    }
+}

@@ -24,10 +24,15 @@ fn fields(info: &str) -> Vec<String> {
 
 /// A real primary with `n` replicas started with `--replicaof`, once they are in sync.
 fn real_set(n: usize) -> Option<(RedisServer, Vec<RedisServer>)> {
-    let primary = RedisServer::start()?;
+    let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    real_set_of(&bin, n)
+}
+
+fn real_set_of(bin: &str, n: usize) -> Option<(RedisServer, Vec<RedisServer>)> {
+    let primary = RedisServer::start_bin(bin, &["--repl-diskless-sync-delay", "0"])?;
     let port = primary.addr.port().to_string();
     let replicas: Vec<RedisServer> = (0..n)
-        .map(|_| RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]).unwrap())
+        .map(|_| RedisServer::start_bin(bin, &["--replicaof", "127.0.0.1", &port]).unwrap())
         .collect();
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut p = primary.raw();
@@ -120,6 +125,35 @@ fn a_replica_as_redis_shows_it() {
         assert!(rinfo.contains("master_link_status:up\r\n"), "{rinfo}");
         out.push(fields(&pinfo).join(","));
         out.push(fields(&rinfo).join(","));
+        seen.push(out);
+    }
+    assert_eq!(seen[0], seen[1]);
+}
+
+/// WAIT and WAITAOF as redis-server 8.0.2 answers them with appendonly off: a replica in
+/// sync counts for WAIT, never for WAITAOF (no replica fsyncs an AOF).
+#[test]
+fn wait_and_waitaof_as_redis_8() {
+    let Some((rp, rr)) = real_set_of("redis8-server", 1) else {
+        return;
+    };
+    let (_t, ta) = tumbler_set(Some(&rp), 1);
+    let sides = [
+        (rp.raw(), rr[0].raw()),
+        (Raw::connect(ta[0]), Raw::connect(ta[1])),
+    ];
+    let mut seen = Vec::new();
+    for (mut p, mut r) in sides {
+        let mut out = Vec::new();
+        out.push(s(&mut p, &["SET", "a", "1"]));
+        out.push(s(&mut p, &["WAIT", "1", "1000"]));
+        let t0 = Instant::now();
+        out.push(s(&mut p, &["WAITAOF", "0", "1", "200"]));
+        assert!(t0.elapsed() >= Duration::from_millis(190));
+        out.push(s(&mut p, &["WAITAOF", "0", "0", "0"]));
+        out.push(s(&mut p, &["WAITAOF", "1", "0", "0"]));
+        out.push(s(&mut r, &["WAITAOF", "0", "1", "0"]));
+        out.push(s(&mut r, &["WAIT", "1", "0"]));
         seen.push(out);
     }
     assert_eq!(seen[0], seen[1]);
@@ -381,4 +415,73 @@ fn a_cluster_replica_lags_and_its_failover_loses_writes() {
     assert_eq!(s(&mut old, &["READONLY"]), "+OK\r\n");
     assert_eq!(s(&mut old, &["GET", "lock"]), "$1\r\nB\r\n");
     assert!(s(&mut old, &["ROLE"]).starts_with("*5\r\n$5\r\nslave\r\n"));
+}
+
+/// CLUSTER FAILOVER sent to a replica, as Redis 7.0 takes it: the default one lets the
+/// replica catch up first (nothing is lost, even from a stalled link) and refuses while the
+/// primary is down; TAKEOVER promotes it with what it has.
+#[test]
+fn cluster_failover_catches_up_unless_forced() {
+    let t = Tumbler::start_with(&[
+        ("cluster-enabled", "yes"),
+        ("nodes", "2"),
+        ("cluster-replicas", "1"),
+        ("enable-test-control", "yes"),
+    ]);
+    let a = t.addrs();
+    let (mut n0, mut n1) = (Raw::connect(a[0]), Raw::connect(a[1]));
+    assert_eq!(
+        s(&mut n0, &["CLUSTER", "FAILOVER"]),
+        "-ERR You should send CLUSTER FAILOVER to a replica\r\n"
+    );
+    s(&mut n0, &["TUMBLER.REPL", "PAUSE", "1"]);
+    s(&mut n0, &["SET", "k", "1"]);
+    assert_eq!(s(&mut n1, &["CLUSTER", "FAILOVER"]), "+OK\r\n");
+    assert_eq!(s(&mut n1, &["GET", "k"]), "$1\r\n1\r\n");
+    assert!(s(&mut n1, &["ROLE"]).starts_with("*3\r\n$6\r\nmaster"));
+    // Now node 0 replicates node 1; stall it, write, and take over with TAKEOVER.
+    let mut n0 = Raw::connect(a[0]);
+    s(&mut n1, &["TUMBLER.REPL", "PAUSE", "0"]);
+    s(&mut n1, &["SET", "k", "2"]);
+    assert_eq!(
+        s(&mut n0, &["CLUSTER", "FAILOVER", "BOGUS"]),
+        "-ERR syntax error\r\n"
+    );
+    s(&mut n1, &["TUMBLER.NODE", "DOWN", "1"]);
+    assert_eq!(
+        s(&mut n0, &["CLUSTER", "FAILOVER"]),
+        "-ERR Master is down or failed, please use CLUSTER FAILOVER FORCE\r\n"
+    );
+    assert_eq!(s(&mut n0, &["CLUSTER", "FAILOVER", "TAKEOVER"]), "+OK\r\n");
+    assert_eq!(s(&mut n0, &["GET", "k"]), "$1\r\n1\r\n");
+}
+
+/// A replica that falls more than 100,000 entries behind is dropped and, once its link is
+/// resumed, given a full copy (as Redis drops a replica past its output buffer limit).
+#[test]
+fn a_replica_far_behind_gets_a_full_copy() {
+    let (_t, a) = tumbler_set(None, 1);
+    let (mut p, mut r) = (Raw::connect(a[0]), Raw::connect(a[1]));
+    s(&mut p, &["TUMBLER.REPL", "PAUSE", "1"]);
+    let n = 100_500;
+    let mut batch = Vec::new();
+    for i in 0..n {
+        let k = format!("k{i}");
+        batch.extend_from_slice(
+            format!("*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n$1\r\nv\r\n", k.len()).as_bytes(),
+        );
+    }
+    p.send_bytes(&batch);
+    for _ in 0..n {
+        p.read_reply();
+    }
+    assert_eq!(s(&mut r, &["DBSIZE"]), ":0\r\n");
+    let list = s(&mut p, &["TUMBLER.REPL", "LIST"]);
+    assert!(
+        list.contains("pending=") && !list.contains(&format!("pending={n}")),
+        "{list}"
+    );
+    s(&mut p, &["TUMBLER.REPL", "RESUME", "1"]);
+    assert_eq!(s(&mut p, &["WAIT", "1", "5000"]), ":1\r\n");
+    assert_eq!(s(&mut r, &["DBSIZE"]), format!(":{n}\r\n"));
 }

@@ -121,6 +121,13 @@ pub static CLUSTER_SUBS: &[CommandSpec] = &[
     ),
     sub(
         "cluster",
+        "failover",
+        -2,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "Forces a replica to perform a manual failover of its master.",
+    ),
+    sub(
+        "cluster",
         "replicas",
         3,
         ADMIN | STALE,

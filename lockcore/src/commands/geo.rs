@@ -388,7 +388,9 @@ fn search(z: &ZSet, s: &Search, limit: usize) -> Vec<Point> {
         let start = z.count_before(&|sc, _| sc < min);
         let end = z.count_before(&|sc, _| sc < max);
         for i in start..end {
-            let Some((score, m)) = z.nth(i) else { break };
+            let Some((score, m)) = z.nth_owned(i) else {
+                break;
+            };
             let xy = decode_score(score);
             if let Some(dist) = within(s, xy) {
                 out.push(Point {

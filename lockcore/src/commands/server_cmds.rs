@@ -650,30 +650,82 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             return error::syntax();
         }
     }
-    use crate::storage::value::{Obj, Value};
+    use crate::storage::value::{HashValue, Obj, Value};
+    use crate::storage::zset::malloc_size;
     let key_len = a[2].len();
+    let slot = ctx.eng.dbs[ctx.cl.db].slot_bytes_per_key();
     let Some(e) = ctx.peek(&a[2]) else {
         return Reply::Null;
     };
-    // Per-item overheads roughly like Redis' (dict entry, robj and sds headers).
+    // What the allocator holds for a string value or list element: `kept`'s one
+    // allocation of its size class (value.rs), or a longer argument's buffer and the
+    // shared header `Bytes` gives it.
+    let string = |n: usize| match n {
+        0 | 1 => 0,
+        2..=8 => malloc_size(16 + 8),
+        9..=24 => malloc_size(16 + 24),
+        25..=crate::storage::value::KEPT_INLINE_MAX => {
+            malloc_size(16 + crate::storage::value::KEPT_INLINE_MAX)
+        }
+        n => malloc_size(n) + malloc_size(24),
+    };
+    // The value's own allocations, as the allocator counts them (chunk headers and size
+    // classes included), for the types Tumbler packs; the others as before, per-item
+    // overheads roughly like Redis'.
     let body: usize = match &e.value {
-        Value::Str(s) => s.len() + 16,
+        Value::Str(s) => string(s.len()),
+        Value::Obj(Obj::Hash(HashValue::Pack(p))) => malloc_size(p.buf_len()),
         Value::Obj(Obj::Hash(h)) => h
             .iter_ttl()
             .map(|(k, v, t)| k.len() + v.len() + 24 + if t != 0 { 16 } else { 0 })
             .sum(),
-        Value::Obj(Obj::List(l)) => l.iter().map(|v| v.len() + 11).sum(),
-        Value::Obj(Obj::ZSet(z)) => z.len() * 48,
-        Value::Obj(Obj::Set(s)) => s.members.iter().map(|m| m.len() + 24).sum(),
+        Value::Obj(Obj::List(l)) => {
+            malloc_size(std::mem::size_of_val(&**l))
+                + malloc_size(l.capacity() * std::mem::size_of::<Bytes>())
+                + l.iter().map(|v| string(v.len())).sum::<usize>()
+        }
+        Value::Obj(Obj::ZSet(z)) => z.heap_bytes(),
+        Value::Obj(Obj::Set(s)) => s.heap_bytes(),
         Value::Obj(Obj::Lock(l)) => l.holders.iter().map(|h| h.owner.len() + 64).sum(),
         Value::Obj(Obj::VSet(v)) => v.memory(),
-        Value::Obj(Obj::Stream(s)) => s
-            .entries
-            .values()
-            .map(|f| 16 + f.iter().map(|x| x.len() + 8).sum::<usize>())
-            .sum(),
+        Value::Obj(Obj::Stream(s)) => {
+            use crate::storage::stream::{Group, Node, StreamId, StreamValue};
+            // A BTreeMap of `n` pairs of `kv` bytes: one leaf of 11 slots up to 11 pairs,
+            // then leaves about 2/3 full and an internal node per 8 leaves.
+            let btree = |n: usize, kv: usize| match n {
+                0 => 0,
+                1..=11 => malloc_size(11 * kv + 16),
+                n => (n.div_ceil(8) + n.div_ceil(64)) * malloc_size(11 * kv + 16),
+            };
+            let vec = |v: &Vec<Bytes>| {
+                malloc_size(v.capacity() * std::mem::size_of::<Bytes>())
+                    + v.iter().map(|x| string(x.len())).sum::<usize>()
+            };
+            let id = std::mem::size_of::<StreamId>();
+            malloc_size(std::mem::size_of::<StreamValue>())
+                + btree(s.entries.len(), id + std::mem::size_of::<Vec<Bytes>>())
+                + s.entries.values().map(vec).sum::<usize>()
+                + btree(s.nodes.len(), id + std::mem::size_of::<Node>())
+                + s.nodes.values().map(|n| vec(&n.master)).sum::<usize>()
+                + btree(s.groups.len(), 32 + std::mem::size_of::<Group>())
+                + s.groups
+                    .values()
+                    .map(|g| btree(g.pel.len(), id + 40) + btree(g.consumers.len(), 96))
+                    .sum::<usize>()
+        }
     };
-    Reply::Int((key_len + 40 + body) as i64)
+    // The key's place: its (key, entry) pair, its share of the slot table, past 22
+    // bytes the key's own allocation (key.rs), and with a TTL its expiry heap entry (16
+    // bytes, the heap's vector half grown on average).
+    let key = std::mem::size_of::<(crate::storage::key::Key, crate::storage::value::Entry)>()
+        + slot
+        + if key_len > 22 {
+            malloc_size(key_len)
+        } else {
+            0
+        }
+        + if e.expire_at().is_some() { 24 } else { 0 };
+    Reply::Int((key + body) as i64)
 }
 
 fn memory_help(_: &mut Ctx, _: &[Bytes]) -> Reply {

@@ -3,7 +3,8 @@
 //!
 //! Redis 7.0 keeps a set of integers as a sorted "intset" (so SMEMBERS is in numeric
 //! order) until it holds a non-integer or more than `set-max-intset-entries` members, then
-//! a "hashtable" forever; [`SetValue`] mirrors that so replies and OBJECT ENCODING match.
+//! a "hashtable" forever; [`SetValue`] mirrors that (the intset packed as Redis packs it)
+//! so replies, OBJECT ENCODING and memory match.
 
 use bytes::Bytes;
 use rand::Rng;
@@ -90,7 +91,7 @@ fn sadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         None => {
             ctx.eng.dbs[db].insert(
                 a[1].clone(),
-                Value::Obj(Obj::Set(Box::default())),
+                Value::Obj(Obj::Set(SetValue::default())),
                 None,
                 now,
             );
@@ -117,20 +118,13 @@ fn sadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 /// Adds `m`, leaving the intset encoding when `m` is not an integer or the set grows past
 /// `set-max-intset-entries` (Redis' setTypeAdd). Returns whether `m` was new.
 fn add_member(s: &mut SetValue, m: Bytes) -> bool {
-    let int = s.intset && parse_i64(&m).is_some();
-    if !s.members.insert(m) {
-        return false;
-    }
-    if s.intset && (!int || s.members.len() > MAX_INTSET_ENTRIES) {
-        s.intset = false;
-    }
-    true
+    s.insert(m, MAX_INTSET_ENTRIES)
 }
 
 /// Removes the key if the set became empty, with the "del" event after the command's own.
 fn drop_if_empty(ctx: &mut Ctx, key: &Bytes) {
     let db = ctx.dbi();
-    if matches!(ctx.eng.dbs[db].get(key).map(|e| &e.value), Some(Value::Obj(Obj::Set(s))) if s.members.is_empty())
+    if matches!(ctx.eng.dbs[db].get(key).map(|e| &e.value), Some(Value::Obj(Obj::Set(s))) if s.is_empty())
     {
         ctx.eng.dbs[db].remove(key);
         ctx.notify(notify::GENERIC, "del", key);
@@ -161,7 +155,7 @@ fn smembers(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn sismember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_set(ctx, &a[1]) {
-        Ok(s) => Reply::Int(s.is_some_and(|s| s.members.contains(&a[2])) as i64),
+        Ok(s) => Reply::Int(s.is_some_and(|s| s.contains(&a[2])) as i64),
         Err(e) => e,
     }
 }
@@ -171,7 +165,7 @@ fn smismember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(s) => Reply::Array(
             a[2..]
                 .iter()
-                .map(|m| Reply::Int(s.as_ref().is_some_and(|s| s.members.contains(m)) as i64))
+                .map(|m| Reply::Int(s.as_ref().is_some_and(|s| s.contains(m)) as i64))
                 .collect(),
         ),
         Err(e) => e,
@@ -180,7 +174,7 @@ fn smismember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 
 fn scard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     match get_set(ctx, &a[1]) {
-        Ok(s) => Reply::Int(s.map_or(0, |s| s.members.len() as i64)),
+        Ok(s) => Reply::Int(s.map_or(0, |s| s.len() as i64)),
         Err(e) => e,
     }
 }
@@ -207,11 +201,11 @@ fn srandmember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(None) => return Reply::Null,
         Err(e) => return e,
     };
-    let size = s.members.len();
+    let size = s.len();
     let mut rng = rand::thread_rng();
     let Some(l) = count else {
         let i = rng.gen_range(0..size);
-        return Reply::Bulk(s.members.get_index(i).unwrap().clone());
+        return Reply::Bulk(s.get_index(i).unwrap());
     };
     let n = l.unsigned_abs() as usize;
     if l < 0 && n > MAX_RANDOM_REPEATS {
@@ -223,7 +217,7 @@ fn srandmember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if l < 0 || n == 1 {
         return Reply::Array(
             (0..n)
-                .map(|_| Reply::Bulk(s.members.get_index(rng.gen_range(0..size)).unwrap().clone()))
+                .map(|_| Reply::Bulk(s.get_index(rng.gen_range(0..size)).unwrap()))
                 .collect(),
         );
     }
@@ -233,7 +227,7 @@ fn srandmember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     Reply::Array(
         rand::seq::index::sample(&mut rng, size, n)
             .into_iter()
-            .map(|i| Reply::Bulk(s.members.get_index(i).unwrap().clone()))
+            .map(|i| Reply::Bulk(s.get_index(i).unwrap()))
             .collect(),
     )
 }
@@ -256,11 +250,11 @@ fn spop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     };
     let mut rng = rand::thread_rng();
-    let n = count.unwrap_or(1).min(s.members.len());
+    let n = count.unwrap_or(1).min(s.len());
     let mut popped = Vec::with_capacity(n);
     for _ in 0..n {
-        let i = rng.gen_range(0..s.members.len());
-        popped.push(s.members.swap_remove_index(i).unwrap());
+        let i = rng.gen_range(0..s.len());
+        popped.push(s.swap_remove_index(i).unwrap());
     }
     if n > 0 {
         ctx.modified(&a[1], notify::SET, "spop");
@@ -288,10 +282,9 @@ fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Ok(s) => s,
         Err(e) => return e,
     };
-    let (items, next) = if s.intset {
-        (s.ordered(), 0)
-    } else {
-        crate::storage::db::scan_by_hash(s.members.iter(), &hasher, args.cursor, args.count)
+    let (items, next) = match s.table() {
+        None => (s.ordered(), 0),
+        Some(t) => crate::storage::db::scan_by_hash(t.iter(), &hasher, args.cursor, args.count),
     };
     let out = items
         .into_iter()
@@ -311,7 +304,7 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let (src, dst, m) = (&a[1], &a[2], &a[3]);
     let src_is_member = match ctx.write(src).map(|e| &e.value) {
         None => return Reply::Int(0),
-        Some(Value::Obj(Obj::Set(s))) => s.members.contains(m),
+        Some(Value::Obj(Obj::Set(s))) => s.contains(m),
         Some(_) => return error::wrongtype(),
     };
     if !matches!(
@@ -337,7 +330,7 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             ctx.eng,
             db,
             dst.clone(),
-            Value::Obj(Obj::Set(Box::default())),
+            Value::Obj(Obj::Set(SetValue::default())),
             None,
         );
     }
@@ -369,7 +362,7 @@ fn with_sets<R>(
     let sets: Vec<Option<&SetValue>> = keys
         .iter()
         .map(|k| match db.get(k).map(|e| &e.value) {
-            Some(Value::Obj(Obj::Set(s))) => Some(&**s),
+            Some(Value::Obj(Obj::Set(s))) => Some(s),
             _ => None,
         })
         .collect();
@@ -380,7 +373,7 @@ fn with_sets<R>(
 /// is empty, with the events Redis sends; replies with the stored cardinality.
 fn store_set(ctx: &mut Ctx, dst: &Bytes, result: SetValue, event: &str) -> Reply {
     let db = ctx.dbi();
-    let n = result.members.len();
+    let n = result.len();
     if n == 0 {
         if ctx.write(dst).is_some() {
             crate::engine::delete_key(ctx.eng, db, dst);
@@ -388,13 +381,7 @@ fn store_set(ctx: &mut Ctx, dst: &Bytes, result: SetValue, event: &str) -> Reply
         return Reply::Int(0);
     }
     ctx.write(dst);
-    crate::engine::store(
-        ctx.eng,
-        db,
-        dst.clone(),
-        Value::Obj(Obj::Set(Box::new(result))),
-        None,
-    );
+    crate::engine::store(ctx.eng, db, dst.clone(), Value::Obj(Obj::Set(result)), None);
     ctx.modified(dst, notify::SET, event);
     Reply::Int(n as i64)
 }
@@ -403,13 +390,13 @@ fn store_set(ctx: &mut Ctx, dst: &Bytes, result: SetValue, event: &str) -> Reply
 /// order, that every other set holds. Stops after `limit` members (0: no limit).
 fn intersect(sets: &[&SetValue], limit: usize) -> Vec<Bytes> {
     let mut order: Vec<&SetValue> = sets.to_vec();
-    order.sort_by_key(|s| s.members.len());
+    order.sort_by_key(|s| s.len());
     let Some((first, rest)) = order.split_first() else {
         return vec![];
     };
     let mut out = Vec::new();
     for m in first.ordered() {
-        if rest.iter().all(|s| s.members.contains(&m)) {
+        if rest.iter().all(|s| s.contains(&m)) {
             out.push(m);
             if out.len() == limit {
                 break;
@@ -504,7 +491,7 @@ fn sunion_diff(ctx: &mut Ctx, keys: &[Bytes], dst: Option<&Bytes>, op: SetOp) ->
             }
             (SetOp::Diff, Some((Some(first), rest))) => {
                 for m in first.ordered() {
-                    if !rest.iter().flatten().any(|s| s.members.contains(&m)) {
+                    if !rest.iter().flatten().any(|s| s.contains(&m)) {
                         add_member(&mut result, m);
                     }
                 }

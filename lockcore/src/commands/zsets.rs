@@ -194,16 +194,6 @@ fn removed(ctx: &mut Ctx, key: &Bytes, event: &str) {
     ctx.eng.signal_ready(db, key);
 }
 
-/// Records the switch to "skiplist" encoding when the set outgrows the listpack limits.
-fn check_encoding(ctx: &Ctx, z: &mut ZSet, member_len: usize) {
-    if !z.big
-        && (z.len() > ctx.eng.config.zset_max_listpack_entries
-            || member_len > ctx.eng.config.zset_max_listpack_value)
-    {
-        z.big = true;
-    }
-}
-
 /// A member/score pair as a reply element: flat in RESP2, a nested pair in RESP3 when
 /// `nested` (Redis 7.0's shape for WITHSCORES, ZPOPMIN with COUNT, ZMPOP...).
 fn push_pair(out: &mut Vec<Reply>, m: Bytes, s: f64, withscores: bool, nested: bool) {
@@ -423,10 +413,13 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], mut f: AddFlags) -> Reply {
             }
             let big = ctx.eng.config.zset_max_listpack_entries == 0
                 || ctx.eng.config.zset_max_listpack_value < pairs[0].1.len();
-            let mut z = ZSet::default();
-            z.big = big;
+            let z = if big {
+                ZSet::new_big()
+            } else {
+                ZSet::default()
+            };
             ctx.note_new_key(key);
-            ctx.eng.dbs[db].insert(key.clone(), Value::Obj(Obj::ZSet(Box::new(z))), None, now);
+            ctx.eng.dbs[db].insert(key.clone(), Value::Obj(Obj::ZSet(z)), None, now);
         }
     }
     let (me, mv) = (
@@ -469,8 +462,8 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], mut f: AddFlags) -> Reply {
                 }
                 let len = member.len();
                 z.insert(member, score);
-                if !z.big && (z.len() > me || len > mv) {
-                    z.big = true;
+                if !z.is_big() && (z.len() > me || len > mv) {
+                    z.to_big();
                 }
                 last = score;
                 added += 1;
@@ -737,10 +730,9 @@ fn run_range(z: &ZSet, q: &RangeQuery) -> Vec<(Bytes, f64)> {
             let (s, e) = rank_range(*s, *e, len);
             if q.rev {
                 let (s2, e2) = (len - e, len - s);
-                return (s2..e2)
-                    .rev()
-                    .filter_map(|i| z.nth(i).map(|(sc, m)| (m.clone(), sc)))
-                    .collect();
+                let mut v = z.range(s2, e2);
+                v.reverse();
+                return v;
             }
             (s, e)
         }
@@ -758,14 +750,13 @@ fn run_range(z: &ZSet, q: &RangeQuery) -> Vec<(Bytes, f64)> {
     } else {
         (count as u64).min((avail - offset) as u64) as usize
     };
-    let ranks: Box<dyn Iterator<Item = usize>> = if q.rev {
-        Box::new((end - offset - take..end - offset).rev())
+    if q.rev {
+        let mut v = z.range(end - offset - take, end - offset);
+        v.reverse();
+        v
     } else {
-        Box::new(start + offset..start + offset + take)
-    };
-    ranks
-        .filter_map(|i| z.nth(i).map(|(sc, m)| (m.clone(), sc)))
-        .collect()
+        z.range(start + offset, start + offset + take)
+    }
 }
 
 fn range_reply(ctx: &mut Ctx, a: &[Bytes], ty: Option<RangeType>, rev: Option<bool>) -> Reply {
@@ -815,22 +806,25 @@ pub(crate) fn store_result(
         }
         return Reply::Int(0);
     }
+    let maxlen = items.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
     let mut z = ZSet::default();
-    let mut maxlen = 0;
-    for (m, s) in items {
-        maxlen = maxlen.max(m.len());
-        z.insert(m, s);
+    if items.len() > ctx.eng.config.zset_max_listpack_entries
+        || maxlen > ctx.eng.config.zset_max_listpack_value
+    {
+        // Built big directly (one insert into a pack is a copy of it), with the scores
+        // the pack would have kept: -0 as +0.
+        z = ZSet::new_big();
+        for (m, s) in items {
+            z.insert(m, if s == 0.0 { 0.0 } else { s });
+        }
+    } else {
+        for (m, s) in items {
+            z.insert(m, s);
+        }
     }
-    check_encoding(ctx, &mut z, maxlen);
     let n = z.len() as i64;
     ctx.write(dst);
-    engine::store(
-        ctx.eng,
-        db,
-        dst.clone(),
-        Value::Obj(Obj::ZSet(Box::new(z))),
-        None,
-    );
+    engine::store(ctx.eng, db, dst.clone(), Value::Obj(Obj::ZSet(z)), None);
     ctx.modified(dst, notify::ZSET, event);
     Reply::Int(n)
 }
@@ -912,9 +906,8 @@ fn pop_from(ctx: &mut Ctx, key: &Bytes, max: bool, count: usize) -> Vec<(Bytes, 
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let i = if max { z.len() - 1 } else { 0 };
-        let (s, m) = match z.nth(i) {
-            Some((s, m)) => (s, m.clone()),
-            None => break,
+        let Some((s, m)) = z.nth_owned(i) else {
+            break;
         };
         z.remove(&m);
         out.push((m, s));
@@ -1120,7 +1113,7 @@ fn zrandmember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let len = z.len();
     let Some(count) = count else {
         let i = rng.gen_range(0..len);
-        return Reply::Bulk(z.nth(i).unwrap().1.clone());
+        return Reply::Bulk(z.nth_owned(i).unwrap().1);
     };
     // Redis would stream billions of repeats until memory runs out; refuse instead of
     // letting one request take the server down.
@@ -1137,10 +1130,15 @@ fn zrandmember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         rand::seq::index::sample(&mut rng, len, count as usize).into_vec()
     };
+    // A pack is read once rather than scanned for each pick.
+    let all = (!z.is_big()).then(|| z.range(0, len));
     let mut out = Vec::new();
     for i in picks {
-        let (s, m) = z.nth(i).unwrap();
-        push_pair(&mut out, m.clone(), s, withscores, resp3);
+        let (s, m) = match &all {
+            Some(v) => (v[i].1, v[i].0.clone()),
+            None => z.nth_owned(i).unwrap(),
+        };
+        push_pair(&mut out, m, s, withscores, resp3);
     }
     Reply::Array(out)
 }
@@ -1191,10 +1189,9 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     };
     // Small sets (listpack in Redis) come back whole, in order, with cursor 0.
-    let (members, next): (Vec<Bytes>, u64) = if !z.big {
-        (z.range(0, z.len()).into_iter().map(|(m, _)| m).collect(), 0)
-    } else {
-        crate::storage::db::scan_by_hash(z.scores.keys(), &hasher, cursor, count)
+    let (members, next): (Vec<Bytes>, u64) = match z.big() {
+        None => (z.range(0, z.len()).into_iter().map(|(m, _)| m).collect(), 0),
+        Some(b) => crate::storage::db::scan_by_hash(b.members(), &hasher, cursor, count),
     };
     let mut out = Vec::new();
     for m in members {
@@ -1450,10 +1447,8 @@ fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let mut sets = Vec::with_capacity(n);
     for k in &a[2..2 + n] {
         match ctx.read(k).map(|e| &e.value) {
-            Some(Value::Obj(Obj::ZSet(z))) => {
-                sets.push(Some(z.scores.keys().cloned().collect::<Vec<_>>()))
-            }
-            Some(Value::Obj(Obj::Set(st))) => sets.push(Some(st.members.iter().cloned().collect())),
+            Some(Value::Obj(Obj::ZSet(z))) => sets.push(Some(z.members())),
+            Some(Value::Obj(Obj::Set(st))) => sets.push(Some(st.ordered())),
             Some(_) => return error::wrongtype(),
             None => sets.push(None),
         }

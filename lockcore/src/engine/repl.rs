@@ -126,7 +126,14 @@ impl Capture {
 impl Engine {
     /// Turns what the last command did into an [`Entry`] (a no-op without a capture or
     /// without changes). Called after every command; the server takes the entries.
+    #[inline]
     pub fn repl_seal(&mut self) {
+        if self.repl.is_some() {
+            self.repl_seal_now();
+        }
+    }
+
+    fn repl_seal_now(&mut self) {
         let Some(cap) = self.repl.as_deref_mut() else {
             return;
         };

@@ -88,11 +88,11 @@ fn key(out: &mut String, eng: &Engine, db: usize, k: &[u8], e: &Entry, now: i64)
             more(out, l.len());
         }
         Value::Obj(Obj::Set(s)) => {
-            let _ = writeln!(out, " members={}", s.members.len());
+            let _ = writeln!(out, " members={}", s.len());
             for x in s.ordered().iter().take(MAX_ITEMS) {
                 item(out, x);
             }
-            more(out, s.members.len());
+            more(out, s.len());
         }
         Value::Obj(Obj::ZSet(z)) => {
             let _ = writeln!(out, " members={}", z.len());

@@ -142,12 +142,10 @@ fn same(a: &Entry, b: &Entry) -> bool {
         }
         (Value::Obj(Obj::List(x)), Value::Obj(Obj::List(y))) => x == y,
         (Value::Obj(Obj::Set(x)), Value::Obj(Obj::Set(y))) => {
-            x.intset == y.intset
-                && x.members.len() == y.members.len()
-                && x.members.iter().eq(y.members.iter())
+            x.is_intset() == y.is_intset() && x.len() == y.len() && x.ordered() == y.ordered()
         }
         (Value::Obj(Obj::ZSet(x)), Value::Obj(Obj::ZSet(y))) => {
-            x.big == y.big
+            x.is_big() == y.is_big()
                 && x.len() == y.len()
                 && (0..x.len()).all(|i| match (x.nth(i), y.nth(i)) {
                     (Some((s, m)), Some((t, n))) => s.to_bits() == t.to_bits() && m == n,

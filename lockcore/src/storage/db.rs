@@ -227,6 +227,15 @@ impl Db {
     pub fn len(&self) -> usize {
         self.map.len()
     }
+
+    /// The slot table's bytes per key (MEMORY USAGE): 8-byte slots, the table between
+    /// 3/8 and 3/4 full.
+    pub fn slot_bytes_per_key(&self) -> usize {
+        match self.map.len() {
+            0 => 11,
+            n => self.map.num_buckets() * std::mem::size_of::<Slot>() / n,
+        }
+    }
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
@@ -832,28 +841,59 @@ fn lost_ttl(map: &SlotTable, dense: &Dense, ex: &mut ExpiryHeap, t: i64, live: O
 
 /// Cursor iteration over any collection of byte-string items, by a process-wide hash order.
 /// Used by SCAN, HSCAN and ZSCAN.
-pub fn scan_by_hash<'a, I, S>(items: I, hasher: &S, cursor: u64, count: usize) -> (Vec<Bytes>, u64)
+pub fn scan_by_hash<'a, I, T, S>(
+    items: I,
+    hasher: &S,
+    cursor: u64,
+    count: usize,
+) -> (Vec<Bytes>, u64)
 where
-    I: Iterator<Item = &'a Bytes>,
+    I: Iterator<Item = &'a T>,
+    T: ScanItem + ?Sized + 'a,
     S: BuildHasher,
 {
     // Cursor 0 starts; internally hashes are shifted to be >= 1 so 0 can mean "done".
     let count = count.max(1);
-    let mut batch: Vec<(u64, &Bytes)> = items
-        .map(|k| (hasher.hash_one(k.as_ref()) | 1, k))
+    let mut batch: Vec<(u64, &T)> = items
+        .map(|k| (hasher.hash_one(k.bytes()) | 1, k))
         .filter(|(h, _)| *h >= cursor)
         .collect();
     if batch.len() <= count {
-        return (batch.into_iter().map(|(_, k)| k.clone()).collect(), 0);
+        return (batch.into_iter().map(|(_, k)| k.to_bytes()).collect(), 0);
     }
     batch.select_nth_unstable_by_key(count, |(h, _)| *h);
     let boundary = batch[count].0;
     let keys = batch
         .iter()
         .filter(|(h, _)| *h < boundary)
-        .map(|(_, k)| (*k).clone())
+        .map(|(_, k)| k.to_bytes())
         .collect();
     (keys, boundary)
+}
+
+/// An item [`scan_by_hash`] walks: a shared string (cloned into the reply) or plain bytes
+/// (copied).
+pub trait ScanItem {
+    fn bytes(&self) -> &[u8];
+    fn to_bytes(&self) -> Bytes;
+}
+
+impl ScanItem for Bytes {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+    fn to_bytes(&self) -> Bytes {
+        self.clone()
+    }
+}
+
+impl ScanItem for [u8] {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+    fn to_bytes(&self) -> Bytes {
+        Bytes::copy_from_slice(self)
+    }
 }
 
 #[cfg(test)]

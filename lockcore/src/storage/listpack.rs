@@ -126,6 +126,11 @@ impl PairPack {
         self.iter().count()
     }
 
+    /// Bytes the buffer takes.
+    pub fn buf_len(&self) -> usize {
+        self.buf.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }

@@ -569,32 +569,16 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
                 put_string(out, &n, lzf);
             }
         }
-        Value::Obj(Obj::Set(s)) if s.intset => {
-            let ints: Option<Vec<i64>> = s.members.iter().map(|m| canonical_int(m)).collect();
-            match ints {
-                Some(ints) => {
-                    out.push(T_SET_INTSET);
-                    put_string(out, &intset(&ints), lzf);
-                }
-                None => {
-                    return write_value(
-                        out,
-                        &Value::Obj(Obj::Set(Box::new(SetValue {
-                            intset: false,
-                            ..(**s).clone()
-                        }))),
-                        list_fill,
-                        lzf,
-                        ver,
-                    )
-                }
-            }
+        Value::Obj(Obj::Set(SetValue::Ints(s))) => {
+            let ints: Vec<i64> = s.iter().collect();
+            out.push(T_SET_INTSET);
+            put_string(out, &intset(&ints), lzf);
         }
         Value::Obj(Obj::Set(s)) => {
             out.push(T_SET);
-            put_len(out, s.members.len());
-            for m in s.members.iter() {
-                put_string(out, m, lzf);
+            put_len(out, s.len());
+            for m in s.ordered() {
+                put_string(out, &m, lzf);
             }
         }
         Value::Obj(Obj::Hash(h)) if !h.is_table() => {
@@ -614,7 +598,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
                 put_string(out, v, lzf);
             }
         }
-        Value::Obj(Obj::ZSet(z)) if !z.big => {
+        Value::Obj(Obj::ZSet(z)) if !z.is_big() => {
             out.push(T_ZSET_LISTPACK);
             let mut lp = Listpack::new();
             for (m, score) in z.range(0, z.len()) {
@@ -1188,17 +1172,18 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
         Loaded::Str(s) => Value::Str(s),
         Loaded::List(l) => Value::Obj(Obj::List(Box::new(l))),
         Loaded::Set(v) => {
-            let mut s = SetValue::default();
+            // An intset if every member is an integer and it is small; else a hashtable
+            // in the payload's order.
+            let ints = v.len() <= 512 && v.iter().all(|m| crate::num::parse_i64(m).is_some());
+            let mut s = if ints {
+                SetValue::default()
+            } else {
+                SetValue::Table(Box::default())
+            };
             for m in v {
-                if crate::num::parse_i64(&m).is_none() {
-                    s.intset = false;
-                }
-                s.members.insert(m);
+                s.insert(m, usize::MAX);
             }
-            if s.members.len() > 512 {
-                s.intset = false;
-            }
-            Value::Obj(Obj::Set(Box::new(s)))
+            Value::Obj(Obj::Set(s))
         }
         Loaded::Hash(pairs) => {
             let mut h = HashValue::default();
@@ -1232,16 +1217,20 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
             Value::Obj(Obj::Hash(h))
         }
         Loaded::ZSet(v) => {
-            let mut z = crate::storage::zset::ZSet::default();
-            z.big = v.len() > cfg.zset_max_listpack_entries
+            let big = v.len() > cfg.zset_max_listpack_entries
                 || v.iter().any(|(m, _)| m.len() > cfg.zset_max_listpack_value);
+            let mut z = if big {
+                crate::storage::zset::ZSet::new_big()
+            } else {
+                crate::storage::zset::ZSet::default()
+            };
             for (m, d) in v {
                 // A duplicate member means a corrupt payload.
                 if z.insert(m, d).is_some() {
                     return None;
                 }
             }
-            Value::Obj(Obj::ZSet(Box::new(z)))
+            Value::Obj(Obj::ZSet(z))
         }
         Loaded::Stream(s) => Value::Obj(Obj::Stream(s)),
         Loaded::VSet(v) => Value::Obj(Obj::VSet(v)),

@@ -457,34 +457,367 @@ impl HashValue {
     }
 }
 
-/// A set: `intset` while every member is an integer and it is small (members then come
-/// out in numeric order, as from Redis' sorted intset); a "hashtable" once that stops.
+/// A set, in one of Redis 7.0's encodings: an "intset" ([`IntSet`]: sorted, packed
+/// integers) while every member is an integer and it holds at most
+/// `set-max-intset-entries`, so members come out in numeric order as from Redis; a
+/// "hashtable" once that stops, which never goes back. 16 bytes, inline in [`Obj`].
 #[derive(Debug, Clone)]
-pub struct SetValue {
-    pub members: indexmap::IndexSet<Bytes>,
-    pub intset: bool,
+pub enum SetValue {
+    Ints(IntSet),
+    Table(Box<StrSet>),
+}
+
+/// A set's "hashtable" encoding: the members, each one exactly-sized allocation, in a
+/// vector (insertion order, a removal moving the last member into the gap, as
+/// `IndexSet::swap_remove` does, so SRANDMEMBER and SPOP pick by position), and a hash
+/// index of their positions (4 bytes and a control byte a bucket). An `IndexSet<Bytes>`
+/// took 40 bytes an entry, 9 a bucket and a shared header with each member.
+#[derive(Clone, Default)]
+pub struct StrSet {
+    index: hashbrown::HashTable<u32>,
+    items: Vec<Box<[u8]>>,
+    hasher: crate::storage::key::KeyHasher,
+}
+
+impl std::fmt::Debug for StrSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set()
+            .entries(self.items.iter().map(|m| String::from_utf8_lossy(m)))
+            .finish()
+    }
+}
+
+impl StrSet {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn position(&self, m: &[u8]) -> Option<usize> {
+        let h = self.hasher.hash_one(m);
+        let items = &self.items;
+        self.index
+            .find(h, |&i| &*items[i as usize] == m)
+            .map(|&i| i as usize)
+    }
+
+    pub fn contains(&self, m: &[u8]) -> bool {
+        self.position(m).is_some()
+    }
+
+    /// Adds `m`; false if it was there.
+    pub fn insert(&mut self, m: &[u8]) -> bool {
+        if self.contains(m) {
+            return false;
+        }
+        let at = u32::try_from(self.items.len()).expect("more than 2^32 set members");
+        self.items.push(m.into());
+        let h = self.hasher.hash_one(m);
+        let (items, hasher) = (&self.items, &self.hasher);
+        self.index
+            .insert_unique(h, at, |&i| hasher.hash_one(&*items[i as usize]));
+        true
+    }
+
+    /// Removes the member at `i`, the last member taking its place.
+    pub fn swap_remove_index(&mut self, i: usize) -> Option<Box<[u8]>> {
+        if i >= self.items.len() {
+            return None;
+        }
+        let h = self.hasher.hash_one(&*self.items[i]);
+        if let Ok(e) = self.index.find_entry(h, |&j| j as usize == i) {
+            e.remove();
+        }
+        let last = self.items.len() - 1;
+        if i != last {
+            // The last member moves to `i`: its index entry follows.
+            let h = self.hasher.hash_one(&*self.items[last]);
+            if let Some(j) = self.index.find_mut(h, |&j| j as usize == last) {
+                *j = i as u32;
+            }
+        }
+        Some(self.items.swap_remove(i))
+    }
+
+    pub fn swap_remove(&mut self, m: &[u8]) -> bool {
+        match self.position(m) {
+            Some(i) => self.swap_remove_index(i).is_some(),
+            None => false,
+        }
+    }
+
+    pub fn get_index(&self, i: usize) -> Option<&[u8]> {
+        self.items.get(i).map(|m| &**m)
+    }
+
+    /// The members in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.items.iter().map(|m| &**m)
+    }
+
+    /// The allocator's bytes for the set (MEMORY USAGE).
+    fn heap_bytes(&self) -> usize {
+        use crate::storage::zset::malloc_size;
+        malloc_size(std::mem::size_of::<StrSet>())
+            + malloc_size(self.index.allocation_size())
+            + malloc_size(self.items.capacity() * std::mem::size_of::<Box<[u8]>>())
+            + self
+                .items
+                .iter()
+                .map(|m| malloc_size(m.len()))
+                .sum::<usize>()
+    }
 }
 
 impl Default for SetValue {
     fn default() -> Self {
-        SetValue {
-            members: Default::default(),
-            intset: true,
-        }
+        SetValue::Ints(IntSet::default())
     }
 }
 
-impl SetValue {
-    pub fn remove(&mut self, m: &[u8]) -> bool {
-        self.members.swap_remove(m)
+/// Sorted distinct integers in one exactly-sized buffer: a width byte (2, 4 or 8, the
+/// narrowest that holds every member, as Redis' intset widens), then the integers in
+/// little-endian order. Empty: no buffer.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct IntSet {
+    buf: Box<[u8]>,
+}
+
+impl std::fmt::Debug for IntSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
+}
+
+fn int_width(v: i64) -> usize {
+    if i16::try_from(v).is_ok() {
+        2
+    } else if i32::try_from(v).is_ok() {
+        4
+    } else {
+        8
+    }
+}
+
+impl IntSet {
+    fn width(&self) -> usize {
+        self.buf.first().map_or(2, |&w| w as usize)
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len().saturating_sub(1) / self.width()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// The `i`-th smallest member.
+    pub fn get(&self, i: usize) -> i64 {
+        let w = self.width();
+        let b = &self.buf[1 + i * w..1 + (i + 1) * w];
+        match w {
+            2 => i16::from_le_bytes([b[0], b[1]]) as i64,
+            4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
+            _ => i64::from_le_bytes(b.try_into().unwrap()),
+        }
+    }
+
+    fn find(&self, v: i64) -> Result<usize, usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.get(mid).cmp(&v) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    pub fn contains(&self, v: i64) -> bool {
+        self.find(v).is_ok()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// Rebuilds the buffer from `vals` (sorted) at the width they need.
+    fn rebuild(&mut self, vals: impl Iterator<Item = i64> + Clone, n: usize) {
+        if n == 0 {
+            self.buf = Box::default();
+            return;
+        }
+        let w = vals.clone().map(int_width).max().unwrap_or(2);
+        let mut out = Vec::with_capacity(1 + n * w);
+        out.push(w as u8);
+        for v in vals {
+            out.extend_from_slice(&v.to_le_bytes()[..w]);
+        }
+        self.buf = out.into_boxed_slice();
+    }
+
+    /// Adds `v`; false if it was there.
+    pub fn insert(&mut self, v: i64) -> bool {
+        let Err(at) = self.find(v) else {
+            return false;
+        };
+        let n = self.len();
+        let old = std::mem::take(self);
+        let vals = (0..=n).map(move |i| match i.cmp(&at) {
+            std::cmp::Ordering::Less => old.get(i),
+            std::cmp::Ordering::Equal => v,
+            std::cmp::Ordering::Greater => old.get(i - 1),
+        });
+        self.rebuild(vals, n + 1);
+        true
+    }
+
+    /// Removes the `i`-th smallest member, returning it.
+    pub fn remove_at(&mut self, i: usize) -> i64 {
+        let v = self.get(i);
+        let n = self.len();
+        let old = std::mem::take(self);
+        // The width stays (Redis' intset never narrows).
+        let w = old.width();
+        let mut out = Vec::with_capacity(old.buf.len() - w);
+        if n > 1 {
+            out.extend_from_slice(&old.buf[..1 + i * w]);
+            out.extend_from_slice(&old.buf[1 + (i + 1) * w..]);
+        }
+        self.buf = out.into_boxed_slice();
+        v
+    }
+}
+
+/// An integer member as its reply string.
+fn int_bytes(v: i64) -> Bytes {
+    Bytes::copy_from_slice(itoa::Buffer::new().format(v).as_bytes())
+}
+
+impl SetValue {
+    pub fn is_intset(&self) -> bool {
+        matches!(self, SetValue::Ints(_))
+    }
+
+    /// The hashtable encoding's members, in their order (None for an intset).
+    pub fn table(&self) -> Option<&StrSet> {
+        match self {
+            SetValue::Table(t) => Some(t),
+            SetValue::Ints(_) => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            SetValue::Ints(i) => i.len(),
+            SetValue::Table(t) => t.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn contains(&self, m: &[u8]) -> bool {
+        match self {
+            SetValue::Ints(i) => crate::num::parse_i64(m).is_some_and(|v| i.contains(v)),
+            SetValue::Table(t) => t.contains(m),
+        }
+    }
+
+    /// Converts to the "hashtable" encoding (members in numeric order).
+    pub fn to_table(&mut self) {
+        if let SetValue::Ints(i) = self {
+            let mut t = StrSet::default();
+            t.items.reserve_exact(i.len() + 1);
+            for v in i.iter() {
+                t.insert(itoa::Buffer::new().format(v).as_bytes());
+            }
+            *self = SetValue::Table(Box::new(t));
+        }
+    }
+
+    /// Adds `m`, leaving the intset encoding when `m` is not an integer or the set grows
+    /// past `max_intset` (Redis' setTypeAdd). Returns whether `m` was new.
+    pub fn insert(&mut self, m: Bytes, max_intset: usize) -> bool {
+        if let SetValue::Ints(i) = self {
+            match crate::num::parse_i64(&m) {
+                Some(v) => {
+                    if !i.insert(v) {
+                        return false;
+                    }
+                    if i.len() > max_intset {
+                        self.to_table();
+                    }
+                    return true;
+                }
+                None => self.to_table(),
+            }
+        }
+        match self {
+            SetValue::Table(t) => t.insert(&m),
+            SetValue::Ints(_) => unreachable!("converted above"),
+        }
+    }
+
+    pub fn remove(&mut self, m: &[u8]) -> bool {
+        match self {
+            SetValue::Ints(i) => match crate::num::parse_i64(m).map(|v| i.find(v)) {
+                Some(Ok(at)) => {
+                    i.remove_at(at);
+                    true
+                }
+                _ => false,
+            },
+            SetValue::Table(t) => t.swap_remove(m),
+        }
+    }
+
+    /// The `i`-th member in the encoding's order (numeric for an intset).
+    pub fn get_index(&self, i: usize) -> Option<Bytes> {
+        match self {
+            SetValue::Ints(s) => (i < s.len()).then(|| int_bytes(s.get(i))),
+            SetValue::Table(t) => t.get_index(i).map(Bytes::copy_from_slice),
+        }
+    }
+
+    /// Removes the `i`-th member (a hashtable moves its last member into the gap).
+    pub fn swap_remove_index(&mut self, i: usize) -> Option<Bytes> {
+        match self {
+            SetValue::Ints(s) => (i < s.len()).then(|| int_bytes(s.remove_at(i))),
+            SetValue::Table(t) => t.swap_remove_index(i).map(Bytes::from),
+        }
+    }
+
     /// The members in Redis' iteration order for the encoding (numeric for an intset).
     pub fn ordered(&self) -> Vec<Bytes> {
-        let mut v: Vec<Bytes> = self.members.iter().cloned().collect();
-        if self.intset {
-            v.sort_by_key(|m| crate::num::parse_i64(m).unwrap_or(0));
+        match self {
+            SetValue::Ints(s) => s.iter().map(int_bytes).collect(),
+            SetValue::Table(t) => t.iter().map(Bytes::copy_from_slice).collect(),
         }
-        v
+    }
+
+    /// The address of the value's own bytes, for a prefetch.
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            SetValue::Ints(s) => s.buf.as_ptr(),
+            SetValue::Table(t) => &**t as *const _ as *const u8,
+        }
+    }
+
+    /// The bytes the value takes from the allocator (MEMORY USAGE).
+    pub fn heap_bytes(&self) -> usize {
+        use crate::storage::zset::malloc_size;
+        match self {
+            SetValue::Ints(s) => malloc_size(s.buf.len()),
+            SetValue::Table(t) => t.heap_bytes(),
+        }
     }
 }
 
@@ -508,8 +841,9 @@ pub enum Obj {
     Stream(Box<crate::storage::stream::StreamValue>),
     Hash(HashValue),
     List(Box<VecDeque<Bytes>>),
-    ZSet(Box<ZSet>),
-    Set(Box<SetValue>),
+    /// A sorted set, its small encoding inline (zset.rs).
+    ZSet(ZSet),
+    Set(SetValue),
     /// A native lock, semaphore or read-write lock (locks.rs).
     Lock(Box<LockValue>),
     /// A vector set (Redis 8.0, vsets.rs).
@@ -526,8 +860,8 @@ impl Value {
             Value::Obj(Obj::Hash(HashValue::Table(t))) => &**t as *const _ as *const u8,
             Value::Obj(Obj::Stream(b)) => &**b as *const _ as *const u8,
             Value::Obj(Obj::List(b)) => &**b as *const _ as *const u8,
-            Value::Obj(Obj::ZSet(b)) => &**b as *const _ as *const u8,
-            Value::Obj(Obj::Set(b)) => &**b as *const _ as *const u8,
+            Value::Obj(Obj::ZSet(z)) => z.as_ptr(),
+            Value::Obj(Obj::Set(s)) => s.as_ptr(),
             Value::Obj(Obj::Lock(b)) => &**b as *const _ as *const u8,
             Value::Obj(Obj::VSet(b)) => &**b as *const _ as *const u8,
         }
@@ -563,7 +897,7 @@ impl Value {
             Value::Obj(Obj::Hash(h)) => h.encoding(),
             Value::Obj(Obj::List(_)) => "quicklist",
             Value::Obj(Obj::Set(s)) => {
-                if s.intset {
+                if s.is_intset() {
                     "intset"
                 } else {
                     "hashtable"
@@ -573,7 +907,7 @@ impl Value {
             // Redis reports a module type's object as "raw".
             Value::Obj(Obj::VSet(_)) => "raw",
             Value::Obj(Obj::ZSet(z)) => {
-                if z.big {
+                if z.is_big() {
                     "skiplist"
                 } else {
                     "listpack"
@@ -670,6 +1004,91 @@ mod entry_tests {
             let c = k.clone();
             drop(k);
             assert_eq!(c, arg, "length {len}");
+        }
+    }
+
+    /// The packed intset keeps sorted distinct members through inserts and removals at
+    /// every width, and a set converts to a hashtable as Redis' setTypeAdd does.
+    #[test]
+    fn intset_agrees_with_a_btreeset_and_converts() {
+        assert_eq!(std::mem::size_of::<SetValue>(), 16);
+        let mut s = IntSet::default();
+        let mut model = std::collections::BTreeSet::new();
+        let mut x: u64 = 11;
+        for i in 0..5000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = match (x >> 60) % 4 {
+                0 => ((x >> 20) % 100) as i64 - 50,
+                1 => ((x >> 20) % 100_000) as i64 - 50_000,
+                2 => (x >> 8) as i64,
+                _ => i64::MIN + ((x >> 40) % 3) as i64,
+            };
+            if i % 3 == 0 && !model.is_empty() {
+                let k = (x >> 33) as usize % model.len();
+                let want = *model.iter().nth(k).unwrap();
+                assert_eq!(s.remove_at(k), want);
+                model.remove(&want);
+            } else {
+                assert_eq!(s.insert(v), model.insert(v));
+            }
+            assert_eq!(s.len(), model.len());
+            if i % 100 == 0 {
+                assert!(s.iter().eq(model.iter().copied()));
+                assert!(model.iter().all(|&v| s.contains(v)));
+            }
+        }
+        let mut t = SetValue::default();
+        for m in ["3", "-1", "2", "3"] {
+            t.insert(Bytes::from(m), 4);
+        }
+        assert!(t.is_intset() && t.len() == 3);
+        assert_eq!(t.ordered(), vec!["-1", "2", "3"]);
+        // Not canonical integers: not intset members.
+        assert!(!t.contains(b"02") && !t.contains(b"+2") && t.contains(b"2"));
+        t.insert(Bytes::from("4"), 4);
+        assert!(t.is_intset());
+        t.insert(Bytes::from("5"), 4);
+        assert!(!t.is_intset() && t.len() == 5 && t.contains(b"5"));
+        let mut u = SetValue::default();
+        u.insert(Bytes::from("1"), 512);
+        u.insert(Bytes::from("a"), 512);
+        assert!(!u.is_intset());
+        assert_eq!(u.ordered(), vec!["1", "a"]);
+        assert_eq!(u.swap_remove_index(0).as_deref(), Some(&b"1"[..]));
+        assert!(u.remove(b"a") && u.is_empty());
+    }
+
+    /// The hashtable encoding keeps IndexSet's semantics: insertion order, a removal
+    /// moving the last member into the gap, lookups after every move.
+    #[test]
+    fn strset_agrees_with_an_indexset() {
+        let mut t = StrSet::default();
+        let mut model: indexmap::IndexSet<Vec<u8>> = Default::default();
+        let mut x: u64 = 3;
+        for i in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let m = format!("m{}", (x >> 40) % 700).into_bytes();
+            match (x >> 20) % 4 {
+                0 => assert_eq!(t.swap_remove(&m), model.swap_remove(&m)),
+                1 if !model.is_empty() => {
+                    let k = (x >> 30) as usize % model.len();
+                    assert_eq!(
+                        t.swap_remove_index(k).map(|b| b.to_vec()),
+                        model.swap_remove_index(k)
+                    );
+                }
+                _ => assert_eq!(t.insert(&m), model.insert(m.clone())),
+            }
+            assert_eq!(t.len(), model.len());
+            if i % 500 == 0 {
+                assert!(t.iter().eq(model.iter().map(|m| &m[..])));
+                assert!(model.iter().all(|m| t.contains(m)));
+                assert!(!t.contains(b"absent"));
+            }
         }
     }
 

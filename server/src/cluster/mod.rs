@@ -74,6 +74,39 @@ pub fn conn_command(c: &mut Conn, name: &str) -> Reply {
     Reply::ok()
 }
 
+/// CLUSTER FAILOVER [FORCE|TAKEOVER] sent to a replica: it becomes its shard's primary. As
+/// in Redis, the default one first lets the replica catch up with its primary (no write is
+/// lost) and needs the primary up; FORCE and TAKEOVER promote it with what it has applied,
+/// so writes a lagging replica had not received are lost.
+fn failover(topo: &Arc<Topology>, me: &Arc<Node>, a: &[Bytes]) -> Reply {
+    let mode = match a.get(2) {
+        None => "",
+        Some(m) if a.len() == 3 && m.eq_ignore_ascii_case(b"force") => "force",
+        Some(m) if a.len() == 3 && m.eq_ignore_ascii_case(b"takeover") => "takeover",
+        Some(_) => return lockcore::error::syntax(),
+    };
+    if topo.is_primary(me) {
+        return Reply::err("ERR You should send CLUSTER FAILOVER to a replica");
+    }
+    let primary = topo.primary_of(me.shard).index;
+    if mode.is_empty() {
+        if topo.nodes[primary].is_down() {
+            return Reply::err("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE");
+        }
+        crate::repl::catch_up(topo, me.index);
+    }
+    topo.set_primary(me.shard, me.index);
+    if topo.replication {
+        crate::repl::promote(topo, me.index);
+        for j in topo.shard_nodes(me.shard).iter().map(|n| n.index) {
+            if j != me.index {
+                crate::repl::replicate(topo, j, me.index);
+            }
+        }
+    }
+    Reply::ok()
+}
+
 /// CLUSTER subcommands.
 pub fn cluster_command(
     c: &mut Conn,
@@ -88,6 +121,11 @@ pub fn cluster_command(
         return Reply::err(DISABLED);
     };
     match spec.name {
+        "failover" => {
+            // Taken from the guard's holder: the promotion locks other datasets.
+            *guard = None;
+            failover(&topo, &me, a)
+        }
         "myid" => Reply::bulk_str(&me.id),
         // A shard's ID is its first node's: it stays when a replica takes over.
         "myshardid" => topo

@@ -160,7 +160,17 @@ fn hello(c: &mut Conn, a: &[Bytes]) -> Reply {
         }
     }
     if !c.authenticated {
-        return Reply::err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        // Redis 7.2 named the protocol argument in the hint (7.0: "HELLO AUTH <user> <pass>").
+        let usage = if c
+            .shared
+            .personality
+            .has(lockcore::personality::Since::redis(702))
+        {
+            "HELLO <proto> AUTH <user> <pass>"
+        } else {
+            "HELLO AUTH <user> <pass>"
+        };
+        return Reply::err(format!("NOAUTH HELLO must be called with the client already authenticated, otherwise the {usage} option can be used to authenticate the client and select the RESP protocol version at the same time"));
     }
     if let Some(n) = setname {
         if let Err(e) = validate_name(&n) {
@@ -190,7 +200,9 @@ fn hello(c: &mut Conn, a: &[Bytes]) -> Reply {
         (Reply::bulk_str("id"), Reply::Int(c.cl.id as i64)),
         (
             Reply::bulk_str("mode"),
-            Reply::bulk_str(if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
+            Reply::bulk_str(if crate::state::sentinel_mode::active(&c.shared) {
+                "sentinel"
+            } else if c.shared.cluster.as_ref().is_some_and(|t| t.enabled) {
                 "cluster"
             } else {
                 "standalone"
@@ -665,6 +677,7 @@ fn command(c: &Conn, a: &[Bytes]) -> Reply {
     let hidden = |s: &CommandSpec| {
         crate::state::timectl::hidden_spec(&c.shared, s)
             || crate::state::cluster::hidden_spec(&c.shared, s)
+            || crate::state::sentinel_mode::hidden_spec(&c.shared, s)
             || !p.has(s.avail)
     };
     let mut all: Vec<&CommandSpec> = commands::all().filter(|s| !hidden(s)).collect();

@@ -268,6 +268,18 @@ pub static PARAMS: &[Param] = &[
     p("cluster-require-full-coverage", "yes", Kind::Bool),
     p("cluster-allow-reads-when-down", "no", Kind::Bool),
     p("cluster-allow-pubsubshard-when-down", "yes", Kind::Bool),
+    // The sentinels of a replication topology (`sentinels` > 0, server/src/sentinel/): the
+    // name of the primary they monitor, their quorum (0: a majority), their timings, and
+    // their own password (the data nodes' `requirepass` is not theirs). Read at startup.
+    p("sentinel-master-name", "mymaster", Kind::Str),
+    p("sentinel-quorum", "0", Kind::Int(0, 1024)),
+    p(
+        "sentinel-down-after-milliseconds",
+        "30000",
+        Kind::Int(1, BIG),
+    ),
+    p("sentinel-failover-timeout", "180000", Kind::Int(1, BIG)),
+    p("sentinel-requirepass", "", Kind::Str),
     // Hidden (as in Redis): only an exact CONFIG GET shows it. Stored, no effect.
     p("key-load-delay", "0", Kind::Int(i64::MIN, BIG)),
     // Process surface and transports (server/src/base/process.rs, server/src/io/net/).

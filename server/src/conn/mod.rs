@@ -49,6 +49,14 @@ pub struct ServerCommand {
 #[linkme::distributed_slice]
 pub static SERVER_COMMANDS: [ServerCommand];
 
+/// A sentinel's commands (server/src/sentinel/ registers the one hook): `None` runs the
+/// command as on a data node, `Some(Ok(reply))` answers it, `Some(Err(e))` refuses it.
+pub type SentinelHook =
+    fn(&mut Conn, &mut Option<CoreGuard<'_>>, &[Bytes]) -> Option<Result<Reply, Reply>>;
+
+#[linkme::distributed_slice]
+pub static SENTINEL_HOOK: [SentinelHook];
+
 /// Registers a handler for the table rows named: `server_command!(["ping"], ping);`.
 #[macro_export]
 macro_rules! server_command {
@@ -778,6 +786,21 @@ impl Conn {
         guard: &mut Option<CoreGuard<'a>>,
         argv: &mut Vec<Bytes>,
     ) {
+        if crate::state::sentinel_mode::active(shared) {
+            if let Some(hook) = SENTINEL_HOOK.first() {
+                match hook(self, guard, argv) {
+                    None => {}
+                    Some(Ok(r)) => {
+                        self.reply(r);
+                        return;
+                    }
+                    Some(Err(e)) => {
+                        self.reject(shared, guard, argv, e);
+                        return;
+                    }
+                }
+            }
+        }
         let looked_up = if crate::state::timectl::hidden_name(shared, &argv[0])
             || crate::state::cluster::hidden_name(shared, &argv[0])
         {
@@ -805,28 +828,31 @@ impl Conn {
         } else {
             spec.parent
         };
-        // WAIT waits for this client's writes (Redis' woff): scripts and EXEC may write too.
-        if !self.cl.wrote
-            && (spec.has(flag::WRITE | flag::MAY_REPLICATE) || spec.group == "scripting")
-        {
-            self.cl.wrote = true;
-        }
-        // A replica refuses writes (replica-read-only), as Redis' processCommand does.
-        if shared.repl.is_replica.load(Ordering::Relaxed)
-            && spec.has(flag::WRITE)
-            && !shared.cluster.as_ref().is_some_and(|t| t.enabled)
-            && shared
-                .config
-                .read()
-                .get_bool(crate::config::key::REPLICA_READ_ONLY)
-        {
-            self.reject(
-                shared,
-                guard,
-                argv,
-                Reply::err("READONLY You can't write against a read only replica."),
-            );
-            return;
+        // One test for reads: writes, scripts (NOSCRIPT) and the rest that may replicate.
+        if spec.has(flag::WRITE | flag::MAY_REPLICATE | flag::NOSCRIPT) {
+            // WAIT waits for this client's writes (Redis' woff); a script may write too.
+            if !self.cl.wrote
+                && (spec.has(flag::WRITE | flag::MAY_REPLICATE) || spec.group == "scripting")
+            {
+                self.cl.wrote = true;
+            }
+            // A replica refuses writes (replica-read-only), as Redis' processCommand does.
+            if spec.has(flag::WRITE)
+                && shared.repl.is_replica.load(Ordering::Relaxed)
+                && !shared.cluster.as_ref().is_some_and(|t| t.enabled)
+                && shared
+                    .config
+                    .read()
+                    .get_bool(crate::config::key::REPLICA_READ_ONLY)
+            {
+                self.reject(
+                    shared,
+                    guard,
+                    argv,
+                    Reply::err("READONLY You can't write against a read only replica."),
+                );
+                return;
+            }
         }
         if self.multi.is_some() && spec.has(flag::NO_MULTI) {
             self.reject(

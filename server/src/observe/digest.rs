@@ -44,7 +44,7 @@ fn xor_object(d: &mut D, e: &Entry, fmt: lockcore::num::DoubleFmt) {
     match &e.value {
         Value::Str(s) => mix_digest(d, s),
         Value::Obj(Obj::List(l)) => l.iter().for_each(|x| mix_digest(d, x)),
-        Value::Obj(Obj::Set(s)) => s.members.iter().for_each(|m| xor_digest(d, m)),
+        Value::Obj(Obj::Set(s)) => s.ordered().iter().for_each(|m| xor_digest(d, m)),
         Value::Obj(Obj::ZSet(z)) => {
             for (m, score) in z.range(0, z.len()) {
                 let mut ed = [0u8; 20];

@@ -204,9 +204,23 @@ fn spawn_link(topo: &Arc<Topology>, link: Arc<Link>) {
             if link.closed.load(Ordering::Acquire) {
                 return;
             }
-            let Some(s) = topo.upgrade().and_then(|t| shard(&t, link.replica)) else {
+            let Some(t) = topo.upgrade() else { return };
+            let Some(s) = shard(&t, link.replica) else {
                 return;
             };
+            // Dropped for being too far behind (or never synced): a full copy once both
+            // ends are up and the link is not stalled.
+            if !link.synced.load(Ordering::Acquire)
+                && !link.paused.load(Ordering::Acquire)
+                && !t.nodes[link.primary].is_down()
+                && !t.nodes[link.replica].is_down()
+            {
+                if let Some(p) = shard(&t, link.primary) {
+                    full_sync(&p, &link);
+                }
+                link.down.store(false, Ordering::Release);
+            }
+            drop(t);
             let next = match s.lock_core(true).await {
                 Ok(mut g) => s.repl.drain(&mut g),
                 Err(_) => Some(0),
@@ -254,6 +268,27 @@ pub fn setup(topo: &Arc<Topology>) {
             replicate(topo, i, p);
         }
     }
+}
+
+/// A manual failover's first step: the replica applies everything its primary sent,
+/// whatever a fault held back.
+pub fn catch_up(topo: &Topology, node: usize) {
+    let Some(s) = shard(topo, node) else { return };
+    let Some(l) = s.repl.upstream.read().clone() else {
+        return;
+    };
+    let saved = (
+        l.lag_ms.swap(0, Ordering::AcqRel),
+        l.behind.swap(0, Ordering::AcqRel),
+        l.paused.swap(false, Ordering::AcqRel),
+    );
+    {
+        let mut g = s.lock_core_blocking();
+        s.repl.drain(&mut g);
+    }
+    l.lag_ms.store(saved.0, Ordering::Release);
+    l.behind.store(saved.1, Ordering::Release);
+    l.paused.store(saved.2, Ordering::Release);
 }
 
 /// TUMBLER.NODE DOWN of `node`: its replicas first get what was already due (a write
@@ -459,9 +494,8 @@ fn replicaof(c: &mut Conn, g: &mut Option<CoreGuard<'_>>, a: &[Bytes]) -> Reply 
     Reply::Simple("OK".into())
 }
 
-/// WAIT numreplicas timeout, and WAITAOF numlocal numreplicas timeout (no AOF: numlocal
-/// must be 0, and a replica's acknowledgement counts as its fsync, as Redis' replicas
-/// without AOF give it).
+/// WAIT numreplicas timeout, and WAITAOF numlocal numreplicas timeout (no AOF anywhere:
+/// numlocal must be 0 and no replica acknowledges an fsync, as in Redis with appendonly no).
 fn wait(c: &mut Conn, g: &mut Option<CoreGuard<'_>>, a: &[Bytes], aof: bool) -> Reply {
     let checked = if aof {
         lockcore::commands::server_cmds::waitaof(a)
@@ -492,7 +526,11 @@ fn wait(c: &mut Conn, g: &mut Option<CoreGuard<'_>>, a: &[Bytes], aof: bool) -> 
     }
     // Release the keyspace lock: that ships this client's last write to the links.
     *g = None;
-    let target = if c.cl.wrote {
+    let target = if aof {
+        // Replicas without AOF never acknowledge an fsync: redis-server 8.0 answers
+        // `[0, 0]` after the timeout even with replicas in sync.
+        u64::MAX
+    } else if c.cl.wrote {
         c.shared.repl.offset.load(Ordering::Acquire)
     } else {
         0

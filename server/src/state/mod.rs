@@ -30,6 +30,7 @@ pub mod lockdep_config;
 pub mod memory;
 pub mod migrate;
 pub mod repl;
+pub mod sentinel_mode;
 pub mod timectl;
 
 use bytes::Bytes;
@@ -298,6 +299,8 @@ pub struct Shared {
     /// Role, offsets and links to a primary or replicas (state/repl.rs).
     pub repl: crate::state::repl::ReplNode,
     pub migrate_sockets: migrate::SocketCache,
+    /// Set on a sentinel's dataset (server/src/sentinel/): which sentinel it is.
+    pub sentinel: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// The MONITOR clients. Every command asks whether there are any, so emptiness is an atomic
@@ -485,6 +488,7 @@ impl Shared {
             metrics_port: AtomicU64::new(0),
             migrate_sockets: Default::default(),
             repl: Default::default(),
+            sentinel: Default::default(),
         });
         shared.apply_config();
         shared

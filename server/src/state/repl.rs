@@ -49,6 +49,9 @@ impl Item {
     }
 }
 
+/// Entries a link holds before its replica is dropped and given a full copy instead.
+pub const MAX_QUEUED: usize = 100_000;
+
 /// One replica's link to its primary (node indexes of the topology).
 pub struct Link {
     pub primary: usize,
@@ -96,7 +99,16 @@ impl Link {
     }
 
     pub fn push(&self, item: Item) {
-        self.queue.lock().push_back(item);
+        let mut q = self.queue.lock();
+        if q.len() >= MAX_QUEUED {
+            // A replica this far behind is dropped and resynchronised from a full copy, as
+            // Redis drops one past its output buffer limit (the link's task takes the copy).
+            q.clear();
+            self.synced.store(false, Ordering::Release);
+        } else if self.synced.load(Ordering::Acquire) {
+            q.push_back(item);
+        }
+        drop(q);
         self.wake.notify_one();
     }
 

@@ -342,7 +342,7 @@ fn is_empty(v: &Value) -> bool {
     match v {
         Value::Str(_) => false,
         Value::Obj(Obj::List(l)) => l.is_empty(),
-        Value::Obj(Obj::Set(s)) => s.members.is_empty(),
+        Value::Obj(Obj::Set(s)) => s.is_empty(),
         Value::Obj(Obj::Hash(h)) => h.len() == 0,
         Value::Obj(Obj::ZSet(z)) => z.len() == 0,
         Value::Obj(Obj::VSet(v)) => v.is_empty(),
