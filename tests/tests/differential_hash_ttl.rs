@@ -330,7 +330,7 @@ fn dump_payloads_match_redis8_and_restore() {
          HSET ht k {long}\n\
          HPEXPIREAT ht 4102444800000 FIELDS 1 k\n\
          HSET ex a 1\n\
-         HEXPIRE ex 100 FIELDS 1 a\n\
+         HPEXPIREAT ex 4102444900000 FIELDS 1 a\n\
          HPERSIST ex FIELDS 1 a\n\
          OBJECT ENCODING lp\n\
          OBJECT ENCODING ht\n\
