@@ -589,7 +589,12 @@ fn config(
                 // CONFIG GET * / CONFIG SET round trip (Redis' "CONFIG sanity") works.
                 let tumbler_own_unchanged = matches!(
                     param.name,
-                    "enable-time-control" | "enable-test-control" | "nodes" | "cluster-replicas"
+                    "enable-time-control"
+                        | "enable-test-control"
+                        | "nodes"
+                        | "cluster-replicas"
+                        | "replicas"
+                        | "sentinels"
                 ) && next.get_by_name(param.name) == value;
                 if !param.mutable
                     && !matches!(param.name, "port" | "bind" | "tls-port")
