@@ -166,6 +166,45 @@ public final class Servers {
         throw new IllegalStateException("unreachable");
     }
 
+    /**
+     * A real sentinel, `redis-server conf --sentinel`, watching the primary on `primaryPort` as
+     * `master` (quorum 2), on a free port. The conf file is its own (sentinel rewrites it).
+     */
+    public static ServerProc redisSentinel(int primaryPort, String master, long downAfterMs, long failoverTimeoutMs) {
+        String bin = redisServerBinary();
+        for (int attempt = 0; attempt < 5; attempt++) {
+            int port = freePort(false);
+            int n = SEQ.incrementAndGet();
+            Path conf = workdir().resolve("sentinel-" + port + "-" + n + ".conf");
+            String text = String.join("\n",
+                    "port " + port,
+                    "bind 127.0.0.1",
+                    "daemonize no",
+                    "protected-mode no",
+                    "dir " + workdir(),
+                    "sentinel monitor " + master + " 127.0.0.1 " + primaryPort + " 2",
+                    "sentinel down-after-milliseconds " + master + " " + downAfterMs,
+                    "sentinel failover-timeout " + master + " " + failoverTimeoutMs,
+                    "");
+            try {
+                Files.writeString(conf, text);
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+            Path out = workdir().resolve("sentinel-" + port + "-" + n + ".out");
+            Process p = start(List.of(bin, conf.toString(), "--sentinel"), out);
+            ServerProc sp = new ServerProc("redis-sentinel", p, List.of(port), List.of(), out);
+            try {
+                waitPing(sp, port);
+                return sp;
+            } catch (IllegalStateException e) {
+                sp.close();
+                if (attempt == 4) throw e;
+            }
+        }
+        throw new IllegalStateException("unreachable");
+    }
+
     /** A real 6-process Redis Cluster, 3 primaries + 3 replicas, made by redis-cli --cluster create. */
     public static List<ServerProc> redisCluster(int nodes, int replicas) {
         String cli = redisCliBinary();
