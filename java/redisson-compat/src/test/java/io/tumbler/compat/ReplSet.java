@@ -46,6 +46,7 @@ public final class ReplSet {
 
     /** tumbler --port 0 --replicas R --sentinels S, time and test control on. */
     public static ReplSet tumbler(int replicas, int sentinels) {
+        long t0 = System.nanoTime();
         List<String> args = new ArrayList<>(List.of("--replicas", String.valueOf(replicas),
                 "--enable-time-control", "yes", "--enable-test-control", "yes"));
         if (sentinels > 0) {
@@ -69,6 +70,7 @@ public final class ReplSet {
             }
             ReplSet s = new ReplSet("tumbler", true, List.of(p), List.copyOf(nodes), List.copyOf(sentinelPorts), List.of());
             s.awaitReady(replicas, sentinels);
+            s.report(t0);
             return s;
         } catch (IOException | RuntimeException e) {
             p.close();
@@ -78,6 +80,7 @@ public final class ReplSet {
 
     /** A redis-server primary, `replicas` redis-server --replicaof it, `sentinels` real sentinels. */
     public static ReplSet redis(int replicas, int sentinels) {
+        long t0 = System.nanoTime();
         List<ServerProc> all = new ArrayList<>();
         try {
             ServerProc primary = Servers.redis();
@@ -97,6 +100,7 @@ public final class ReplSet {
             ReplSet s = new ReplSet("redis-server", false, all,
                     nodes.stream().map(ServerProc::port).toList(), List.copyOf(sp), nodes);
             s.awaitReady(replicas, sentinels);
+            s.report(t0);
             return s;
         } catch (RuntimeException e) {
             all.forEach(ServerProc::close);
@@ -120,6 +124,12 @@ public final class ReplSet {
             throw e;
         }
         return out;
+    }
+
+    /** Start to ready, in the test's output (target/surefire-reports/<run>/<class>-output.txt). */
+    private void report(long t0) {
+        System.out.printf("ReplSet %s: 1 primary, %d replicas, %d sentinels ready in %.0f ms%n",
+                name, nodePorts.size() - 1, sentinelPorts.size(), (System.nanoTime() - t0) / 1e6);
     }
 
     /** Every replica's link is up and the primary counts them; every sentinel knows the replicas and the other sentinels. */
