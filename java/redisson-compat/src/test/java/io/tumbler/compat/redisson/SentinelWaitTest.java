@@ -51,9 +51,13 @@ class SentinelWaitTest {
     void stop() { pool.shutdownNow(); }
 
     static ReplSet set(String side) {
+        return set(side, 3);
+    }
+
+    static ReplSet set(String side, int sentinels) {
         String only = System.getProperty("compat.only", "");
         org.junit.jupiter.api.Assumptions.assumeTrue(only.isEmpty() || only.equals(side), "-Dcompat.only=" + only);
-        return side.equals("tumbler") ? ReplSet.tumbler(2, 3) : ReplSet.redis(2, 3);
+        return side.equals("tumbler") ? ReplSet.tumbler(2, sentinels) : ReplSet.redis(2, sentinels);
     }
 
     static Config config(ReplSet set, boolean checkSynced) {
@@ -67,9 +71,22 @@ class SentinelWaitTest {
     @ParameterizedTest(name = "on {0}") @ValueSource(strings = {"tumbler", "redis-server"})
     void protectedByWait(String side) throws Exception {
         ReplSet set = set(side);
+        refusedWithoutSyncedReplicas(set, config(set, true));
+    }
+
+    /** The same in master-slave mode (no sentinels): Redisson's WAIT check is the same code. */
+    @ParameterizedTest(name = "on {0}") @ValueSource(strings = {"tumbler", "redis-server"})
+    void protectedByWaitMasterSlave(String side) throws Exception {
+        ReplSet set = set(side, 0);
+        Config cfg = Topo.masterSlaveConfig(set, ReadMode.MASTER).get();
+        cfg.setCheckLockSyncedSlaves(true).setSlavesSyncTimeout(500);
+        refusedWithoutSyncedReplicas(set, cfg);
+    }
+
+    private void refusedWithoutSyncedReplicas(ReplSet set, Config cfg) throws Exception {
         RedissonClient c = null;
         try {
-            c = Redisson.create(config(set, true));
+            c = Redisson.create(cfg);
             RLock ok = c.getLock("wait:" + run + ":synced");
             assertTrue(ok.tryLock(1, 30, TimeUnit.SECONDS), "both replicas acknowledge: granted");
             ok.unlock();
@@ -101,7 +118,7 @@ class SentinelWaitTest {
             assertTrue(granted, "granted again once the replicas acknowledge");
             lock.unlock();
         } finally {
-            if (c != null) c.shutdown();
+            if (c != null) c.shutdown(0, 2, TimeUnit.SECONDS);
             set.close();
         }
     }
@@ -146,7 +163,7 @@ class SentinelWaitTest {
             assertTrue(lockB.isLocked(), "still client B's");
         } finally {
             if (a != null) a.shutdown(0, 2, TimeUnit.SECONDS);
-            if (b != null) b.shutdown();
+            if (b != null) b.shutdown(0, 2, TimeUnit.SECONDS);
             set.close();
         }
     }
