@@ -143,7 +143,10 @@ public final class Servers {
             int port = freePort(cluster);
             List<String> cmd = new ArrayList<>(List.of(bin, "--port", String.valueOf(port), "--bind", "127.0.0.1",
                     "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no",
-                    "--dir", workdir().toString()));
+                    "--dir", workdir().toString(),
+                    // its own file: a replica stores the RDB of each full sync there, and a server
+                    // started later in the same --dir would load it (and a cluster node refuse to join)
+                    "--dbfilename", "dump-" + port + "-" + SEQ.incrementAndGet() + ".rdb"));
             if (cluster) {
                 cmd.addAll(List.of("--cluster-enabled", "yes", "--cluster-config-file",
                         workdir().resolve("nodes-" + port + "-" + SEQ.incrementAndGet() + ".conf").toString(),
