@@ -61,7 +61,7 @@ class SentinelWaitTest {
     }
 
     static Config config(ReplSet set, boolean checkSynced) {
-        return Topo.sentinelConfig(set, ReadMode.MASTER, c -> c.setCheckLockSyncedSlaves(checkSynced).setSlavesSyncTimeout(500)).get();
+        return Topo.sentinelConfig(set, ReadMode.MASTER, c -> c.setCheckLockSyncedSlaves(checkSynced).setSlavesSyncTimeout(300)).get();
     }
 
     private boolean tryLockElsewhere(RLock lock, long waitMs) throws Exception {
@@ -79,7 +79,7 @@ class SentinelWaitTest {
     void protectedByWaitMasterSlave(String side) throws Exception {
         ReplSet set = set(side, 0);
         Config cfg = Topo.masterSlaveConfig(set, ReadMode.MASTER).get();
-        cfg.setCheckLockSyncedSlaves(true).setSlavesSyncTimeout(500);
+        cfg.setCheckLockSyncedSlaves(true).setSlavesSyncTimeout(300);
         refusedWithoutSyncedReplicas(set, cfg);
     }
 
