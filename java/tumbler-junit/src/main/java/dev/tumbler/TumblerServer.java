@@ -41,7 +41,8 @@ import javax.net.ssl.SSLContext;
  */
 public final class TumblerServer implements AutoCloseable {
     private static final Pattern LISTENING =
-            Pattern.compile("tumbler listening on (\\S+?):\\d+ (?:tls-)?port=(\\d+)(?: node=(\\d+))?");
+            Pattern.compile("tumbler listening on (\\S+?):\\d+ (?:tls-)?port=(\\d+)(?: node=(\\d+))?(?: role=\\S+)?"
+                    + "(?: sentinel=(\\d+))?");
     private static final Set<TumblerServer> LIVE = ConcurrentHashMap.newKeySet();
     private static volatile boolean hookInstalled;
 
@@ -51,6 +52,7 @@ public final class TumblerServer implements AutoCloseable {
     private final Path log;
     private final String host;
     private final List<Integer> ports;
+    private final List<Integer> sentinelPorts;
     private final TlsMaterial tls;
     private final SSLContext sslContext;
     private final Set<Integer> down = ConcurrentHashMap.newKeySet();
@@ -58,7 +60,8 @@ public final class TumblerServer implements AutoCloseable {
     private volatile int databases; // 0 until asked
 
     private TumblerServer(Builder config, Process process, Path log, String host, List<Integer> ports,
-                          TlsMaterial tls) {
+                          List<Integer> sentinelPorts, TlsMaterial tls) {
+        this.sentinelPorts = Collections.unmodifiableList(sentinelPorts);
         this.config = config;
         this.process = process;
         this.stdin = process.getOutputStream();
@@ -113,6 +116,184 @@ public final class TumblerServer implements AutoCloseable {
 
     public boolean isTls() {
         return tls != null;
+    }
+
+    // ---------------------------------------------------------------- replicas and sentinels
+
+    /** A primary with replicas ({@link Builder#replicas}) and/or sentinels ({@link Builder#sentinels}). */
+    public boolean isReplicated() {
+        return config.replSetReplicas > 0 || config.sentinels > 0;
+    }
+
+    /** Replicas of the primary ({@link Builder#replicas}); data nodes are 0 (the first primary) .. this. */
+    public int replicaCount() {
+        return config.replSetReplicas;
+    }
+
+    /** The master name the sentinels monitor ({@code mymaster} unless {@link Builder#masterName}). */
+    public String masterName() {
+        return config.masterName;
+    }
+
+    public int sentinelCount() {
+        return sentinelPorts.size();
+    }
+
+    public int sentinelPort(int sentinel) {
+        return sentinelPorts.get(sentinel);
+    }
+
+    /** Every sentinel's port, sentinel 0 first. */
+    public List<Integer> sentinelPorts() {
+        return sentinelPorts;
+    }
+
+    /** {@code redis://127.0.0.1:PORT} of every sentinel (Redisson's addSentinelAddress). */
+    public List<String> sentinelUrls() {
+        List<String> u = new ArrayList<>();
+        for (int p : sentinelPorts) {
+            u.add("redis://" + host + ":" + p);
+        }
+        return u;
+    }
+
+    /** {@code 127.0.0.1:PORT} of every sentinel (Jedis' JedisSentinelPool, spring.data.redis.sentinel.nodes). */
+    public List<String> sentinelAddresses() {
+        List<String> u = new ArrayList<>();
+        for (int p : sentinelPorts) {
+            u.add(host + ":" + p);
+        }
+        return u;
+    }
+
+    /** Sends one command to a sentinel. */
+    public Object commandOnSentinel(int sentinel, String... args) {
+        return Resp.command(host, sentinelPorts.get(sentinel), sslContext, null, null, 10_000, args);
+    }
+
+    /**
+     * The data node that is primary now: what the sentinels say ({@code SENTINEL
+     * GET-MASTER-ADDR-BY-NAME} on sentinel 0) or, without sentinels, the node whose {@code ROLE}
+     * is master. Node 0 at start; another after a failover.
+     */
+    @SuppressWarnings("unchecked")
+    public int primary() {
+        if (!sentinelPorts.isEmpty()) {
+            List<Object> a = (List<Object>) commandOnSentinel(0, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", config.masterName);
+            int port = Integer.parseInt(String.valueOf(a.get(1)));
+            int node = ports.indexOf(port);
+            if (node < 0) {
+                throw new TumblerException("the sentinels name " + a + ", not a node of this server");
+            }
+            return node;
+        }
+        for (int i = 0; i < ports.size(); i++) {
+            if (!down.contains(i) && "master".equals(((List<Object>) commandOn(i, "ROLE")).get(0))) {
+                return i;
+            }
+        }
+        throw new TumblerException("no data node is a primary");
+    }
+
+    /** {@code redis://127.0.0.1:PORT} of the primary now ({@link #primary()}). */
+    public String primaryUrl() {
+        return url(primary());
+    }
+
+    /** The data nodes that are not the primary now (replicas, or old primaries that are down). */
+    public List<Integer> replicas() {
+        int p = primary();
+        List<Integer> r = new ArrayList<>();
+        for (int i = 0; i < ports.size(); i++) {
+            if (i != p) {
+                r.add(i);
+            }
+        }
+        return r;
+    }
+
+    /** {@code redis://} URLs of {@link #replicas()}. */
+    public List<String> replicaUrls() {
+        List<String> u = new ArrayList<>();
+        for (int i : replicas()) {
+            u.add(url(i));
+        }
+        return u;
+    }
+
+    /** {@code TUMBLER.REPL PAUSE}: replica {@code node}'s link stalls; writes queue on the primary. */
+    public void replPause(int node) {
+        needTestControl();
+        command("TUMBLER.REPL", "PAUSE", Integer.toString(node));
+    }
+
+    /** {@code TUMBLER.REPL RESUME}: the replica catches up. */
+    public void replResume(int node) {
+        needTestControl();
+        command("TUMBLER.REPL", "RESUME", Integer.toString(node));
+    }
+
+    /** {@code TUMBLER.REPL LAG}: the replica applies each write that long (of tumbler's time) after the primary. */
+    public void replLag(int node, Duration lag) {
+        needTestControl();
+        command("TUMBLER.REPL", "LAG", Integer.toString(node), Long.toString(lag.toMillis()));
+    }
+
+    /** {@code TUMBLER.REPL BEHIND}: the replica stays {@code writes} writes behind. */
+    public void replBehind(int node, int writes) {
+        needTestControl();
+        command("TUMBLER.REPL", "BEHIND", Integer.toString(node), Integer.toString(writes));
+    }
+
+    /** {@code TUMBLER.REPL LIST}: one line per data node (role, offsets, pending, lag). */
+    public Object replList() {
+        needTestControl();
+        return command("TUMBLER.REPL", "LIST");
+    }
+
+    /** {@code SENTINEL FAILOVER} through sentinel 0; see {@link #awaitPrimaryOtherThan}. */
+    public void sentinelFailover() {
+        if (sentinelPorts.isEmpty()) {
+            throw new TumblerException("no sentinels: TumblerServer.builder().replicas(2).sentinels(3)");
+        }
+        commandOnSentinel(0, "SENTINEL", "FAILOVER", config.masterName);
+    }
+
+    /**
+     * Waits (real time, bounded) until every sentinel names a primary other than node
+     * {@code old} and that node's ROLE is master; returns it. After {@link #sentinelFailover()},
+     * or {@link #nodeDown} of the primary and {@link #advance} past down-after-milliseconds.
+     */
+    @SuppressWarnings("unchecked")
+    public int awaitPrimaryOtherThan(int old, Duration timeout) {
+        if (sentinelPorts.isEmpty()) {
+            throw new TumblerException("no sentinels: TumblerServer.builder().replicas(2).sentinels(3)");
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String last = "";
+        while (true) {
+            int agreed = -1;
+            boolean ok = true;
+            for (int s = 0; s < sentinelPorts.size() && ok; s++) {
+                List<Object> a = (List<Object>) commandOnSentinel(s, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", config.masterName);
+                int node = ports.indexOf(Integer.parseInt(String.valueOf(a.get(1))));
+                last = "sentinel " + s + " names " + a;
+                ok = node >= 0 && node != old && (agreed < 0 || agreed == node);
+                agreed = node;
+            }
+            if (ok && "master".equals(((List<Object>) commandOn(agreed, "ROLE")).get(0))) {
+                return agreed;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new TumblerException("no failover away from node " + old + " within " + timeout.toMillis() + " ms: " + last);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TumblerException("interrupted", e);
+            }
+        }
     }
 
     /** The generated TLS material, or null without {@link Builder#tls()}. */
@@ -209,6 +390,11 @@ public final class TumblerServer implements AutoCloseable {
 
     public long advance(long millis) {
         needTime();
+        if (isReplicated()) {
+            // one clock for every node and sentinel of the set: advance it once
+            String[] adv = {"TUMBLER.TIME", "ADVANCE", Long.toString(millis)};
+            return (Long) (sentinelPorts.isEmpty() ? command(adv) : commandOnSentinel(0, adv));
+        }
         long first = -1;
         for (int i = 0; i < ports.size(); i++) {
             if (!down.contains(i)) {
@@ -428,7 +614,7 @@ public final class TumblerServer implements AutoCloseable {
      * Sends {@code TUMBLER.SNAPSHOT sub name} in every database of every node that is up
      * ({@code SELECT db} first, each database under its own name), one connection per node,
      * and returns the replies node by node. A replica that refuses (READONLY) is skipped: it
-     * follows its primary.
+     * follows its primary. With {@link Builder#replicas} only the primary now is asked.
      */
     private List<List<Object>> everyDatabase(String sub, String name) {
         return databases(sub, name, -1);
@@ -440,8 +626,10 @@ public final class TumblerServer implements AutoCloseable {
             throw new TumblerException("a cluster has database 0 only");
         }
         List<List<Object>> out = new ArrayList<>();
+        // a primary with replicas: its snapshot alone; its restore reaches the replicas
+        int onlyNode = isReplicated() ? primary() : -1;
         for (int i = 0; i < ports.size(); i++) {
-            if (down.contains(i)) {
+            if (down.contains(i) || (onlyNode >= 0 && i != onlyNode)) {
                 continue;
             }
             int n = databases(i);
@@ -600,6 +788,23 @@ public final class TumblerServer implements AutoCloseable {
         return RedissonSupport.config(this, 0);
     }
 
+    /**
+     * Redisson in sentinel mode: {@link #masterName()} and every sentinel (needs
+     * {@link Builder#sentinels}); what {@link #redissonConfig()} is with sentinels.
+     */
+    public org.redisson.config.Config redissonSentinelConfig() {
+        return RedissonSupport.sentinel(this);
+    }
+
+    /**
+     * Redisson in master-slave mode: node 0 as master and the replicas as slaves (needs
+     * {@link Builder#replicas}); what {@link #redissonConfig()} is with replicas and no sentinels.
+     * It does not follow a failover: use the sentinel config for that.
+     */
+    public org.redisson.config.Config redissonMasterSlaveConfig() {
+        return RedissonSupport.masterSlave(this);
+    }
+
     /** A single-server Redisson {@code Config} for one node (RedLock / MultiLock: one client per node). */
     public org.redisson.config.Config redissonConfig(int node) {
         return RedissonSupport.config(this, node);
@@ -618,6 +823,17 @@ public final class TumblerServer implements AutoCloseable {
                 y.append("  - ").append(quote(url(i))).append('\n');
             }
             y.append("  scanInterval: 200\n");
+        } else if (!sentinelPorts.isEmpty()) {
+            y.append("sentinelServersConfig:\n  masterName: ").append(quote(config.masterName)).append("\n  sentinelAddresses:\n");
+            for (String u : sentinelUrls()) {
+                y.append("  - ").append(quote(u)).append('\n');
+            }
+            y.append("  scanInterval: 200\n");
+        } else if (isReplicated()) {
+            y.append("masterSlaveServersConfig:\n  masterAddress: ").append(quote(url(0))).append("\n  slaveAddresses:\n");
+            for (int i = 1; i < ports.size(); i++) {
+                y.append("  - ").append(quote(url(i))).append('\n');
+            }
         } else {
             y.append("singleServerConfig:\n  address: ").append(quote(url())).append('\n');
         }
@@ -663,6 +879,9 @@ public final class TumblerServer implements AutoCloseable {
                 nodes.append(i > 0 ? "," : "").append(host).append(':').append(ports.get(i));
             }
             p.put("spring.data.redis.cluster.nodes", nodes.toString());
+        } else if (!sentinelPorts.isEmpty()) {
+            p.put("spring.data.redis.sentinel.master", config.masterName);
+            p.put("spring.data.redis.sentinel.nodes", String.join(",", sentinelAddresses()));
         } else {
             p.put("spring.data.redis.host", host);
             p.put("spring.data.redis.port", Integer.toString(port()));
@@ -758,6 +977,11 @@ public final class TumblerServer implements AutoCloseable {
         private int primaries;
         private int replicas;
         private boolean testControl = true;
+        private int replSetReplicas;
+        private int sentinels;
+        private String masterName = "mymaster";
+        private Duration sentinelDownAfter;
+        private Duration sentinelFailoverTimeout;
         private String lockdep;
         private String personality;
         private boolean tls;
@@ -801,6 +1025,50 @@ public final class TumblerServer implements AutoCloseable {
             this.primaries = primaries;
             this.replicas = replicasPerPrimary;
             this.nodes = primaries * (1 + replicasPerPrimary);
+            return this;
+        }
+
+        /**
+         * A primary (node 0) and {@code n} replicas of it (nodes 1..n), each with its own copy
+         * ({@code --replicas n}): ROLE, INFO replication, READONLY on writes to a replica, WAIT,
+         * and the {@code TUMBLER.REPL} faults. Not with {@link #cluster} or {@link #nodes}.
+         */
+        public Builder replicas(int n) {
+            if (n < 0) {
+                throw new IllegalArgumentException("replicas must be >= 0");
+            }
+            this.replSetReplicas = n;
+            return this;
+        }
+
+        /** {@code n} sentinels watching the primary ({@code --sentinels n}), with {@link #replicas}. */
+        public Builder sentinels(int n) {
+            if (n < 0) {
+                throw new IllegalArgumentException("sentinels must be >= 0");
+            }
+            this.sentinels = n;
+            return this;
+        }
+
+        /** {@code --sentinel-master-name} (default {@code mymaster}). */
+        public Builder masterName(String name) {
+            this.masterName = name;
+            return this;
+        }
+
+        /**
+         * {@code --sentinel-down-after-milliseconds}: how long (of tumbler's time) the primary is
+         * down before the sentinels say so (server default 30 s, as Redis; with time control an
+         * {@link TumblerServer#advance} past it is instant).
+         */
+        public Builder sentinelDownAfter(Duration d) {
+            this.sentinelDownAfter = d;
+            return this;
+        }
+
+        /** {@code --sentinel-failover-timeout} (server default 180 s). */
+        public Builder sentinelFailoverTimeout(Duration d) {
+            this.sentinelFailoverTimeout = d;
             return this;
         }
 
@@ -872,7 +1140,14 @@ public final class TumblerServer implements AutoCloseable {
 
         public TumblerServer start() {
             Builder cfg = copy();
-            if (cfg.tls && cfg.nodes > 1) {
+            boolean replicated = cfg.replSetReplicas > 0 || cfg.sentinels > 0;
+            if (replicated) {
+                if (cfg.cluster || cfg.nodes > 1) {
+                    throw new TumblerException("replicas/sentinels are a topology of their own: not with cluster() or nodes()");
+                }
+                cfg.nodes = 1 + cfg.replSetReplicas;
+            }
+            if (cfg.tls && (cfg.nodes > 1 || cfg.sentinels > 0)) {
                 // tumbler --nodes N --tls-port 0 listens in plaintext on every node, without a word.
                 throw new TumblerException("TLS is supported for a single server only (tumbler --nodes N"
                         + " ignores tls-port)");
@@ -901,6 +1176,20 @@ public final class TumblerServer implements AutoCloseable {
             if (cfg.cluster) {
                 cmd.addAll(List.of("--cluster-enabled", "yes", "--nodes", Integer.toString(cfg.nodes),
                         "--cluster-replicas", Integer.toString(cfg.replicas)));
+            } else if (replicated) {
+                cmd.addAll(List.of("--replicas", Integer.toString(cfg.replSetReplicas)));
+                if (cfg.sentinels > 0) {
+                    cmd.addAll(List.of("--sentinels", Integer.toString(cfg.sentinels)));
+                    if (!cfg.masterName.equals("mymaster")) {
+                        cmd.addAll(List.of("--sentinel-master-name", cfg.masterName));
+                    }
+                    if (cfg.sentinelDownAfter != null) {
+                        cmd.addAll(List.of("--sentinel-down-after-milliseconds", Long.toString(cfg.sentinelDownAfter.toMillis())));
+                    }
+                    if (cfg.sentinelFailoverTimeout != null) {
+                        cmd.addAll(List.of("--sentinel-failover-timeout", Long.toString(cfg.sentinelFailoverTimeout.toMillis())));
+                    }
+                }
             } else if (cfg.nodes > 1) {
                 cmd.addAll(List.of("--nodes", Integer.toString(cfg.nodes)));
             }
@@ -929,6 +1218,11 @@ public final class TumblerServer implements AutoCloseable {
             b.primaries = primaries;
             b.replicas = replicas;
             b.testControl = testControl;
+            b.replSetReplicas = replSetReplicas;
+            b.sentinels = sentinels;
+            b.masterName = masterName;
+            b.sentinelDownAfter = sentinelDownAfter;
+            b.sentinelFailoverTimeout = sentinelFailoverTimeout;
             b.lockdep = lockdep;
             b.personality = personality;
             b.tls = tls;
@@ -971,17 +1265,27 @@ public final class TumblerServer implements AutoCloseable {
         watchdog.setDaemon(true);
         watchdog.start();
         Integer[] ports = new Integer[cfg.nodes];
+        Integer[] sentinelPorts = new Integer[cfg.sentinels];
         int found = 0;
+        int want = cfg.nodes + cfg.sentinels;
         String host = "127.0.0.1";
         InputStream out = p.getInputStream();
         BufferedReader r = new BufferedReader(new InputStreamReader(out, StandardCharsets.UTF_8));
         StringBuilder seen = new StringBuilder();
         try {
             String line;
-            while (found < cfg.nodes && (line = r.readLine()) != null) {
+            while (found < want && (line = r.readLine()) != null) {
                 seen.append(line).append('\n');
                 Matcher m = LISTENING.matcher(line);
                 if (!m.find()) {
+                    continue;
+                }
+                if (m.group(4) != null) {
+                    int sn = Integer.parseInt(m.group(4));
+                    if (sn < sentinelPorts.length && sentinelPorts[sn] == null) {
+                        sentinelPorts[sn] = Integer.parseInt(m.group(2));
+                        found++;
+                    }
                     continue;
                 }
                 int node = m.group(3) != null ? Integer.parseInt(m.group(3)) : 0;
@@ -995,7 +1299,7 @@ public final class TumblerServer implements AutoCloseable {
             // handled below: not every port was announced
         }
         watchdog.interrupt();
-        if (found < cfg.nodes) {
+        if (found < want) {
             p.destroyForcibly();
             try {
                 p.waitFor(5, TimeUnit.SECONDS);
@@ -1009,7 +1313,7 @@ public final class TumblerServer implements AutoCloseable {
             } catch (IOException e) {
                 err = "";
             }
-            throw new TumblerException(cmd.get(0) + " did not announce " + cfg.nodes + " port(s) within "
+            throw new TumblerException(cmd.get(0) + " did not announce " + want + " port(s) within "
                     + cfg.startupTimeout.toMillis() + " ms (" + (p.isAlive() ? "killed" : "exit status " + p.exitValue())
                     + "); command: " + String.join(" ", cmd) + "\nstdout: " + seen + "log: " + err.trim());
         }
@@ -1025,7 +1329,7 @@ public final class TumblerServer implements AutoCloseable {
         }, "tumbler-stdout");
         drain.setDaemon(true);
         drain.start();
-        TumblerServer s = new TumblerServer(cfg, p, log, host, Arrays.asList(ports), material);
+        TumblerServer s = new TumblerServer(cfg, p, log, host, Arrays.asList(ports), Arrays.asList(sentinelPorts), material);
         LIVE.add(s);
         return s;
     }

@@ -143,7 +143,10 @@ public final class Servers {
             int port = freePort(cluster);
             List<String> cmd = new ArrayList<>(List.of(bin, "--port", String.valueOf(port), "--bind", "127.0.0.1",
                     "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no",
-                    "--dir", workdir().toString()));
+                    "--dir", workdir().toString(),
+                    // its own file: a replica stores the RDB of each full sync there, and a server
+                    // started later in the same --dir would load it (and a cluster node refuse to join)
+                    "--dbfilename", "dump-" + port + "-" + SEQ.incrementAndGet() + ".rdb"));
             if (cluster) {
                 cmd.addAll(List.of("--cluster-enabled", "yes", "--cluster-config-file",
                         workdir().resolve("nodes-" + port + "-" + SEQ.incrementAndGet() + ".conf").toString(),
@@ -155,6 +158,45 @@ public final class Servers {
             List<Integer> tls = new ArrayList<>();
             for (int i = 0; i + 1 < extra.length; i++) if (extra[i].equals("--tls-port")) tls.add(Integer.parseInt(extra[i + 1]));
             ServerProc sp = new ServerProc(name, p, List.of(port), tls, out);
+            try {
+                waitPing(sp, port);
+                return sp;
+            } catch (IllegalStateException e) {
+                sp.close();
+                if (attempt == 4) throw e;
+            }
+        }
+        throw new IllegalStateException("unreachable");
+    }
+
+    /**
+     * A real sentinel, `redis-server conf --sentinel`, watching the primary on `primaryPort` as
+     * `master` (quorum 2), on a free port. The conf file is its own (sentinel rewrites it).
+     */
+    public static ServerProc redisSentinel(int primaryPort, String master, long downAfterMs, long failoverTimeoutMs) {
+        String bin = redisServerBinary();
+        for (int attempt = 0; attempt < 5; attempt++) {
+            int port = freePort(false);
+            int n = SEQ.incrementAndGet();
+            Path conf = workdir().resolve("sentinel-" + port + "-" + n + ".conf");
+            String text = String.join("\n",
+                    "port " + port,
+                    "bind 127.0.0.1",
+                    "daemonize no",
+                    "protected-mode no",
+                    "dir " + workdir(),
+                    "sentinel monitor " + master + " 127.0.0.1 " + primaryPort + " 2",
+                    "sentinel down-after-milliseconds " + master + " " + downAfterMs,
+                    "sentinel failover-timeout " + master + " " + failoverTimeoutMs,
+                    "");
+            try {
+                Files.writeString(conf, text);
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+            Path out = workdir().resolve("sentinel-" + port + "-" + n + ".out");
+            Process p = start(List.of(bin, conf.toString(), "--sentinel"), out);
+            ServerProc sp = new ServerProc("redis-sentinel", p, List.of(port), List.of(), out);
             try {
                 waitPing(sp, port);
                 return sp;

@@ -46,6 +46,21 @@ public @interface Tumbler {
     /** Replicas per primary in cluster mode. */
     int clusterReplicas() default 0;
 
+    /**
+     * Above 0: a primary (node 0) and that many replicas of it ({@code --replicas}); the injected
+     * {@code RedissonClient} is in master-slave mode, or sentinel mode with {@link #sentinels}.
+     */
+    int replicas() default 0;
+
+    /** Above 0: that many sentinels watching the primary ({@code --sentinels}), master {@link #masterName}. */
+    int sentinels() default 0;
+
+    /** {@code --sentinel-master-name}. */
+    String masterName() default "mymaster";
+
+    /** {@code --sentinel-down-after-milliseconds} (of tumbler's time); 0 is the server's default, 30000. */
+    long sentinelDownAfterMillis() default 0;
+
     /** {@code --personality}: the server release tumbler imitates ("redis-8.0", "valkey-9.1"); "" is the default, redis-7.2. */
     String personality() default "";
 

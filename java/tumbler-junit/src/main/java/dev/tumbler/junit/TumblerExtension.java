@@ -112,6 +112,11 @@ public class TumblerExtension implements BeforeAllCallback, BeforeEachCallback, 
         TumblerServer.Builder b = TumblerServer.builder().timeControl(t.timeControl());
         if (t.clusterPrimaries() > 0) {
             b.cluster(t.clusterPrimaries(), t.clusterReplicas());
+        } else if (t.replicas() > 0 || t.sentinels() > 0) {
+            b.replicas(t.replicas()).sentinels(t.sentinels()).masterName(t.masterName());
+            if (t.sentinelDownAfterMillis() > 0) {
+                b.sentinelDownAfter(java.time.Duration.ofMillis(t.sentinelDownAfterMillis()));
+            }
         } else {
             b.nodes(t.nodes());
         }

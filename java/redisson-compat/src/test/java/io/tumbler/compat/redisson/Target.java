@@ -21,9 +21,22 @@ public final class Target {
     private final List<Supplier<Config>> configs;
     private final List<RedissonClient> clients = new ArrayList<>();
     private final List<RedissonClient> extra = new ArrayList<>();
+    /** A primary/replicas/sentinels set (one clock on tumbler), or null. */
+    public final io.tumbler.compat.ReplSet repl;
 
     /** configs: one per client to open at once (one for single/cluster, one per node for --nodes). */
     public Target(String name, boolean tumbler, List<ServerProc> procs, List<Integer> ports, List<Supplier<Config>> configs) {
+        this(name, tumbler, procs, ports, configs, null);
+    }
+
+    /** A replication set's target: its data nodes' ports, its processes. */
+    public Target(io.tumbler.compat.ReplSet set, List<Supplier<Config>> configs) {
+        this(set.name, set.tumbler, set.procs, set.nodePorts, configs, set);
+    }
+
+    private Target(String name, boolean tumbler, List<ServerProc> procs, List<Integer> ports, List<Supplier<Config>> configs,
+                   io.tumbler.compat.ReplSet repl) {
+        this.repl = repl;
         this.name = name;
         this.tumbler = tumbler;
         this.procs = procs;
@@ -50,15 +63,20 @@ public final class Target {
         return c;
     }
 
-    /** tumbler's TUMBLER.TIME ADVANCE on every node (each node has its own clock). */
+    /** tumbler's TUMBLER.TIME ADVANCE on every node (each node has its own clock; a replication set has one). */
     public void advance(long ms) {
         if (!tumbler) throw new IllegalStateException("time control is tumbler's");
+        if (repl != null) {
+            repl.advance(ms);
+            return;
+        }
         for (int p : ports) Resp.once(p, "TUMBLER.TIME", "ADVANCE", ms);
     }
 
     public void close() {
         for (RedissonClient c : extra) c.shutdown();
         for (RedissonClient c : clients) c.shutdown();
+        if (repl != null) repl.close();
         procs.forEach(ServerProc::close);
     }
 

@@ -8,6 +8,9 @@ import java.util.stream.Collectors;
 import io.tumbler.compat.ServerProc;
 import io.tumbler.compat.Servers;
 import org.redisson.config.ClusterServersConfig;
+import org.redisson.config.MasterSlaveServersConfig;
+import org.redisson.config.ReplicatedServersConfig;
+import org.redisson.config.SentinelServersConfig;
 import org.redisson.config.Config;
 import org.redisson.config.Protocol;
 import org.redisson.config.ReadMode;
@@ -56,6 +59,72 @@ public final class Topo {
                     .setTimeout(5000).setRetryAttempts(2).setRetryInterval(300);
             return c;
         };
+    }
+
+    /** Redisson in sentinel mode: master name mymaster, every sentinel's address. */
+    public static Supplier<Config> sentinelConfig(io.tumbler.compat.ReplSet set, ReadMode readMode) {
+        return sentinelConfig(set, readMode, null);
+    }
+
+    /** As sentinelConfig, with a last word on the Config (e.g. setCheckLockSyncedSlaves). */
+    public static Supplier<Config> sentinelConfig(io.tumbler.compat.ReplSet set, ReadMode readMode,
+                                                  java.util.function.Consumer<Config> tune) {
+        return () -> {
+            Config c = base(null);
+            SentinelServersConfig sc = c.useSentinelServers().setMasterName(io.tumbler.compat.ReplSet.MASTER)
+                    .setReadMode(readMode).setScanInterval(500)
+                    .setMasterConnectionMinimumIdleSize(1).setMasterConnectionPoolSize(8)
+                    .setSlaveConnectionMinimumIdleSize(1).setSlaveConnectionPoolSize(8)
+                    .setSubscriptionConnectionMinimumIdleSize(1).setSubscriptionConnectionPoolSize(8)
+                    .setTimeout(5000).setRetryAttempts(2).setRetryInterval(300);
+            for (String a : set.sentinelAddresses()) sc.addSentinelAddress(a);
+            if (tune != null) tune.accept(c);
+            return c;
+        };
+    }
+
+    /** Redisson master-slave mode: the primary's address and every replica's. */
+    public static Supplier<Config> masterSlaveConfig(io.tumbler.compat.ReplSet set, ReadMode readMode) {
+        return () -> {
+            Config c = base(null);
+            MasterSlaveServersConfig mc = c.useMasterSlaveServers()
+                    .setMasterAddress("redis://127.0.0.1:" + set.primaryPort())
+                    .setReadMode(readMode)
+                    .setMasterConnectionMinimumIdleSize(1).setMasterConnectionPoolSize(8)
+                    .setSlaveConnectionMinimumIdleSize(1).setSlaveConnectionPoolSize(8)
+                    .setSubscriptionConnectionMinimumIdleSize(1).setSubscriptionConnectionPoolSize(8)
+                    .setTimeout(5000).setRetryAttempts(2).setRetryInterval(300);
+            for (int p : set.replicaPorts()) mc.addSlaveAddress("redis://127.0.0.1:" + p);
+            return c;
+        };
+    }
+
+    /** Redisson replicated mode: every node's address; Redisson finds the primary by INFO replication. */
+    public static Supplier<Config> replicatedConfig(io.tumbler.compat.ReplSet set, ReadMode readMode) {
+        return () -> {
+            Config c = base(null);
+            ReplicatedServersConfig rc = c.useReplicatedServers().setReadMode(readMode).setScanInterval(1000)
+                    .setMasterConnectionMinimumIdleSize(1).setMasterConnectionPoolSize(8)
+                    .setSlaveConnectionMinimumIdleSize(1).setSlaveConnectionPoolSize(8)
+                    .setSubscriptionConnectionMinimumIdleSize(1).setSubscriptionConnectionPoolSize(8)
+                    .setTimeout(5000).setRetryAttempts(2).setRetryInterval(300);
+            for (int p : set.nodePorts) rc.addNodeAddress("redis://127.0.0.1:" + p);
+            return c;
+        };
+    }
+
+    /** A primary + 2 replicas (+ sentinels) on both sides, one Redisson client each from `config`. */
+    public static List<Target> replSets(int sentinels, java.util.function.Function<io.tumbler.compat.ReplSet, Supplier<Config>> config) {
+        List<io.tumbler.compat.ReplSet> sets = io.tumbler.compat.ReplSet.both(2, sentinels);
+        List<Target> out = new ArrayList<>();
+        try {
+            for (io.tumbler.compat.ReplSet s : sets) out.add(new Target(s, List.of(config.apply(s))));
+        } catch (RuntimeException e) {
+            out.forEach(Target::close);
+            sets.forEach(io.tumbler.compat.ReplSet::close);
+            throw e;
+        }
+        return out;
     }
 
     /** Single server: tumbler --port 0 with time control; redis-server. */
