@@ -217,8 +217,9 @@ impl Engine {
         }
     }
 
-    /// Replaces database `db` with `with` (a full resynchronisation, or a whole database
-    /// of an entry): watchers of keys on either side are touched, caches flushed.
+    /// Replaces database `db` with `with` (a full resynchronisation, a whole database of an
+    /// entry, a snapshot restored whole): watchers of keys on either side are touched,
+    /// caches flushed, native locks' timers and blocked clients told.
     pub fn replace_db(&mut self, db: usize, with: Db) {
         self.touch_all_watched(db, true);
         let n = self.dbs[db].len() + with.len();

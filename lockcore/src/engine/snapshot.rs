@@ -108,21 +108,8 @@ pub fn restore(eng: &mut Engine, db: usize, name: &[u8]) -> bool {
             eng.stats.dirty += changed.len() as u64;
         }
         _ => {
-            eng.touch_all_watched(db, true);
-            let n = eng.dbs[db].len();
-            eng.dbs[db] = eng.snapshots.by_name[name].db.copy();
-            let locks: Vec<Bytes> = eng.dbs[db]
-                .iter()
-                .filter(|(_, e)| matches!(e.value, Value::Obj(Obj::Lock(_))))
-                .map(|(k, _)| Bytes::copy_from_slice(k))
-                .collect();
-            for key in &locks {
-                crate::engine::locks::restored(eng, db, key);
-            }
-            eng.touch_all_watched(db, true);
-            eng.tracking.flush();
-            eng.signal_db(db);
-            eng.stats.dirty += (n + eng.dbs[db].len()) as u64;
+            let copy = eng.snapshots.by_name[name].db.copy();
+            eng.replace_db(db, copy);
         }
     }
     eng.dbs[db].track_changes(id, limit);

@@ -129,7 +129,7 @@ pub fn promote(topo: &Topology, node: usize) {
     s.repl.is_replica.store(false, Ordering::SeqCst);
     let offset = s.repl.offset.load(Ordering::Acquire);
     {
-        let old = std::mem::replace(&mut *s.repl.replid.lock(), new_replid());
+        let old = std::mem::replace(&mut *s.repl.replid.lock(), crate::state::random_run_id());
         *s.repl.replid2.lock() = old;
         s.repl
             .second_offset
@@ -139,15 +139,6 @@ pub fn promote(topo: &Topology, node: usize) {
     g.engine.repl = Some(Box::new(Capture::starting_at(offset)));
     drop(g);
     tracing::info!("node {node}: MASTER MODE enabled (user request from 'id=0 addr=tumbler')");
-}
-
-fn new_replid() -> String {
-    use std::hash::BuildHasher;
-    let s = std::collections::hash_map::RandomState::new();
-    (0u64..3)
-        .map(|i| format!("{:016x}", s.hash_one(i)))
-        .collect::<String>()[..40]
-        .to_string()
 }
 
 /// REPLICAOF: `node` replicates `primary` from now on, starting with a full copy of its

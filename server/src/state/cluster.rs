@@ -123,16 +123,6 @@ pub fn split_slots(masters: usize) -> Vec<(u16, u16)> {
     out
 }
 
-/// 40 random hex digits.
-fn random_id() -> String {
-    use std::hash::BuildHasher;
-    let s = std::collections::hash_map::RandomState::new();
-    (0u64..3)
-        .map(|i| format!("{:016x}", s.hash_one(i)))
-        .collect::<String>()[..40]
-        .to_string()
-}
-
 impl Topology {
     /// `n` nodes; in cluster mode with `replicas` replicas per primary.
     pub fn new(n: usize, cluster: bool, replicas: usize, test_control: bool, ip: &str) -> Topology {
@@ -145,7 +135,7 @@ impl Topology {
             .map(|i| {
                 Arc::new(Node {
                     index: i,
-                    id: random_id(),
+                    id: super::random_run_id(),
                     shard: if i < masters {
                         i
                     } else {

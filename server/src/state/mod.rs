@@ -392,7 +392,7 @@ pub enum LockError {
 }
 
 /// 40 random hex digits, from the process' random hash keys.
-fn random_run_id() -> String {
+pub fn random_run_id() -> String {
     use std::hash::BuildHasher;
     let s = std::collections::hash_map::RandomState::new();
     (0u64..3)
