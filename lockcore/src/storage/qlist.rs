@@ -392,27 +392,37 @@ impl ListValue {
         self.nodes().iter().flat_map(|n| n.iter())
     }
 
-    /// Items `s..=e` (in range), walking to the first node by counts.
+    /// Items `s..=e` (in range), walking to the first node by counts. The items are copied
+    /// into one buffer and handed out as pieces of it: one allocation for the reply's
+    /// bytes, not one per item.
     pub fn range(&self, s: usize, e: usize) -> Vec<Bytes> {
-        let mut out = Vec::with_capacity(e + 1 - s);
-        let mut skip = s;
-        for n in self.nodes() {
-            let c = n.count();
-            if skip >= c {
-                skip -= c;
-                continue;
-            }
-            for it in n.iter().skip(skip) {
-                if out.len() > e - s {
-                    return out;
+        let want = e + 1 - s;
+        let walk = |f: &mut dyn FnMut(&[u8])| {
+            let (mut skip, mut left) = (s, want);
+            for n in self.nodes() {
+                let c = n.count();
+                if skip >= c {
+                    skip -= c;
+                    continue;
                 }
-                out.push(Bytes::copy_from_slice(it));
+                for it in n.iter().skip(skip).take(left) {
+                    f(it);
+                    left -= 1;
+                }
+                skip = 0;
+                if left == 0 {
+                    break;
+                }
             }
-            skip = 0;
-            if out.len() > e - s {
-                break;
-            }
-        }
+        };
+        let mut total = 0;
+        walk(&mut |it| total += it.len());
+        let mut buf = bytes::BytesMut::with_capacity(total);
+        let mut out = Vec::with_capacity(want);
+        walk(&mut |it| {
+            buf.extend_from_slice(it);
+            out.push(buf.split().freeze());
+        });
         out
     }
 
