@@ -267,3 +267,72 @@ fn command_info_matches() {
         assert_eq!(get(&mut tc), get(&mut rc), "COMMAND INFO {c}");
     }
 }
+
+/// OBJECT ENCODING through every conversion Redis 7.2 makes (listpack to quicklist before
+/// a push, LINSERT, LSET or LMOVE would pass `list-max-listpack-size`, back when one node
+/// shrinks to half the limit, AUTO after SORT STORE and RESTORE), by count and by bytes,
+/// against redis8-server (listpack/quicklist) and redis-server 7.0.15 (always quicklist),
+/// with the DUMP payloads.
+#[test]
+fn encodings_and_conversions() {
+    let big = "x".repeat(3000);
+    let script = format!(
+        r#"
+        RPUSH l a b c
+        OBJECT ENCODING l
+        CONFIG SET list-max-listpack-size 4
+        RPUSH l d
+        OBJECT ENCODING l
+        RPUSH l e
+        OBJECT ENCODING l
+        RPOP l
+        OBJECT ENCODING l
+        LPOP l
+        OBJECT ENCODING l
+        LPOP l
+        OBJECT ENCODING l
+        LRANGE l 0 -1
+        RPUSH m 1 2 3 4
+        LINSERT m BEFORE 3 x
+        OBJECT ENCODING m
+        LRANGE m 0 -1
+        LREM m 0 x
+        LREM m 0 4
+        OBJECT ENCODING m
+        LREM m 0 3
+        OBJECT ENCODING m
+        DEL m
+        RPUSH m 1 2 3 4
+        LSET m 0 yy
+        OBJECT ENCODING m
+        RPUSH n 1 2 3 4 5 6 7 8 9
+        LTRIM n 1 2
+        OBJECT ENCODING n
+        RPUSH s 3 1 2 5 4
+        SORT s STORE d
+        OBJECT ENCODING d
+        SORT s LIMIT 0 2 STORE d2
+        OBJECT ENCODING d2
+        RPUSH src p q r s
+        LMOVE d2 src LEFT RIGHT
+        OBJECT ENCODING src
+        OBJECT ENCODING d2
+        CONFIG SET list-max-listpack-size -1
+        RPUSH k {big}
+        OBJECT ENCODING k
+        RPUSH k {big}
+        OBJECT ENCODING k
+        LPOP k
+        OBJECT ENCODING k
+        RPUSH r a b c
+        DUMP r
+        RPUSH big 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20
+        LSET big 5 {big}
+        OBJECT ENCODING big
+        LINDEX big 5
+        LRANGE big 0 3
+    "#
+    );
+    run(&script);
+    tumbler_tests::diff_against("redis8-server", &script);
+}

@@ -568,7 +568,11 @@ fn object_entry<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a mut crate::stora
 }
 
 fn object_encoding(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
+    let listpack_lists = ctx.eng.config.personality.has(Since::redis(702));
     match object_entry(ctx, &a[2]) {
+        Some(e) if matches!(e.value, Value::Obj(Obj::List(_))) => Reply::bulk_str(
+            crate::storage::qlist::encoding_name(e.encoding(), listpack_lists),
+        ),
         Some(e) => Reply::bulk_str(e.encoding()),
         None => Reply::Null,
     }

@@ -8,7 +8,6 @@
 //! pop (the key is missing, or holds another type) asks to block again, as Redis does.
 
 use bytes::Bytes;
-use std::collections::VecDeque;
 
 use crate::commands;
 use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, Keys, BASE, KEY1};
@@ -18,7 +17,7 @@ use crate::num::parse_i64;
 use crate::personality::Since;
 use crate::reply::Reply;
 use crate::storage::notify;
-use crate::storage::value::{kept, Obj, Value};
+use crate::storage::value::{Obj, Value};
 
 const fn cmd(
     name: &'static str,
@@ -129,7 +128,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     ),
 ];
 
-type List = VecDeque<Bytes>;
+type List = crate::storage::qlist::ListValue;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum End {
@@ -162,17 +161,16 @@ impl End {
 }
 
 fn pop_end(l: &mut List, end: End) -> Option<Bytes> {
-    match end {
-        End::Left => l.pop_front(),
-        End::Right => l.pop_back(),
-    }
+    l.pop(end == End::Left)
 }
 
-fn push_end(l: &mut List, end: End, v: Bytes) {
-    match end {
-        End::Left => l.push_front(v),
-        End::Right => l.push_back(v),
-    }
+fn push_end(l: &mut List, fill: i64, end: End, v: &[u8]) {
+    l.push(fill, end == End::Left, &[v])
+}
+
+/// `list-max-listpack-size`.
+fn fill(ctx: &Ctx) -> i64 {
+    ctx.eng.config.list_max_listpack_size
 }
 
 /// The list at `key`: `Ok(None)` if absent, WRONGTYPE if another type. `read` selects a
@@ -196,7 +194,7 @@ fn list_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut List, Rep
         ctx.note_new_key(key);
         ctx.eng.dbs[db].insert(
             key.clone(),
-            Value::Obj(Obj::List(Box::default())),
+            Value::Obj(Obj::List(List::default())),
             None,
             now,
         );
@@ -217,9 +215,16 @@ fn delete_if_empty(ctx: &mut Ctx, key: &Bytes) {
     }
 }
 
-/// The epilogue of a pop-like write: the event, then "del" if the list emptied.
+/// The epilogue of a pop-like write: the event, then "del" if the list emptied (else the
+/// list may turn back into a listpack, as Redis' `LIST_CONV_SHRINKING`).
 fn popped(ctx: &mut Ctx, key: &Bytes, event: &str) {
     let db = ctx.dbi();
+    let fill = fill(ctx);
+    if let Some(e) = ctx.eng.dbs[db].get_mut(key) {
+        if let Value::Obj(Obj::List(l)) = &mut e.value {
+            l.try_shrink(fill, true);
+        }
+    }
     ctx.eng.touch_watched(db, key);
     ctx.eng.stats.dirty += 1;
     ctx.notify(notify::LIST, event, key);
@@ -237,13 +242,13 @@ fn push_generic(ctx: &mut Ctx, a: &[Bytes], end: End, only_existing: bool) -> Re
             Err(e) => return e,
         }
     }
+    let fill = fill(ctx);
     let l = match list_for_write(ctx, &a[1]) {
         Ok(l) => l,
         Err(e) => return e,
     };
-    for v in &a[2..] {
-        push_end(l, end, kept(v));
-    }
+    let items: Vec<&[u8]> = a[2..].iter().map(|v| &v[..]).collect();
+    l.push(fill, end == End::Left, &items);
     let n = l.len() as i64;
     ctx.modified(&a[1], notify::LIST, end.push_event());
     Reply::Int(n)
@@ -326,7 +331,7 @@ fn lindex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return error::not_integer();
     };
     match get_list(ctx, &a[1], true) {
-        Ok(Some(l)) => Reply::opt_bulk(resolve_index(i, l.len()).map(|i| l[i].clone())),
+        Ok(Some(l)) => Reply::opt_bulk(resolve_index(i, l.len()).and_then(|i| l.get(i))),
         Ok(None) => Reply::Null,
         Err(e) => e,
     }
@@ -355,7 +360,7 @@ fn lrange(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     };
     match get_list(ctx, &a[1], true) {
         Ok(Some(l)) => match resolve_range(s, e, l.len()) {
-            Some((s, e)) => Reply::bulks(l.range(s..=e).cloned().collect::<Vec<_>>()),
+            Some((s, e)) => Reply::bulks(l.range(s, e)),
             None => Reply::Array(vec![]),
         },
         Ok(None) => Reply::Array(vec![]),
@@ -369,6 +374,7 @@ fn lset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(i) = parse_i64(&a[2]) else {
         return error::not_integer();
     };
+    let fill = fill(ctx);
     let l = match get_list(ctx, &a[1], false) {
         Ok(Some(l)) => l,
         Ok(None) => return Reply::err(NO_SUCH_KEY),
@@ -377,7 +383,7 @@ fn lset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(i) = resolve_index(i, l.len()) else {
         return Reply::err(INDEX_OUT_OF_RANGE);
     };
-    l[i] = kept(&a[3]);
+    l.set(fill, i, &a[3]);
     ctx.modified(&a[1], notify::LIST, "lset");
     Reply::ok()
 }
@@ -390,6 +396,7 @@ fn linsert(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         return error::syntax();
     };
+    let fill = fill(ctx);
     let l = match get_list(ctx, &a[1], false) {
         Ok(Some(l)) => l,
         Ok(None) => return Reply::Int(0),
@@ -398,7 +405,7 @@ fn linsert(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(pos) = l.iter().position(|v| *v == a[3]) else {
         return Reply::Int(-1);
     };
-    l.insert(if after { pos + 1 } else { pos }, kept(&a[4]));
+    l.insert(fill, if after { pos + 1 } else { pos }, &a[4]);
     let n = l.len() as i64;
     ctx.modified(&a[1], notify::LIST, "linsert");
     Reply::Int(n)
@@ -408,6 +415,7 @@ fn lrem(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let Some(count) = parse_i64(&a[2]) else {
         return error::not_integer();
     };
+    let fill = fill(ctx);
     let l = match get_list(ctx, &a[1], false) {
         Ok(Some(l)) => l,
         Ok(None) => return Reply::Int(0),
@@ -418,30 +426,27 @@ fn lrem(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         count.unsigned_abs() as usize
     };
-    // Mark the victims first, then drop them in one pass: O(n) however many match.
+    // Mark the victims first (scanning from the tail for a negative count), then drop
+    // them in one pass: O(n) however many match.
     let n = l.len();
     let mut victim = vec![false; n];
     let mut removed = 0usize;
-    let order: Box<dyn Iterator<Item = usize>> = if count >= 0 {
-        Box::new(0..n)
-    } else {
-        Box::new((0..n).rev())
-    };
-    for i in order {
-        if removed >= limit {
-            break;
-        }
-        if l[i] == a[3] {
+    let mut mark = |i: usize, v: &[u8]| {
+        if removed < limit && v == &a[3][..] {
             victim[i] = true;
             removed += 1;
         }
+    };
+    if count >= 0 {
+        l.iter().enumerate().for_each(|(i, v)| mark(i, v));
+    } else {
+        l.iter()
+            .rev()
+            .enumerate()
+            .for_each(|(i, v)| mark(n - 1 - i, v));
     }
     if removed > 0 {
-        let mut i = 0;
-        l.retain(|_| {
-            i += 1;
-            !victim[i - 1]
-        });
+        l.retain(fill, |i, _| !victim[i]);
     }
     if removed > 0 {
         popped(ctx, &a[1], "lrem");
@@ -453,16 +458,14 @@ fn ltrim(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let (Some(s), Some(e)) = (parse_i64(&a[2]), parse_i64(&a[3])) else {
         return error::not_integer();
     };
+    let fill = fill(ctx);
     let l = match get_list(ctx, &a[1], false) {
         Ok(Some(l)) => l,
         Ok(None) => return Reply::ok(),
         Err(e) => return e,
     };
     match resolve_range(s, e, l.len()) {
-        Some((s, e)) => {
-            l.truncate(e + 1);
-            l.drain(..s);
-        }
+        Some((s, e)) => l.trim(fill, s, e),
         None => l.clear(),
     }
     popped(ctx, &a[1], "ltrim");
@@ -535,9 +538,14 @@ fn lpos(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     } else {
         (maxlen as usize).min(len)
     };
-    for step in 0..scan {
+    let items: Box<dyn Iterator<Item = &[u8]>> = if rank > 0 {
+        Box::new(l.iter())
+    } else {
+        Box::new(l.iter().rev())
+    };
+    for (step, v) in items.take(scan).enumerate() {
         let i = if rank > 0 { step } else { len - 1 - step };
-        if l[i] == a[2] {
+        if v == &a[2][..] {
             if skip > 0 {
                 skip -= 1;
             } else {
@@ -572,8 +580,9 @@ fn move_one(
         Err(e) => return Err(e),
     }
     get_list(ctx, dst, false)?;
+    let fill = fill(ctx);
     let v = pop_end(get_list(ctx, src, false)?.unwrap(), from).unwrap();
-    push_end(list_for_write(ctx, dst)?, to, v.clone());
+    push_end(list_for_write(ctx, dst)?, fill, to, &v);
     ctx.modified(dst, notify::LIST, to.push_event());
     popped(ctx, src, from.pop_event());
     Ok(Some(v))

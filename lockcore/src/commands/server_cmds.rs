@@ -679,11 +679,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             .iter_ttl()
             .map(|(k, v, t)| k.len() + v.len() + 24 + if t != 0 { 16 } else { 0 })
             .sum(),
-        Value::Obj(Obj::List(l)) => {
-            malloc_size(std::mem::size_of_val(&**l))
-                + malloc_size(l.capacity() * std::mem::size_of::<Bytes>())
-                + l.iter().map(|v| string(v.len())).sum::<usize>()
-        }
+        Value::Obj(Obj::List(l)) => l.heap_bytes(),
         Value::Obj(Obj::ZSet(z)) => z.heap_bytes(),
         Value::Obj(Obj::Set(s)) => s.heap_bytes(),
         Value::Obj(Obj::Lock(l)) => l.holders.iter().map(|h| h.owner.len() + 64).sum(),

@@ -173,7 +173,10 @@ fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> Reply {
     // The elements in their native order, and whether that order is a sorted set's.
     let (mut elems, is_set) = match ctx.read(&a[1]).map(|e| &e.value) {
         None => (vec![], false),
-        Some(Value::Obj(Obj::List(l))) => (l.iter().cloned().collect::<Vec<_>>(), false),
+        Some(Value::Obj(Obj::List(l))) => (
+            l.iter().map(Bytes::copy_from_slice).collect::<Vec<_>>(),
+            false,
+        ),
         Some(Value::Obj(Obj::Set(s))) => (s.ordered(), true),
         Some(Value::Obj(Obj::ZSet(z))) => (
             z.range(0, z.len()).into_iter().map(|(m, _)| m).collect(),
@@ -283,16 +286,12 @@ fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> Reply {
             crate::engine::delete_key(ctx.eng, db, &dst);
         }
     } else {
-        let list: std::collections::VecDeque<Bytes> =
-            out.into_iter().map(Option::unwrap_or_default).collect();
-        ctx.write(&dst);
-        crate::engine::store(
-            ctx.eng,
-            db,
-            dst.clone(),
-            Value::Obj(Obj::List(Box::new(list))),
-            None,
+        let list = crate::storage::qlist::ListValue::from_items(
+            ctx.eng.config.list_max_listpack_size,
+            out.into_iter().map(Option::unwrap_or_default),
         );
+        ctx.write(&dst);
+        crate::engine::store(ctx.eng, db, dst.clone(), Value::Obj(Obj::List(list)), None);
         ctx.modified(&dst, notify::LIST, "sortstore");
     }
     Reply::Int(n)

@@ -11,6 +11,7 @@ pub mod lfu;
 pub mod listpack;
 pub mod lock;
 pub mod notify;
+pub mod qlist;
 pub mod rdb;
 pub mod stream;
 pub mod table;

@@ -443,7 +443,7 @@ fn push_score(lp: &mut Listpack, score: f64, ver: u16) {
 /// another element while its listpack plus the element plus 8 stays within the
 /// `list-max-listpack-size` limit (a byte size when negative, else a count with an 8 KiB
 /// safety limit).
-fn quicklist_nodes<'a>(items: impl Iterator<Item = &'a Bytes>, fill: i64) -> Vec<Vec<u8>> {
+fn quicklist_nodes<'a>(items: impl Iterator<Item = &'a [u8]>, fill: i64) -> Vec<Vec<u8>> {
     const LEVELS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
     let mut nodes = Vec::new();
     let mut cur: Option<Listpack> = None;
@@ -1170,7 +1170,10 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
         (cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value);
     Some(match l {
         Loaded::Str(s) => Value::Str(s),
-        Loaded::List(l) => Value::Obj(Obj::List(Box::new(l))),
+        Loaded::List(l) => Value::Obj(Obj::List(crate::storage::qlist::ListValue::from_items(
+            cfg.list_max_listpack_size,
+            l,
+        ))),
         Loaded::Set(v) => {
             // An intset if every member is an integer and it is small; else a hashtable
             // in the payload's order.

@@ -2,7 +2,6 @@
 
 use bytes::Bytes;
 use indexmap::IndexMap;
-use std::collections::VecDeque;
 
 use crate::storage::listpack::PairPack;
 use crate::storage::lock::LockValue;
@@ -840,7 +839,8 @@ pub enum Obj {
     /// A stream (streams.rs: XADD/XRANGE subset).
     Stream(Box<crate::storage::stream::StreamValue>),
     Hash(HashValue),
-    List(Box<VecDeque<Bytes>>),
+    /// A list: one packed node inline, or a quicklist of them (qlist.rs).
+    List(crate::storage::qlist::ListValue),
     /// A sorted set, its small encoding inline (zset.rs).
     ZSet(ZSet),
     Set(SetValue),
@@ -859,7 +859,7 @@ impl Value {
             Value::Obj(Obj::Hash(HashValue::Pack(p))) => p.as_ptr(),
             Value::Obj(Obj::Hash(HashValue::Table(t))) => &**t as *const _ as *const u8,
             Value::Obj(Obj::Stream(b)) => &**b as *const _ as *const u8,
-            Value::Obj(Obj::List(b)) => &**b as *const _ as *const u8,
+            Value::Obj(Obj::List(l)) => l.as_ptr(),
             Value::Obj(Obj::ZSet(z)) => z.as_ptr(),
             Value::Obj(Obj::Set(s)) => s.as_ptr(),
             Value::Obj(Obj::Lock(b)) => &**b as *const _ as *const u8,
@@ -895,7 +895,13 @@ impl Value {
                 }
             }
             Value::Obj(Obj::Hash(h)) => h.encoding(),
-            Value::Obj(Obj::List(_)) => "quicklist",
+            Value::Obj(Obj::List(l)) => {
+                if l.is_pack() {
+                    "listpack"
+                } else {
+                    "quicklist"
+                }
+            }
             Value::Obj(Obj::Set(s)) => {
                 if s.is_intset() {
                     "intset"

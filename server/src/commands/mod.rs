@@ -848,11 +848,16 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
             let db = c.cl.db;
             let now = core.engine.now_ms();
             let ver = core.engine.config.personality.rdb_version();
+            let listpack_lists = core
+                .engine
+                .config
+                .personality
+                .has(lockcore::personality::Since::redis(702));
             match core.engine.lookup(db, k) {
                 Some(e) => Reply::Simple(
                     format!(
                         "Value at:0x0 refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
-                        e.encoding(),
+                        list_encoding(e, listpack_lists),
                         lockcore::storage::rdb::dump(&e.value, -2, ver).map_or(0, |p| p.len().saturating_sub(11)),
                         (e.lru_ms / 1000) & 0xff_ffff,
                         (now - e.lru_ms).max(0) / 1000
@@ -865,9 +870,16 @@ fn debug(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
         "listpack" if a.len() == 3 => {
             // Redis prints the listpack on its stdout; Tumbler only answers as it does.
             let db = c.cl.db;
+            let listpack_lists = core
+                .engine
+                .config
+                .personality
+                .has(lockcore::personality::Since::redis(702));
             match core.engine.lookup(db, &a[2]) {
                 None => Reply::err("ERR no such key"),
-                Some(e) if matches!(e.encoding(), "listpack" | "listpackex") => {
+                Some(e)
+                    if matches!(list_encoding(e, listpack_lists), "listpack" | "listpackex") =>
+                {
                     Reply::Simple("Listpack structure printed on stdout".into())
                 }
                 Some(_) => Reply::err("ERR Not a listpack encoded object."),
@@ -1013,5 +1025,15 @@ mod tests {
         }
         assert_eq!(rows, names.len(), "a handler names no row");
         assert!(rows > 40, "{rows} server rows");
+    }
+}
+
+/// OBJECT ENCODING's name for `e`: a list in one node is a "listpack" only from Redis 7.2.
+fn list_encoding(e: &lockcore::storage::value::Entry, listpack_lists: bool) -> &'static str {
+    match &e.value {
+        lockcore::storage::value::Value::Obj(lockcore::storage::value::Obj::List(_)) => {
+            lockcore::storage::qlist::encoding_name(e.encoding(), listpack_lists)
+        }
+        _ => e.encoding(),
     }
 }
