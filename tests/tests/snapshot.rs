@@ -319,7 +319,7 @@ fn state_shows_keys_ttls_holders_waiters_and_lockdep() {
         "holder \"owner-1\" holds=1 reads=0 token=",
         "blocked in lock.acquire",
         "# db3: 1 keys, 0 with a TTL",
-        "\"list\" list encoding=quicklist ttl=none len=2\n    \"a\"\n    \"b\"",
+        "\"list\" list encoding=listpack ttl=none len=2\n    \"a\"\n    \"b\"",
         "# blocked clients: 1",
         "\"mode\":\"yes\"",
     ] {
