@@ -766,7 +766,14 @@ pub fn hgetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::Array(fields.iter().map(|_| Reply::Null).collect());
     }
     let h = hash_mut(ctx, &a[1]).expect("looked up above");
-    if mode != GetEx::None {
+    // Valkey converts the hash for field TTLs only when a field gets one: HGETEX of fields
+    // that do not exist leaves its encoding (and MEMORY USAGE) alone.
+    if mode != GetEx::None
+        && (!vk
+            || fields
+                .iter()
+                .any(|f| h.get_bytes(f).is_some() && !h.is_expired(f, now)))
+    {
         prepare(h, vk);
     }
     let mut ex = SetEx::start(h);
