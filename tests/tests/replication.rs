@@ -370,11 +370,8 @@ fn a_failover_loses_a_lock_unless_wait_or_fencing_protects_it() {
     assert!(!a_holds && b_got);
 }
 
-/// In cluster mode each replica keeps its own copy too: after READONLY it serves what it
-/// has applied (stale under LAG), and TUMBLER.CLUSTER FAILOVER of a replica that had not
-/// received a lock loses it, as a real cluster's failover does.
-#[test]
-fn a_cluster_replica_lags_and_its_failover_loses_writes() {
+/// A cluster of one primary (node 0) and its replica (node 1), with test control.
+fn one_shard_cluster() -> (Tumbler, Vec<SocketAddr>) {
     let t = Tumbler::start_with(&[
         ("cluster-enabled", "yes"),
         ("nodes", "2"),
@@ -382,6 +379,15 @@ fn a_cluster_replica_lags_and_its_failover_loses_writes() {
         ("enable-test-control", "yes"),
     ]);
     let a = t.addrs();
+    (t, a)
+}
+
+/// In cluster mode each replica keeps its own copy too: after READONLY it serves what it
+/// has applied (stale under LAG), and TUMBLER.CLUSTER FAILOVER of a replica that had not
+/// received a lock loses it, as a real cluster's failover does.
+#[test]
+fn a_cluster_replica_lags_and_its_failover_loses_writes() {
+    let (_t, a) = one_shard_cluster();
     let (mut p, mut r) = (Raw::connect(a[0]), Raw::connect(a[1]));
     assert_eq!(s(&mut p, &["SET", "k", "1"]), "+OK\r\n");
     assert_eq!(s(&mut r, &["READONLY"]), "+OK\r\n");
@@ -422,13 +428,7 @@ fn a_cluster_replica_lags_and_its_failover_loses_writes() {
 /// primary is down; TAKEOVER promotes it with what it has.
 #[test]
 fn cluster_failover_catches_up_unless_forced() {
-    let t = Tumbler::start_with(&[
-        ("cluster-enabled", "yes"),
-        ("nodes", "2"),
-        ("cluster-replicas", "1"),
-        ("enable-test-control", "yes"),
-    ]);
-    let a = t.addrs();
+    let (_t, a) = one_shard_cluster();
     let (mut n0, mut n1) = (Raw::connect(a[0]), Raw::connect(a[1]));
     assert_eq!(
         s(&mut n0, &["CLUSTER", "FAILOVER"]),

@@ -195,20 +195,9 @@ pub fn cluster_command(
             if topo.is_primary(node) {
                 return Reply::err("ERR You should send CLUSTER FAILOVER to a replica");
             }
-            let old = topo.primary_of(node.shard).index;
-            topo.set_primary(node.shard, i);
-            if topo.replication {
-                // The replica takes over with what it has applied; the others, the old
-                // primary among them, copy it (what the replica lacked is lost).
-                *guard = None;
-                crate::repl::promote(&topo, i);
-                for j in topo.shard_nodes(node.shard).iter().map(|n| n.index) {
-                    if j != i {
-                        crate::repl::replicate(&topo, j, i);
-                    }
-                }
-                let _ = old;
-            }
+            // Never hold two keyspace locks: the takeover locks the shard's datasets.
+            *guard = None;
+            crate::repl::take_over(&topo, i);
             Reply::ok()
         }
         "moveslot" => {

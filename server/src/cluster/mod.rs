@@ -95,15 +95,7 @@ fn failover(topo: &Arc<Topology>, me: &Arc<Node>, a: &[Bytes]) -> Reply {
         }
         crate::repl::catch_up(topo, me.index);
     }
-    topo.set_primary(me.shard, me.index);
-    if topo.replication {
-        crate::repl::promote(topo, me.index);
-        for j in topo.shard_nodes(me.shard).iter().map(|n| n.index) {
-            if j != me.index {
-                crate::repl::replicate(topo, j, me.index);
-            }
-        }
-    }
+    crate::repl::take_over(topo, me.index);
     Reply::ok()
 }
 

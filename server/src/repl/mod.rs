@@ -261,6 +261,23 @@ pub fn setup(topo: &Arc<Topology>) {
     }
 }
 
+/// A cluster replica becomes its shard's primary (TUMBLER.CLUSTER FAILOVER, CLUSTER
+/// FAILOVER): with replicas keeping copies, it takes over with what it has applied and the
+/// shard's other nodes, the old primary among them, copy it (what it lacked is lost).
+pub fn take_over(topo: &Arc<Topology>, node: usize) {
+    let shard = topo.nodes[node].shard;
+    topo.set_primary(shard, node);
+    if !topo.replication {
+        return;
+    }
+    promote(topo, node);
+    for j in topo.shard_nodes(shard).iter().map(|n| n.index) {
+        if j != node {
+            replicate(topo, j, node);
+        }
+    }
+}
+
 /// A manual failover's first step: the replica applies everything its primary sent,
 /// whatever a fault held back.
 pub fn catch_up(topo: &Topology, node: usize) {
