@@ -205,7 +205,13 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         })
         .collect();
     ctx.write(dst);
-    crate::engine::store(ctx.eng, db, dst.clone(), Value::Str(Bytes::from(res)), None);
+    crate::engine::store(
+        ctx.eng,
+        db,
+        dst.clone(),
+        Value::Str(crate::storage::value::StrVal::from(res)),
+        None,
+    );
     ctx.db().set_raw(dst);
     ctx.modified(dst, notify::STRING, "set");
     Reply::Int(maxlen as i64)

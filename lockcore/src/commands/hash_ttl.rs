@@ -17,7 +17,7 @@ use crate::num::parse_i64;
 use crate::personality::Since;
 use crate::reply::Reply;
 use crate::storage::notify;
-use crate::storage::value::{HashValue, Obj, Value};
+use crate::storage::value::{HashValue, Value};
 
 const fn cmd(
     name: &'static str,
@@ -85,7 +85,7 @@ fn get_hash<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashValue
     match ctx.read(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::Hash(h)) => Ok(Some(h)),
+            Value::Hash(h) => Ok(Some(h)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -94,10 +94,10 @@ fn get_hash<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashValue
 /// The hash at `key`, created empty if absent (the caller must leave it non-empty).
 fn hash_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut HashValue, Reply> {
     match &mut ctx
-        .write_or_create(key, || Value::Obj(Obj::Hash(HashValue::default())))
+        .write_or_create(key, || Value::Hash(HashValue::default()))
         .value
     {
-        Value::Obj(Obj::Hash(h)) => Ok(h),
+        Value::Hash(h) => Ok(h),
         _ => Err(error::wrongtype()),
     }
 }
@@ -136,7 +136,7 @@ fn hash_write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashVal
     match ctx.write(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::Hash(h)) => Ok(Some(h)),
+            Value::Hash(h) => Ok(Some(h)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -146,7 +146,7 @@ fn hash_write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashVal
 fn hash_mut<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a mut HashValue> {
     let db = ctx.dbi();
     match ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) {
-        Some(Value::Obj(Obj::Hash(h))) => Some(h),
+        Some(Value::Hash(h)) => Some(h),
         _ => None,
     }
 }

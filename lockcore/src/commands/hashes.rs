@@ -9,7 +9,7 @@ use crate::num::{
 };
 use crate::reply::Reply;
 use crate::storage::notify;
-use crate::storage::value::{HashValue, Obj, Value};
+use crate::storage::value::{HashValue, Value};
 use rustc_apfloat::Float;
 
 pub use crate::commands::hash_ttl::{drop_expired_field, expire_field_on_write};
@@ -67,7 +67,7 @@ fn hash_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<&mut H
     match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::Hash(h)) => Ok(Some(h)),
+            Value::Hash(h) => Ok(Some(h)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -97,10 +97,10 @@ fn expire_field_for_write(ctx: &mut Ctx, key: &Bytes, field: &[u8]) -> Result<()
 /// The hash at `key`, created empty if absent (the caller must leave it non-empty).
 pub fn hash_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut HashValue, Reply> {
     match &mut ctx
-        .write_or_create(key, || Value::Obj(Obj::Hash(HashValue::default())))
+        .write_or_create(key, || Value::Hash(HashValue::default()))
         .value
     {
-        Value::Obj(Obj::Hash(h)) => Ok(h),
+        Value::Hash(h) => Ok(h),
         _ => Err(error::wrongtype()),
     }
 }
@@ -161,9 +161,7 @@ fn lockdep_hset(ctx: &mut Ctx, a: &[Bytes]) -> Result<(), Reply> {
         let (db, now) = (ctx.cl.db, ctx.now());
         let had = match ctx.eng.dbs[db].get(&a[1]) {
             Some(e) if e.expire_at().is_none_or(|t| t > now) => match &e.value {
-                Value::Obj(Obj::Hash(h)) => {
-                    h.get(&fv[0]).and_then(parse_i64).is_some_and(|n| n > 0)
-                }
+                Value::Hash(h) => h.get(&fv[0]).and_then(parse_i64).is_some_and(|n| n > 0),
                 _ => return Ok(()),
             },
             Some(_) => false,

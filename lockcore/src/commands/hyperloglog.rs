@@ -466,7 +466,7 @@ fn count(s: &[u8]) -> Result<u64, ()> {
 // ---------------------------------------------------------------- commands
 
 /// Whether `v` is an HLL string (Redis' isHLLObjectOrReply).
-fn is_hll(v: &Value) -> Result<&Bytes, Reply> {
+fn is_hll(v: &Value) -> Result<&crate::storage::value::StrVal, Reply> {
     let Value::Str(s) = v else {
         return Err(error::wrongtype());
     };
@@ -486,14 +486,15 @@ fn read_hll(ctx: &mut Ctx, key: &[u8], write: bool) -> Result<Option<Bytes>, Rep
     let e = if write { ctx.write(key) } else { ctx.read(key) };
     match e {
         None => Ok(None),
-        Some(e) => is_hll(&e.value).map(|s| Some(s.clone())),
+        Some(e) => is_hll(&e.value).map(|s| Some(s.to_bytes())),
     }
 }
 
 fn store_hll(ctx: &mut Ctx, key: &Bytes, s: Vec<u8>) {
     let now = ctx.now();
     ctx.note_new_key(key);
-    ctx.db().replace_value(key, Value::Str(Bytes::from(s)), now);
+    ctx.db()
+        .replace_value(key, Value::Str(crate::storage::value::StrVal::from(s)), now);
     ctx.db().set_raw(key);
 }
 
@@ -551,7 +552,7 @@ fn pfcount(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     s[8..16].copy_from_slice(&card.to_le_bytes());
     let db = ctx.dbi();
     if let Some(e) = ctx.eng.dbs[db].get_mut(&a[1]) {
-        e.value = Value::Str(Bytes::from(s));
+        e.value = Value::Str(crate::storage::value::StrVal::from(s));
     }
     ctx.eng.touch_watched(db, &a[1]);
     ctx.eng.stats.dirty += 1;

@@ -11,7 +11,7 @@ use crate::num::parse_i64;
 use crate::personality::{Personality, Since};
 use crate::reply::Reply;
 use crate::storage::notify;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 
 const fn cmd(
     name: &'static str,
@@ -348,14 +348,14 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         return Reply::Int(0);
     }
     // Redis 8's vector sets are module values without a copy callback.
-    if matches!(entry.value, Value::Obj(Obj::VSet(_))) {
+    if matches!(entry.value, Value::VSet(_)) {
         return Reply::err("ERR not supported for this module key");
     }
     if dst_exists {
         ctx.eng.dbs[dst_db].remove(dst);
     }
     entry.lru_ms = ctx.now();
-    if let Value::Obj(Obj::Hash(h)) = &mut entry.value {
+    if let Value::Hash(h) = &mut entry.value {
         // A copy is built afresh: Redis re-creates a hashtable with no deleted holes; the
         // encoding is kept.
         h.shrink_to_fit();
@@ -570,7 +570,7 @@ fn object_entry<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a mut crate::stora
 fn object_encoding(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let listpack_lists = ctx.eng.config.personality.has(Since::redis(702));
     match object_entry(ctx, &a[2]) {
-        Some(e) if matches!(e.value, Value::Obj(Obj::List(_))) => Reply::bulk_str(
+        Some(e) if matches!(e.value, Value::List(_)) => Reply::bulk_str(
             crate::storage::qlist::encoding_name(e.encoding(), listpack_lists),
         ),
         Some(e) => Reply::bulk_str(e.encoding()),

@@ -17,7 +17,7 @@ use crate::num::parse_i64;
 use crate::personality::Since;
 use crate::reply::Reply;
 use crate::storage::notify;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 
 const fn cmd(
     name: &'static str,
@@ -180,7 +180,7 @@ fn get_list<'a>(ctx: &'a mut Ctx, key: &[u8], read: bool) -> Result<Option<&'a m
     match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::List(l)) => Ok(Some(l)),
+            Value::List(l) => Ok(Some(l)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -192,15 +192,10 @@ fn list_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut List, Rep
     let now = ctx.now();
     if ctx.write(key).is_none() {
         ctx.note_new_key(key);
-        ctx.eng.dbs[db].insert(
-            key.clone(),
-            Value::Obj(Obj::List(List::default())),
-            None,
-            now,
-        );
+        ctx.eng.dbs[db].insert(key.clone(), Value::List(List::default()), None, now);
     }
     match &mut ctx.eng.dbs[db].get_mut(key).unwrap().value {
-        Value::Obj(Obj::List(l)) => Ok(l),
+        Value::List(l) => Ok(l),
         _ => Err(error::wrongtype()),
     }
 }
@@ -208,7 +203,7 @@ fn list_for_write<'a>(ctx: &'a mut Ctx, key: &Bytes) -> Result<&'a mut List, Rep
 /// Deletes `key` with a "del" event if its list became empty.
 fn delete_if_empty(ctx: &mut Ctx, key: &Bytes) {
     let db = ctx.dbi();
-    let empty = matches!(ctx.eng.dbs[db].get(key), Some(e) if matches!(&e.value, Value::Obj(Obj::List(l)) if l.is_empty()));
+    let empty = matches!(ctx.eng.dbs[db].get(key), Some(e) if matches!(&e.value, Value::List(l) if l.is_empty()));
     if empty {
         ctx.eng.dbs[db].remove(key);
         ctx.notify(notify::GENERIC, "del", key);
@@ -221,7 +216,7 @@ fn popped(ctx: &mut Ctx, key: &Bytes, event: &str) {
     let db = ctx.dbi();
     let fill = fill(ctx);
     if let Some(e) = ctx.eng.dbs[db].get_mut(key) {
-        if let Value::Obj(Obj::List(l)) = &mut e.value {
+        if let Value::List(l) = &mut e.value {
             l.try_shrink(fill, true);
         }
     }

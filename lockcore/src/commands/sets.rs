@@ -14,7 +14,7 @@ use crate::error;
 use crate::num::parse_i64;
 use crate::reply::Reply;
 use crate::storage::notify;
-use crate::storage::value::{Obj, SetValue, Value};
+use crate::storage::value::{SetValue, Value};
 
 const fn cmd(
     name: &'static str,
@@ -78,7 +78,7 @@ fn set_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<&mut Se
     match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::Set(s)) => Ok(Some(s)),
+            Value::Set(s) => Ok(Some(s)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -89,19 +89,14 @@ fn sadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let now = ctx.now();
     let s = match ctx.write(&a[1]) {
         None => {
-            ctx.eng.dbs[db].insert(
-                a[1].clone(),
-                Value::Obj(Obj::Set(SetValue::default())),
-                None,
-                now,
-            );
+            ctx.eng.dbs[db].insert(a[1].clone(), Value::Set(SetValue::default()), None, now);
             match &mut ctx.eng.dbs[db].get_mut(&a[1]).unwrap().value {
-                Value::Obj(Obj::Set(s)) => s,
+                Value::Set(s) => s,
                 _ => unreachable!(),
             }
         }
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::Set(s)) => s,
+            Value::Set(s) => s,
             _ => return error::wrongtype(),
         },
     };
@@ -124,8 +119,7 @@ fn add_member(s: &mut SetValue, m: Bytes) -> bool {
 /// Removes the key if the set became empty, with the "del" event after the command's own.
 fn drop_if_empty(ctx: &mut Ctx, key: &Bytes) {
     let db = ctx.dbi();
-    if matches!(ctx.eng.dbs[db].get(key).map(|e| &e.value), Some(Value::Obj(Obj::Set(s))) if s.is_empty())
-    {
+    if matches!(ctx.eng.dbs[db].get(key).map(|e| &e.value), Some(Value::Set(s)) if s.is_empty()) {
         ctx.eng.dbs[db].remove(key);
         ctx.notify(notify::GENERIC, "del", key);
     }
@@ -304,13 +298,10 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let (src, dst, m) = (&a[1], &a[2], &a[3]);
     let src_is_member = match ctx.write(src).map(|e| &e.value) {
         None => return Reply::Int(0),
-        Some(Value::Obj(Obj::Set(s))) => s.contains(m),
+        Some(Value::Set(s)) => s.contains(m),
         Some(_) => return error::wrongtype(),
     };
-    if !matches!(
-        ctx.write(dst).map(|e| &e.value),
-        None | Some(Value::Obj(Obj::Set(_)))
-    ) {
+    if !matches!(ctx.write(dst).map(|e| &e.value), None | Some(Value::Set(_))) {
         return error::wrongtype();
     }
     if src == dst {
@@ -330,7 +321,7 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             ctx.eng,
             db,
             dst.clone(),
-            Value::Obj(Obj::Set(SetValue::default())),
+            Value::Set(SetValue::default()),
             None,
         );
     }
@@ -354,7 +345,7 @@ fn with_sets<R>(
         // Redis 7.0 reads the sources with lookupKeyRead, STORE variant or not (they
         // count in keyspace_hits/misses).
         let e = ctx.read(k);
-        if !matches!(e.map(|e| &e.value), None | Some(Value::Obj(Obj::Set(_)))) {
+        if !matches!(e.map(|e| &e.value), None | Some(Value::Set(_))) {
             return Err(error::wrongtype());
         }
     }
@@ -362,7 +353,7 @@ fn with_sets<R>(
     let sets: Vec<Option<&SetValue>> = keys
         .iter()
         .map(|k| match db.get(k).map(|e| &e.value) {
-            Some(Value::Obj(Obj::Set(s))) => Some(s),
+            Some(Value::Set(s)) => Some(s),
             _ => None,
         })
         .collect();
@@ -381,7 +372,7 @@ fn store_set(ctx: &mut Ctx, dst: &Bytes, result: SetValue, event: &str) -> Reply
         return Reply::Int(0);
     }
     ctx.write(dst);
-    crate::engine::store(ctx.eng, db, dst.clone(), Value::Obj(Obj::Set(result)), None);
+    crate::engine::store(ctx.eng, db, dst.clone(), Value::Set(result), None);
     ctx.modified(dst, notify::SET, event);
     Reply::Int(n as i64)
 }

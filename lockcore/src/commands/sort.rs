@@ -15,7 +15,7 @@ use crate::error;
 use crate::num::{parse_f64, parse_i64};
 use crate::reply::Reply;
 use crate::storage::notify;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 
 const fn cmd(
     name: &'static str,
@@ -137,8 +137,8 @@ fn lookup_by_pattern(ctx: &mut Ctx, pattern: &[u8], elem: &Bytes, write: bool) -
         ctx.read(&key)
     }?;
     match (&e.value, field) {
-        (Value::Str(s), None) => Some(s.clone()),
-        (Value::Obj(Obj::Hash(h)), Some(f)) => h.get_bytes(&pattern[f + 2..]),
+        (Value::Str(s), None) => Some(s.to_bytes()),
+        (Value::Hash(h), Some(f)) => h.get_bytes(&pattern[f + 2..]),
         _ => None,
     }
 }
@@ -173,12 +173,12 @@ fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> Reply {
     // The elements in their native order, and whether that order is a sorted set's.
     let (mut elems, is_set) = match ctx.read(&a[1]).map(|e| &e.value) {
         None => (vec![], false),
-        Some(Value::Obj(Obj::List(l))) => (
+        Some(Value::List(l)) => (
             l.iter().map(Bytes::copy_from_slice).collect::<Vec<_>>(),
             false,
         ),
-        Some(Value::Obj(Obj::Set(s))) => (s.ordered(), true),
-        Some(Value::Obj(Obj::ZSet(z))) => (
+        Some(Value::Set(s)) => (s.ordered(), true),
+        Some(Value::ZSet(z)) => (
             z.range(0, z.len()).into_iter().map(|(m, _)| m).collect(),
             false,
         ),
@@ -291,7 +291,7 @@ fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> Reply {
             out.into_iter().map(Option::unwrap_or_default),
         );
         ctx.write(&dst);
-        crate::engine::store(ctx.eng, db, dst.clone(), Value::Obj(Obj::List(list)), None);
+        crate::engine::store(ctx.eng, db, dst.clone(), Value::List(list), None);
         ctx.modified(&dst, notify::LIST, "sortstore");
     }
     Reply::Int(n)

@@ -24,7 +24,7 @@ use crate::num::parse_i64;
 use crate::reply::Reply;
 use crate::storage::notify;
 use crate::storage::stream::{Consumer, Group, Nack, StreamId, StreamValue, INVALID_READ, MAX_ID};
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 
 const fn cmd(
     name: &'static str,
@@ -571,12 +571,7 @@ fn xgroup_create(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         let db = ctx.dbi();
         let t = ctx.now();
         ctx.note_new_key(key);
-        ctx.eng.dbs[db].insert(
-            key.clone(),
-            Value::Obj(Obj::Stream(Box::default())),
-            None,
-            t,
-        );
+        ctx.eng.dbs[db].insert(key.clone(), Value::Stream(Box::default()), None, t);
         let db = ctx.dbi();
         ctx.eng.touch_watched(db, key);
     }

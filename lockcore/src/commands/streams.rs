@@ -10,7 +10,7 @@ use crate::num::parse_i64;
 use crate::reply::Reply;
 use crate::storage::notify;
 use crate::storage::stream::{StreamId, StreamValue, Trim, INVALID_READ, MAX_ID};
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 
 const fn cmd(
     name: &'static str,
@@ -169,7 +169,7 @@ pub fn get_stream<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut Str
     match ctx.read(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::Stream(s)) => Ok(Some(s)),
+            Value::Stream(s) => Ok(Some(s)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -183,7 +183,7 @@ pub fn get_stream_w<'a>(
     match ctx.write(key) {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::Stream(s)) => Ok(Some(s)),
+            Value::Stream(s) => Ok(Some(s)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -338,12 +338,7 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             let db = ctx.dbi();
             let t = ctx.now();
             ctx.note_new_key(key);
-            ctx.eng.dbs[db].insert(
-                key.clone(),
-                Value::Obj(Obj::Stream(Box::default())),
-                None,
-                t,
-            );
+            ctx.eng.dbs[db].insert(key.clone(), Value::Stream(Box::default()), None, t);
         }
         Err(e) => return e,
     }
@@ -852,7 +847,7 @@ mod tests {
 
     fn stream(e: &mut Engine, key: &str) -> StreamValue {
         match &e.dbs[0].get(key.as_bytes()).unwrap().value {
-            Value::Obj(Obj::Stream(s)) => (**s).clone(),
+            Value::Stream(s) => (**s).clone(),
             _ => panic!("not a stream"),
         }
     }

@@ -125,7 +125,7 @@ fn string_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<Byte
     match e {
         None => Ok(None),
         Some(e) => match &e.value {
-            Value::Str(s) => Ok(Some(s.clone())),
+            Value::Str(s) => Ok(Some(s.to_bytes())),
             _ => Err(error::wrongtype()),
         },
     }
@@ -287,7 +287,7 @@ fn set_generic(ctx: &mut Ctx, key: &Bytes, val: &Bytes, args: SetArgs) -> Reply 
         ctx.eng,
         db,
         key.clone(),
-        Value::Str(crate::storage::value::kept(val)),
+        Value::Str(crate::storage::value::StrVal::new(val)),
         expire,
     );
     ctx.modified(key, notify::STRING, "set");
@@ -461,7 +461,7 @@ fn mset(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             ctx.eng,
             db,
             kv[0].clone(),
-            Value::Str(crate::storage::value::kept(&kv[1])),
+            Value::Str(crate::storage::value::StrVal::new(&kv[1])),
             None,
         );
         ctx.modified(&kv[0], notify::STRING, "set");
@@ -557,7 +557,7 @@ fn msetex(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 fn incr_generic(ctx: &mut Ctx, key: &Bytes, by: i64) -> Reply {
     let now = ctx.now();
     let new_value = |n: i64| {
-        Value::Str(Bytes::copy_from_slice(
+        Value::Str(crate::storage::value::StrVal::from_slice(
             itoa::Buffer::new().format(n).as_bytes(),
         ))
     };
@@ -632,7 +632,11 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let s = Bytes::from(fmt_long_double_human(n));
     let now = ctx.now();
     ctx.note_new_key(&a[1]);
-    ctx.db().replace_value(&a[1], Value::Str(s.clone()), now);
+    ctx.db().replace_value(
+        &a[1],
+        Value::Str(crate::storage::value::StrVal::from(s.clone())),
+        now,
+    );
     ctx.modified(&a[1], notify::STRING, "incrbyfloat");
     Reply::Bulk(s)
 }
@@ -666,7 +670,11 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let len = new.len() as i64;
     let now = ctx.now();
     ctx.note_new_key(&a[1]);
-    ctx.db().replace_value(&a[1], Value::Str(new), now);
+    ctx.db().replace_value(
+        &a[1],
+        Value::Str(crate::storage::value::StrVal::from(new)),
+        now,
+    );
     // APPEND to a missing key stores the argument as SET would (int/embstr/raw by content,
     // Redis' tryObjectEncoding); only appending to an existing string makes it raw.
     if existed {
@@ -741,7 +749,11 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let len = b.len() as i64;
     let now = ctx.now();
     ctx.note_new_key(&a[1]);
-    ctx.db().replace_value(&a[1], Value::Str(b.freeze()), now);
+    ctx.db().replace_value(
+        &a[1],
+        Value::Str(crate::storage::value::StrVal::from(b.freeze())),
+        now,
+    );
     ctx.db().set_raw(&a[1]);
     ctx.modified(&a[1], notify::STRING, "setrange");
     Reply::Int(len)
@@ -935,7 +947,7 @@ pub(crate) fn take_string(
     let (cur, mut grown) = match ctx.write(key) {
         None => (Bytes::new(), true),
         Some(e) => match &mut e.value {
-            Value::Str(s) => (std::mem::take(s), false),
+            Value::Str(s) => (std::mem::take(s).into_bytes(), false),
             _ => return Err(error::wrongtype()),
         },
     };
@@ -953,6 +965,10 @@ pub(crate) fn take_string(
 pub(crate) fn put_string(ctx: &mut Ctx, key: &Bytes, s: BytesMut) {
     let now = ctx.now();
     ctx.note_new_key(key);
-    ctx.db().replace_value(key, Value::Str(s.freeze()), now);
+    ctx.db().replace_value(
+        key,
+        Value::Str(crate::storage::value::StrVal::from(s.freeze())),
+        now,
+    );
     ctx.db().set_raw(key);
 }

@@ -15,7 +15,7 @@ use crate::error;
 use crate::num::{parse_f64, parse_i64};
 use crate::personality::Since;
 use crate::reply::Reply;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 use crate::storage::vexpr;
 use crate::storage::vset::{self, Quant, VectorSet};
 
@@ -63,7 +63,7 @@ fn get<'a>(ctx: &'a mut Ctx, key: &[u8], write: bool) -> Result<Option<&'a mut V
     match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::VSet(v)) => Ok(Some(v)),
+            Value::VSet(v) => Ok(Some(v)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -199,7 +199,7 @@ fn vadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             let db = ctx.dbi();
             let now = ctx.now();
             ctx.note_new_key(&a[1]);
-            ctx.eng.dbs[db].insert(a[1].clone(), Value::Obj(Obj::VSet(Box::new(vs))), None, now);
+            ctx.eng.dbs[db].insert(a[1].clone(), Value::VSet(Box::new(vs)), None, now);
             true
         }
     };

@@ -16,7 +16,7 @@ use crate::error::{self, *};
 use crate::num::{parse_i64, parse_strtod};
 use crate::reply::Reply;
 use crate::storage::notify;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 use crate::storage::zset::ZSet;
 
 const fn cmd(
@@ -174,7 +174,7 @@ pub(crate) fn get_zset<'a>(
     match e {
         None => Ok(None),
         Some(e) => match &mut e.value {
-            Value::Obj(Obj::ZSet(z)) => Ok(Some(z)),
+            Value::ZSet(z) => Ok(Some(z)),
             _ => Err(error::wrongtype()),
         },
     }
@@ -186,7 +186,7 @@ fn removed(ctx: &mut Ctx, key: &Bytes, event: &str) {
     ctx.eng.touch_watched(db, key);
     ctx.eng.stats.dirty += 1;
     ctx.notify(notify::ZSET, event, key);
-    let empty = matches!(ctx.eng.dbs[db].get(key), Some(e) if matches!(&e.value, Value::Obj(Obj::ZSet(z)) if z.is_empty()));
+    let empty = matches!(ctx.eng.dbs[db].get(key), Some(e) if matches!(&e.value, Value::ZSet(z) if z.is_empty()));
     if empty {
         ctx.eng.dbs[db].remove(key);
         ctx.notify(notify::GENERIC, "del", key);
@@ -419,14 +419,14 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], mut f: AddFlags) -> Reply {
                 ZSet::default()
             };
             ctx.note_new_key(key);
-            ctx.eng.dbs[db].insert(key.clone(), Value::Obj(Obj::ZSet(z)), None, now);
+            ctx.eng.dbs[db].insert(key.clone(), Value::ZSet(z), None, now);
         }
     }
     let (me, mv) = (
         ctx.eng.config.zset_max_listpack_entries,
         ctx.eng.config.zset_max_listpack_value,
     );
-    let Some(Value::Obj(Obj::ZSet(z))) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
+    let Some(Value::ZSet(z)) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
         unreachable!("checked above");
     };
     let (mut added, mut updated, mut processed) = (0, 0, 0);
@@ -824,7 +824,7 @@ pub(crate) fn store_result(
     }
     let n = z.len() as i64;
     ctx.write(dst);
-    engine::store(ctx.eng, db, dst.clone(), Value::Obj(Obj::ZSet(z)), None);
+    engine::store(ctx.eng, db, dst.clone(), Value::ZSet(z), None);
     ctx.modified(dst, notify::ZSET, event);
     Reply::Int(n)
 }
@@ -1279,9 +1279,9 @@ fn setop(
         match e {
             None => sets.push(None),
             Some(e) => match &e.value {
-                Value::Obj(Obj::ZSet(z)) => sets.push(Some(z.range(0, z.len()))),
+                Value::ZSet(z) => sets.push(Some(z.range(0, z.len()))),
                 // Plain sets take part with every score 1, as in Redis.
-                Value::Obj(Obj::Set(st)) => {
+                Value::Set(st) => {
                     sets.push(Some(st.ordered().into_iter().map(|m| (m, 1.0)).collect()))
                 }
                 _ => return Err(error::wrongtype()),
@@ -1447,8 +1447,8 @@ fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let mut sets = Vec::with_capacity(n);
     for k in &a[2..2 + n] {
         match ctx.read(k).map(|e| &e.value) {
-            Some(Value::Obj(Obj::ZSet(z))) => sets.push(Some(z.members())),
-            Some(Value::Obj(Obj::Set(st))) => sets.push(Some(st.ordered())),
+            Some(Value::ZSet(z)) => sets.push(Some(z.members())),
+            Some(Value::Set(st)) => sets.push(Some(st.ordered())),
             Some(_) => return error::wrongtype(),
             None => sets.push(None),
         }

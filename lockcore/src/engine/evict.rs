@@ -232,13 +232,13 @@ impl Engine {
 mod tests {
     use super::*;
     use crate::storage::clock::ManualClock;
-    use crate::storage::value::Value;
+    use crate::storage::value::{StrVal, Value};
 
     fn put(e: &mut Engine, db: usize, k: &str, ttl: Option<i64>) {
         let now = e.now_ms();
         e.dbs[db].insert(
             Bytes::from(k.to_string()),
-            Value::Str(Bytes::from_static(b"v")),
+            Value::Str(StrVal::from_slice(b"v")),
             ttl.map(|t| now + t),
             now,
         );

@@ -16,7 +16,7 @@ use crate::storage::clock::{Clock, SystemClock};
 use crate::storage::config::EngineConfig;
 use crate::storage::db::{Db, Probe};
 use crate::storage::notify::{self, Broker, NoBroker};
-use crate::storage::value::{Entry, Obj, Value};
+use crate::storage::value::{Entry, Value};
 
 pub mod evict;
 pub mod locks;
@@ -408,7 +408,7 @@ impl Engine {
     fn expired(&mut self, db: usize, key: &[u8], gone: &Entry) {
         let key = Bytes::copy_from_slice(key);
         self.stats.expired_keys += 1;
-        if let Value::Obj(Obj::Lock(l)) = &gone.value {
+        if let Value::Lock(l) = &gone.value {
             let waiters = !self.waiters(db, &key).is_empty();
             self.locks.stats.key_expired(db, &key, l, waiters);
         }
@@ -465,7 +465,7 @@ impl Engine {
         if e.expire_at().is_some_and(|t| t <= now) {
             return;
         }
-        let Value::Obj(Obj::Hash(h)) = &mut e.value else {
+        let Value::Hash(h) = &mut e.value else {
             return;
         };
         let due = h.due_fields(now);

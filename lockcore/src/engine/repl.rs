@@ -20,7 +20,7 @@ use std::collections::HashSet;
 
 use crate::engine::Engine;
 use crate::storage::db::Db;
-use crate::storage::value::{Entry as Stored, Obj, Value};
+use crate::storage::value::{Entry as Stored, Value};
 
 /// What a primary has recorded since the last entry.
 #[derive(Default)]
@@ -196,7 +196,7 @@ impl Engine {
                         Some(stored) => {
                             let mut s = stored.clone();
                             s.lru_ms = now;
-                            let lock = matches!(s.value, Value::Obj(Obj::Lock(_)));
+                            let lock = matches!(s.value, Value::Lock(_));
                             self.dbs[db].insert_entry(key.clone(), s);
                             if lock {
                                 crate::engine::locks::restored(self, db, key);
@@ -226,7 +226,7 @@ impl Engine {
         self.dbs[db] = with;
         let locks: Vec<Bytes> = self.dbs[db]
             .iter()
-            .filter(|(_, e)| matches!(e.value, Value::Obj(Obj::Lock(_))))
+            .filter(|(_, e)| matches!(e.value, Value::Lock(_)))
             .map(|(k, _)| Bytes::copy_from_slice(k))
             .collect();
         for key in &locks {

@@ -12,7 +12,7 @@ use std::fmt::Write;
 use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, BASE};
 use crate::engine::Engine;
 use crate::reply::{repr, Reply};
-use crate::storage::value::{Entry, Obj, Value};
+use crate::storage::value::{Entry, Value};
 
 /// The bytes of a string printed before it is cut.
 pub const MAX_BYTES: usize = 512;
@@ -66,7 +66,7 @@ fn key(out: &mut String, eng: &Engine, db: usize, k: &[u8], e: &Entry, now: i64)
             quoted(out, s);
             out.push('\n');
         }
-        Value::Obj(Obj::Hash(h)) => {
+        Value::Hash(h) => {
             let _ = writeln!(out, " fields={}", h.len());
             for (f, x, t) in h.iter_ttl().take(MAX_ITEMS) {
                 pair(out, f, x);
@@ -80,21 +80,21 @@ fn key(out: &mut String, eng: &Engine, db: usize, k: &[u8], e: &Entry, now: i64)
             }
             more(out, h.len());
         }
-        Value::Obj(Obj::List(l)) => {
+        Value::List(l) => {
             let _ = writeln!(out, " len={}", l.len());
             for x in l.iter().take(MAX_ITEMS) {
                 item(out, x);
             }
             more(out, l.len());
         }
-        Value::Obj(Obj::Set(s)) => {
+        Value::Set(s) => {
             let _ = writeln!(out, " members={}", s.len());
             for x in s.ordered().iter().take(MAX_ITEMS) {
                 item(out, x);
             }
             more(out, s.len());
         }
-        Value::Obj(Obj::ZSet(z)) => {
+        Value::ZSet(z) => {
             let _ = writeln!(out, " members={}", z.len());
             for (m, score) in z.range(0, z.len().min(MAX_ITEMS)) {
                 out.push_str("    ");
@@ -103,7 +103,7 @@ fn key(out: &mut String, eng: &Engine, db: usize, k: &[u8], e: &Entry, now: i64)
             }
             more(out, z.len());
         }
-        Value::Obj(Obj::Stream(s)) => {
+        Value::Stream(s) => {
             let _ = writeln!(
                 out,
                 " entries={} last-id={}-{} groups={}",
@@ -134,7 +134,7 @@ fn key(out: &mut String, eng: &Engine, db: usize, k: &[u8], e: &Entry, now: i64)
                 );
             }
         }
-        Value::Obj(Obj::VSet(v)) => {
+        Value::VSet(v) => {
             let _ = writeln!(
                 out,
                 " elements={} dim={} quant={} m={}",
@@ -150,7 +150,7 @@ fn key(out: &mut String, eng: &Engine, db: usize, k: &[u8], e: &Entry, now: i64)
             }
             more(out, v.len());
         }
-        Value::Obj(Obj::Lock(l)) => {
+        Value::Lock(l) => {
             let _ = writeln!(out, " holders={}", l.holders.len());
             for h in &l.holders {
                 out.push_str("    holder ");

@@ -27,7 +27,7 @@ use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, BASE};
 use crate::engine::Engine;
 use crate::reply::Reply;
 use crate::storage::db::Db;
-use crate::storage::value::{Entry, Obj, Value};
+use crate::storage::value::{Entry, Value};
 
 /// A named copy of one db.
 #[derive(Debug)]
@@ -124,14 +124,14 @@ fn same(a: &Entry, b: &Entry) -> bool {
     }
     match (&a.value, &b.value) {
         (Value::Str(x), Value::Str(y)) => x == y,
-        (Value::Obj(Obj::Hash(x)), Value::Obj(Obj::Hash(y))) => {
+        (Value::Hash(x), Value::Hash(y)) => {
             x.encoding() == y.encoding() && x.len() == y.len() && x.iter_ttl().eq(y.iter_ttl())
         }
-        (Value::Obj(Obj::List(x)), Value::Obj(Obj::List(y))) => x == y,
-        (Value::Obj(Obj::Set(x)), Value::Obj(Obj::Set(y))) => {
+        (Value::List(x), Value::List(y)) => x == y,
+        (Value::Set(x), Value::Set(y)) => {
             x.is_intset() == y.is_intset() && x.len() == y.len() && x.ordered() == y.ordered()
         }
-        (Value::Obj(Obj::ZSet(x)), Value::Obj(Obj::ZSet(y))) => {
+        (Value::ZSet(x), Value::ZSet(y)) => {
             x.is_big() == y.is_big()
                 && x.len() == y.len()
                 && (0..x.len()).all(|i| match (x.nth(i), y.nth(i)) {
@@ -139,7 +139,7 @@ fn same(a: &Entry, b: &Entry) -> bool {
                     _ => false,
                 })
         }
-        (Value::Obj(Obj::Lock(x)), Value::Obj(Obj::Lock(y))) => {
+        (Value::Lock(x), Value::Lock(y)) => {
             x.kind == y.kind
                 && x.holders.len() == y.holders.len()
                 && x.holders.iter().zip(&y.holders).all(|(h, k)| {
@@ -160,7 +160,7 @@ fn same(a: &Entry, b: &Entry) -> bool {
                     )
                 })
         }
-        (Value::Obj(Obj::VSet(x)), Value::Obj(Obj::VSet(y))) => x.serialize() == y.serialize(),
+        (Value::VSet(x), Value::VSet(y)) => x.serialize() == y.serialize(),
         _ => false,
     }
 }

@@ -20,7 +20,7 @@ use std::hash::BuildHasher;
 use crate::storage::expiry::{self, ExpiryHeap};
 use crate::storage::key::{Key, KeyHasher};
 use crate::storage::table::{prefetch, Slot, SlotTable};
-use crate::storage::value::{Entry, Obj, Value};
+use crate::storage::value::{Entry, Value};
 
 /// What [`Db::probe`] found: a live entry, an expired one it just removed, or nothing.
 pub enum Probe<'a> {
@@ -383,7 +383,7 @@ impl Db {
     /// Used by RENAME, MOVE and COPY, which carry the TTL along. Returns the stored entry.
     pub fn insert_entry(&mut self, key: Bytes, entry: Entry) -> &mut Entry {
         self.note(&key);
-        if let Value::Obj(Obj::Hash(h)) = &entry.value {
+        if let Value::Hash(h) = &entry.value {
             if let Some(t) = h.min_ttl() {
                 self.hfe.insert((t, key.clone()));
             }
@@ -600,7 +600,7 @@ impl Db {
         keys.into_iter()
             .filter(|k| {
                 matches!(self.get(k).map(|e| &e.value),
-                    Some(Value::Obj(Obj::Hash(h))) if h.meta_min().is_some())
+                    Some(Value::Hash(h)) if h.meta_min().is_some())
             })
             .count()
     }
@@ -899,7 +899,7 @@ impl ScanItem for [u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::value::Obj;
+    use crate::storage::value::StrVal;
     use std::collections::HashSet;
 
     /// Prefetching takes any keys, present or not, more than it looks at, in an empty db
@@ -911,9 +911,9 @@ mod tests {
         let keys: Vec<Vec<u8>> = (0..40).map(|i| format!("key:{i}").into_bytes()).collect();
         for (i, k) in keys.iter().enumerate() {
             let v = match i % 3 {
-                0 => Value::Str(Bytes::from(vec![b'v'; i])),
-                1 => Value::Obj(Obj::Hash(Default::default())),
-                _ => Value::Obj(Obj::List(Default::default())),
+                0 => Value::Str(StrVal::from(vec![b'v'; i])),
+                1 => Value::Hash(Default::default()),
+                _ => Value::List(Default::default()),
             };
             db.insert(Bytes::from(k.clone()), v, None, 0);
         }
@@ -931,7 +931,7 @@ mod tests {
         for i in 0..1000 {
             db.insert(
                 Bytes::from(format!("k{i}")),
-                Value::Str(Bytes::new()),
+                Value::Str(Default::default()),
                 None,
                 0,
             );
@@ -956,7 +956,7 @@ mod tests {
         let mut db = Db::default();
         let k = |i: usize| Bytes::from(format!("k{i}"));
         for i in 0..2000 {
-            db.insert(k(i), Value::Str(Bytes::new()), None, 0);
+            db.insert(k(i), Value::Str(Default::default()), None, 0);
         }
         let (mut seen, mut cursor, mut step) = (HashSet::new(), 0, 0);
         loop {
@@ -965,7 +965,7 @@ mod tests {
             // Churn: keys >= 1000 come and go; keys < 1000 stay for the whole scan.
             step += 1;
             db.remove(&k(1000 + step % 1000));
-            db.insert(k(3000 + step), Value::Str(Bytes::new()), None, 0);
+            db.insert(k(3000 + step), Value::Str(Default::default()), None, 0);
             if next == 0 {
                 break;
             }
@@ -979,7 +979,7 @@ mod tests {
     #[test]
     fn the_recalled_position_is_checked_against_the_key() {
         let mut db = Db::default();
-        let s = |v: &'static [u8]| Value::Str(Bytes::from_static(v));
+        let s = |v: &'static [u8]| Value::Str(StrVal::from_slice(v));
         for k in [&b"a"[..], b"b", b"c"] {
             db.insert(Bytes::from_static(k), s(k), None, 0);
         }
@@ -1010,7 +1010,7 @@ mod tests {
     #[test]
     fn the_last_found_key_is_known_until_another_is_found_or_it_moves_away() {
         let mut db = Db::default();
-        let s = |v: &'static [u8]| Value::Str(Bytes::from_static(v));
+        let s = |v: &'static [u8]| Value::Str(StrVal::from_slice(v));
         assert!(!db.is_last_found(b"a"));
         for k in [&b"a"[..], b"b", b"c"] {
             db.insert(Bytes::from_static(k), s(k), None, 0);
@@ -1030,7 +1030,7 @@ mod tests {
     #[test]
     fn expiry_index_follows_inserts_and_removes() {
         let mut db = Db::default();
-        let s = || Value::Str(Bytes::new());
+        let s = || Value::Str(Default::default());
         db.insert(Bytes::from_static(b"a"), s(), Some(10), 0);
         db.insert(Bytes::from_static(b"b"), s(), Some(5), 0);
         assert_eq!(db.next_expiry(), Some(5));
@@ -1050,7 +1050,7 @@ mod tests {
     fn a_changed_ttl_is_due_at_its_new_deadline_only() {
         let mut db = Db::default();
         let k = Bytes::from_static(b"lock");
-        db.insert(k.clone(), Value::Str(Bytes::new()), Some(100), 0);
+        db.insert(k.clone(), Value::Str(Default::default()), Some(100), 0);
         db.set_expire(b"lock", Some(300)); // a watchdog renewal
         assert_eq!(db.due_keys(299, 10), Vec::<Bytes>::new());
         assert_eq!(db.due_keys(300, 10), vec![k.clone()]);
@@ -1060,15 +1060,15 @@ mod tests {
         db.remove(b"lock");
         assert_eq!(db.due_keys(i64::MAX, 10), Vec::<Bytes>::new());
         // Replaced by SET with another TTL (insert over an existing key).
-        db.insert(k.clone(), Value::Str(Bytes::new()), Some(70), 0);
-        db.insert(k.clone(), Value::Str(Bytes::new()), Some(80), 0);
+        db.insert(k.clone(), Value::Str(Default::default()), Some(70), 0);
+        db.insert(k.clone(), Value::Str(Default::default()), Some(80), 0);
         assert_eq!(db.due_keys(79, 10), Vec::<Bytes>::new());
         assert_eq!(db.due_keys(80, 10), vec![k.clone()]);
         // Set back to a deadline it had before, under an earlier one (so the old entry
         // stays): two entries, one key, returned once.
         let z = Bytes::from_static(b"z");
-        db.insert(k.clone(), Value::Str(Bytes::new()), Some(90), 0);
-        db.insert(z.clone(), Value::Str(Bytes::new()), Some(20), 0);
+        db.insert(k.clone(), Value::Str(Default::default()), Some(90), 0);
+        db.insert(z.clone(), Value::Str(Default::default()), Some(20), 0);
         db.set_expire(b"lock", Some(95));
         db.set_expire(b"lock", Some(90));
         assert_eq!(db.expires.entries(), 4);
@@ -1081,7 +1081,7 @@ mod tests {
         let k = |i: usize| Bytes::from(format!("k{i}"));
         for i in 0..21 {
             let ttl = (i < 10 || i == 20).then_some(100 + i as i64);
-            db.insert(k(i), Value::Str(Bytes::new()), ttl, 0);
+            db.insert(k(i), Value::Str(Default::default()), ttl, 0);
         }
         db.expires.start_rebuild();
         db.rebuild_step(false);
@@ -1092,7 +1092,7 @@ mod tests {
         // A TTL changed behind the walk.
         db.set_expire(b"k2", Some(60));
         // A key added ahead of the walk, with a TTL.
-        db.insert(k(21), Value::Str(Bytes::new()), Some(130), 0);
+        db.insert(k(21), Value::Str(Default::default()), Some(130), 0);
         db.rebuild_step(true);
         assert_eq!(db.expires.walk_at(), None);
         // Eleven keys with a TTL, and the two the walk took before they changed (k0, k2).
@@ -1109,7 +1109,7 @@ mod tests {
         for i in 0..1000 {
             db.insert(
                 Bytes::from(format!("p{i}")),
-                Value::Str(Bytes::new()),
+                Value::Str(Default::default()),
                 None,
                 0,
             );
@@ -1117,7 +1117,7 @@ mod tests {
         for i in 0..100 {
             db.insert(
                 Bytes::from(format!("k{i}")),
-                Value::Str(Bytes::new()),
+                Value::Str(Default::default()),
                 Some(1),
                 0,
             );
@@ -1154,7 +1154,7 @@ mod props {
             let mut db = Db::default();
             let key = |i: u16| Bytes::from(format!("k{i}"));
             for &i in &initial {
-                db.insert(key(i), Value::Str(Bytes::new()), None, 0);
+                db.insert(key(i), Value::Str(Default::default()), None, 0);
             }
             let mut stable: HashSet<Bytes> = initial.iter().map(|&i| key(i)).collect();
             let mut seen = HashSet::new();
@@ -1165,7 +1165,7 @@ mod props {
                 seen.extend(keys);
                 for (insert, i) in ops.by_ref().take(5) {
                     if *insert {
-                        db.insert(key(*i), Value::Str(Bytes::new()), None, 0);
+                        db.insert(key(*i), Value::Str(Default::default()), None, 0);
                     } else {
                         db.remove(&key(*i));
                         stable.remove(&key(*i));
@@ -1204,7 +1204,7 @@ mod props {
                 match op {
                     0 => {
                         let ttl = if t % 3 == 0 { None } else { Some(now + t) };
-                        db.insert(k.clone(), Value::Str(Bytes::new()), ttl, now);
+                        db.insert(k.clone(), Value::Str(Default::default()), ttl, now);
                         model.insert(k, ttl);
                     }
                     1 => {
@@ -1281,7 +1281,7 @@ mod rebuild_props {
             let key = |i: u16| Bytes::from(format!("k{i}"));
             let ttl = |t: i64| (t % 3 != 0).then_some(t + 1);
             for (i, t) in initial {
-                db.insert(key(i), Value::Str(Bytes::new()), ttl(t), 0);
+                db.insert(key(i), Value::Str(Default::default()), ttl(t), 0);
                 model.insert(key(i), ttl(t));
             }
             if db.expires.walk_at().is_none() {
@@ -1291,7 +1291,7 @@ mod rebuild_props {
                 let k = key(i);
                 match op {
                     0 => {
-                        db.insert(k.clone(), Value::Str(Bytes::new()), ttl(t), 0);
+                        db.insert(k.clone(), Value::Str(Default::default()), ttl(t), 0);
                         model.insert(k, ttl(t));
                     }
                     1 => {
@@ -1346,7 +1346,7 @@ mod dense_props {
                 match op {
                     0 | 1 => {
                         let v = Bytes::from(n.to_string());
-                        db.insert(k.clone(), Value::Str(v.clone()), None, 0);
+                        db.insert(k.clone(), Value::Str(v.clone().into()), None, 0);
                         model.insert(k, v);
                     }
                     2 => {

@@ -18,12 +18,13 @@
 
 /// Pairs of byte strings (field, value) in insertion order, in one exactly-sized buffer.
 ///
-/// Only the buffer (16 bytes): the number of pairs is counted by a scan, like every lookup
-/// (a pack holds at most `hash-max-listpack-entries` pairs). A length or capacity beside it
-/// would make `HashValue` 24 bytes and `Value` 40 instead of 32 (value.rs).
+/// Only the buffer (24 bytes, up to 22 of them in place: inline.rs): the number of pairs is
+/// counted by a scan, like every lookup (a pack holds at most `hash-max-listpack-entries`
+/// pairs). A length or capacity beside it would make `HashValue` 32 bytes and `Value` 40
+/// instead of 32 (value.rs).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct PairPack {
-    buf: Box<[u8]>,
+    buf: crate::storage::inline::PackBuf,
 }
 
 impl std::fmt::Debug for PairPack {
@@ -131,6 +132,11 @@ impl PairPack {
         self.buf.len()
     }
 
+    /// The bytes the pack takes from the allocator (MEMORY USAGE): none when inline.
+    pub fn heap_bytes(&self) -> usize {
+        self.buf.heap_bytes()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
@@ -218,7 +224,7 @@ impl PairPack {
                 return (false, count);
             }
         }
-        let mut buf = std::mem::take(&mut self.buf).into_vec();
+        let mut buf = std::mem::take(&mut self.buf).to_vec();
         let new = match s.ok() {
             Some(s) => {
                 let (new_size, old_size) = (str_size(value), s.end - s.value_at);
@@ -237,7 +243,7 @@ impl PairPack {
                 true
             }
         };
-        self.buf = buf.into_boxed_slice();
+        self.buf = buf.into();
         (new, count)
     }
 
@@ -245,9 +251,9 @@ impl PairPack {
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match self.find(field) {
             Some(s) => {
-                let mut buf = std::mem::take(&mut self.buf).into_vec();
+                let mut buf = std::mem::take(&mut self.buf).to_vec();
                 buf.drain(s.start..s.end);
-                self.buf = buf.into_boxed_slice();
+                self.buf = buf.into();
                 true
             }
             None => false,

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod config;
 pub mod db;
 pub mod expiry;
+pub mod inline;
 pub mod key;
 pub mod lfu;
 pub mod listpack;

@@ -142,16 +142,14 @@ fn read_back(buf: &[u8], end: usize) -> (usize, usize, usize) {
 /// One node: header and packed items in one exactly-sized buffer.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Node {
-    buf: Box<[u8]>,
+    buf: crate::storage::inline::PackBuf,
 }
 
 impl Default for Node {
     fn default() -> Node {
         let mut b = vec![0u8; HDR];
         b[4..8].copy_from_slice(&LP_EMPTY.to_le_bytes());
-        Node {
-            buf: b.into_boxed_slice(),
-        }
+        Node { buf: b.into() }
     }
 }
 
@@ -205,7 +203,7 @@ impl Node {
         let add: usize = items.iter().map(|s| item_size(s)).sum();
         let old = self.buf.len();
         let new = old - (end - at) + add;
-        let mut v = std::mem::take(&mut self.buf).into_vec();
+        let mut v = std::mem::take(&mut self.buf).to_vec();
         if new > old {
             v.reserve_exact(new - old);
             v.resize(new, 0);
@@ -223,7 +221,7 @@ impl Node {
             u32::from_le_bytes(v[0..4].try_into().unwrap()) as usize + items.len() - removed;
         let lp = u32::from_le_bytes(v[4..8].try_into().unwrap()) as isize + lp_delta;
         Node::set_header(&mut v, count, lp as usize);
-        self.buf = v.into_boxed_slice();
+        self.buf = v.into();
     }
     pub fn insert(&mut self, i: usize, s: &[u8]) {
         let at = self.offset(i);
@@ -287,7 +285,7 @@ impl Node {
         tail
     }
     fn heap_bytes(&self) -> usize {
-        crate::storage::zset::malloc_size(self.buf.len())
+        self.buf.heap_bytes()
     }
 }
 

@@ -13,7 +13,7 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-use crate::storage::value::{HashValue, Obj, SetValue, Value, NO_TTL};
+use crate::storage::value::{HashValue, SetValue, Value, NO_TTL};
 
 pub mod file;
 mod stream;
@@ -516,7 +516,7 @@ pub fn dump(v: &Value, list_fill: i64, ver: u16) -> Option<Vec<u8>> {
 /// serialize (locks). `lzf` is `rdbcompression`.
 pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver: u16) -> bool {
     match v {
-        Value::Obj(Obj::Hash(h)) if ver >= VALKEY_RDB_VERSION && h.has_ttls() => {
+        Value::Hash(h) if ver >= VALKEY_RDB_VERSION && h.has_ttls() => {
             out.push(T_VALKEY_HASH_2);
             put_len(out, h.len());
             for (f, v, t) in h.iter_ttl() {
@@ -526,7 +526,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
                 out.extend_from_slice(&t.to_le_bytes());
             }
         }
-        Value::Obj(Obj::Hash(h)) if ver >= 12 && ver < VALKEY_RDB_VERSION && h.is_listpackex() => {
+        Value::Hash(h) if ver >= 12 && ver < VALKEY_RDB_VERSION && h.is_listpackex() => {
             out.push(T_HASH_LISTPACK_EX);
             // Redis writes the earliest TTL it registered, which may be stale.
             out.extend_from_slice(&h.meta_min().unwrap_or(0).to_le_bytes());
@@ -538,7 +538,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
             }
             put_string(out, &lp.finish(), lzf);
         }
-        Value::Obj(Obj::Hash(h)) if ver >= 12 && ver < VALKEY_RDB_VERSION && h.has_ttls() => {
+        Value::Hash(h) if ver >= 12 && ver < VALKEY_RDB_VERSION && h.has_ttls() => {
             out.push(T_HASH_METADATA);
             let min = h.min_ttl().unwrap_or(0);
             out.extend_from_slice(&min.to_le_bytes());
@@ -560,7 +560,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
             out.push(T_STRING);
             put_string(out, s, lzf);
         }
-        Value::Obj(Obj::List(l)) => {
+        Value::List(l) => {
             out.push(T_LIST_QUICKLIST_2);
             let nodes = quicklist_nodes(l.iter(), list_fill);
             put_len(out, nodes.len());
@@ -569,19 +569,19 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
                 put_string(out, &n, lzf);
             }
         }
-        Value::Obj(Obj::Set(SetValue::Ints(s))) => {
+        Value::Set(SetValue::Ints(s)) => {
             let ints: Vec<i64> = s.iter().collect();
             out.push(T_SET_INTSET);
             put_string(out, &intset(&ints), lzf);
         }
-        Value::Obj(Obj::Set(s)) => {
+        Value::Set(s) => {
             out.push(T_SET);
             put_len(out, s.len());
             for m in s.ordered() {
                 put_string(out, &m, lzf);
             }
         }
-        Value::Obj(Obj::Hash(h)) if !h.is_table() => {
+        Value::Hash(h) if !h.is_table() => {
             out.push(T_HASH_LISTPACK);
             let mut lp = Listpack::new();
             for (f, v) in h.iter() {
@@ -590,7 +590,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
             }
             put_string(out, &lp.finish(), lzf);
         }
-        Value::Obj(Obj::Hash(h)) => {
+        Value::Hash(h) => {
             out.push(T_HASH);
             put_len(out, h.len());
             for (f, v) in h.iter() {
@@ -598,7 +598,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
                 put_string(out, v, lzf);
             }
         }
-        Value::Obj(Obj::ZSet(z)) if !z.is_big() => {
+        Value::ZSet(z) if !z.is_big() => {
             out.push(T_ZSET_LISTPACK);
             let mut lp = Listpack::new();
             for (m, score) in z.range(0, z.len()) {
@@ -607,7 +607,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
             }
             put_string(out, &lp.finish(), lzf);
         }
-        Value::Obj(Obj::ZSet(z)) => {
+        Value::ZSet(z) => {
             // Redis writes a skiplist from its tail, so that loading inserts at the head.
             out.push(T_ZSET_2);
             put_len(out, z.len());
@@ -617,9 +617,9 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
             }
         }
         // Tumbler's own types (locks) are not serialized.
-        Value::Obj(Obj::Stream(s)) => stream::dump(s, out, lzf, ver >= 11),
-        Value::Obj(Obj::Lock(_)) => return false,
-        Value::Obj(Obj::VSet(v)) => {
+        Value::Stream(s) => stream::dump(s, out, lzf, ver >= 11),
+        Value::Lock(_) => return false,
+        Value::VSet(v) => {
             out.push(T_MODULE_2);
             put_len(out, vset_module_id() as usize);
             put_string(out, &v.serialize(), lzf);
@@ -1169,11 +1169,11 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
     let (hash_max_entries, hash_max_value) =
         (cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value);
     Some(match l {
-        Loaded::Str(s) => Value::Str(s),
-        Loaded::List(l) => Value::Obj(Obj::List(crate::storage::qlist::ListValue::from_items(
+        Loaded::Str(s) => Value::Str(crate::storage::value::StrVal::from(s)),
+        Loaded::List(l) => Value::List(crate::storage::qlist::ListValue::from_items(
             cfg.list_max_listpack_size,
             l,
-        ))),
+        )),
         Loaded::Set(v) => {
             // An intset if every member is an integer and it is small; else a hashtable
             // in the payload's order.
@@ -1186,7 +1186,7 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
             for m in v {
                 s.insert(m, usize::MAX);
             }
-            Value::Obj(Obj::Set(s))
+            Value::Set(s)
         }
         Loaded::Hash(pairs) => {
             let mut h = HashValue::default();
@@ -1203,11 +1203,11 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
                     return None;
                 }
             }
-            Value::Obj(Obj::Hash(h))
+            Value::Hash(h)
         }
         Loaded::HashTtl(items, lp) => {
             if items.is_empty() {
-                return Some(Value::Obj(Obj::Hash(HashValue::default())));
+                return Some(Value::Hash(HashValue::default()));
             }
             let valkey = cfg.personality.is_valkey();
             let listpackex = !valkey
@@ -1217,7 +1217,7 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
                         .iter()
                         .any(|(f, v, _)| f.len() > hash_max_value || v.len() > hash_max_value));
             let h = HashValue::with_ttls(items, listpackex, !lp)?;
-            Value::Obj(Obj::Hash(h))
+            Value::Hash(h)
         }
         Loaded::ZSet(v) => {
             let big = v.len() > cfg.zset_max_listpack_entries
@@ -1233,10 +1233,10 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
                     return None;
                 }
             }
-            Value::Obj(Obj::ZSet(z))
+            Value::ZSet(z)
         }
-        Loaded::Stream(s) => Value::Obj(Obj::Stream(s)),
-        Loaded::VSet(v) => Value::Obj(Obj::VSet(v)),
+        Loaded::Stream(s) => Value::Stream(s),
+        Loaded::VSet(v) => Value::VSet(v),
     })
 }
 
@@ -1258,6 +1258,7 @@ pub fn take_string(p: &mut &[u8]) -> Option<Bytes> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::value::StrVal;
 
     /// A compressed string's header names its length; one no input could produce is refused
     /// instead of becoming an allocation that aborts the server (RESTORE and RDB files).
@@ -1294,7 +1295,7 @@ mod tests {
             assert_eq!(crc64(&p[..n - 8]).to_le_bytes(), p[n - 8..]);
         }
         assert_eq!(
-            dump(&Value::Str(Bytes::from_static(b"hello")), -2, 10).unwrap(),
+            dump(&Value::Str(StrVal::from_slice(b"hello")), -2, 10).unwrap(),
             string
         );
     }
@@ -1304,7 +1305,7 @@ mod tests {
         let mut h = HashValue::default();
         h.set(&Bytes::from("f"), &Bytes::from("x".repeat(20000)), 512, 64);
         h.set(&Bytes::from("n"), &Bytes::from("-70000"), 512, 64);
-        let p = dump(&Value::Obj(Obj::Hash(h)), -2, 10).unwrap();
+        let p = dump(&Value::Hash(h), -2, 10).unwrap();
         assert!(verify(&p, 10));
         let Some(Loaded::Hash(v)) = load(&p, 10) else {
             panic!("not a hash")

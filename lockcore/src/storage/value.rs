@@ -3,36 +3,10 @@
 use bytes::Bytes;
 use indexmap::IndexMap;
 
+pub use crate::storage::inline::StrVal;
 use crate::storage::listpack::PairPack;
 use crate::storage::lock::LockValue;
 use crate::storage::zset::ZSet;
-
-/// An argument to keep as a string value or list element. One of 2 to [`KEPT_INLINE_MAX`]
-/// bytes gets one allocation that holds its reference count and its bytes together
-/// (`Bytes::from_owner` of a small array). Cloning the parser's `Bytes` instead kept the
-/// argument's allocation and added the shared header `Bytes` makes on a first clone: two
-/// allocations (64 bytes for a 3-byte value, 32 here), and a GET touched both, the header
-/// to count the clone and the bytes to send them, two cache misses on a large keyspace
-/// where this is one. Longer arguments are shared rather than copied; empty and one-byte
-/// ones are static spellings already (`protocol::arg_bytes`).
-pub fn kept(v: &Bytes) -> Bytes {
-    fn inline<const N: usize>(v: &[u8]) -> Bytes {
-        let mut a = [0u8; N];
-        a[..v.len()].copy_from_slice(v);
-        let mut b = Bytes::from_owner(a);
-        b.truncate(v.len());
-        b
-    }
-    match v.len() {
-        2..=8 => inline::<8>(v),
-        9..=24 => inline::<24>(v),
-        25..=KEPT_INLINE_MAX => inline::<KEPT_INLINE_MAX>(v),
-        _ => v.clone(),
-    }
-}
-
-/// The longest argument [`kept`] copies.
-pub const KEPT_INLINE_MAX: usize = 56;
 
 /// A hash, in one of Redis' encodings. Small hashes are a flat [`PairPack`] in
 /// insertion order, as Redis' listpack is, so HGETALL replies match Redis byte for byte and
@@ -459,7 +433,7 @@ impl HashValue {
 /// A set, in one of Redis 7.0's encodings: an "intset" ([`IntSet`]: sorted, packed
 /// integers) while every member is an integer and it holds at most
 /// `set-max-intset-entries`, so members come out in numeric order as from Redis; a
-/// "hashtable" once that stops, which never goes back. 16 bytes, inline in [`Obj`].
+/// "hashtable" once that stops, which never goes back. 24 bytes, inline in [`Value`].
 #[derive(Debug, Clone)]
 pub enum SetValue {
     Ints(IntSet),
@@ -582,7 +556,7 @@ impl Default for SetValue {
 /// little-endian order. Empty: no buffer.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct IntSet {
-    buf: Box<[u8]>,
+    buf: crate::storage::inline::PackBuf,
 }
 
 impl std::fmt::Debug for IntSet {
@@ -649,7 +623,7 @@ impl IntSet {
     /// Rebuilds the buffer from `vals` (sorted) at the width they need.
     fn rebuild(&mut self, vals: impl Iterator<Item = i64> + Clone, n: usize) {
         if n == 0 {
-            self.buf = Box::default();
+            self.buf = Default::default();
             return;
         }
         let w = vals.clone().map(int_width).max().unwrap_or(2);
@@ -658,7 +632,7 @@ impl IntSet {
         for v in vals {
             out.extend_from_slice(&v.to_le_bytes()[..w]);
         }
-        self.buf = out.into_boxed_slice();
+        self.buf = out.into();
     }
 
     /// Adds `v`; false if it was there.
@@ -689,7 +663,7 @@ impl IntSet {
             out.extend_from_slice(&old.buf[..1 + i * w]);
             out.extend_from_slice(&old.buf[1 + (i + 1) * w..]);
         }
-        self.buf = out.into_boxed_slice();
+        self.buf = out.into();
         v
     }
 }
@@ -812,30 +786,22 @@ impl SetValue {
 
     /// The bytes the value takes from the allocator (MEMORY USAGE).
     pub fn heap_bytes(&self) -> usize {
-        use crate::storage::zset::malloc_size;
         match self {
-            SetValue::Ints(s) => malloc_size(s.buf.len()),
+            SetValue::Ints(s) => s.buf.heap_bytes(),
             SetValue::Table(t) => t.heap_bytes(),
         }
     }
 }
 
-/// A key's value: 32 bytes.
+/// A key's value: 32 bytes, a tag and 24 bytes of payload, every type side by side.
 ///
-/// Two levels, for size: a `Bytes` is 32 bytes and its only spare bit pattern (a null
-/// vtable pointer) can mark just one other variant, so every other type sits in one
-/// 24-byte `Obj` laid out beside it. With the six kinds side by side, `Value` took 40
-/// bytes, and every key paid the 8 in its keyspace pair (docs/architecture.md, "Bytes per
-/// key").
+/// Each type's payload is at most 24 bytes: a box, or a small encoding whose packed bytes
+/// sit in place up to 22 bytes (inline.rs), so a short string or a small hash, set, sorted
+/// set or list takes no allocation beyond its keyspace pair (docs/architecture.md, "Bytes
+/// per key").
 #[derive(Debug, Clone)]
 pub enum Value {
-    Str(Bytes),
-    Obj(Obj),
-}
-
-/// Every value type but strings (see `Value`).
-#[derive(Debug, Clone)]
-pub enum Obj {
+    Str(StrVal),
     /// A stream (streams.rs: XADD/XRANGE subset).
     Stream(Box<crate::storage::stream::StreamValue>),
     Hash(HashValue),
@@ -856,14 +822,14 @@ impl Value {
     pub fn heap_addr(&self) -> *const u8 {
         match self {
             Value::Str(b) => b.as_ptr(),
-            Value::Obj(Obj::Hash(HashValue::Pack(p))) => p.as_ptr(),
-            Value::Obj(Obj::Hash(HashValue::Table(t))) => &**t as *const _ as *const u8,
-            Value::Obj(Obj::Stream(b)) => &**b as *const _ as *const u8,
-            Value::Obj(Obj::List(l)) => l.as_ptr(),
-            Value::Obj(Obj::ZSet(z)) => z.as_ptr(),
-            Value::Obj(Obj::Set(s)) => s.as_ptr(),
-            Value::Obj(Obj::Lock(b)) => &**b as *const _ as *const u8,
-            Value::Obj(Obj::VSet(b)) => &**b as *const _ as *const u8,
+            Value::Hash(HashValue::Pack(p)) => p.as_ptr(),
+            Value::Hash(HashValue::Table(t)) => &**t as *const _ as *const u8,
+            Value::Stream(b) => &**b as *const _ as *const u8,
+            Value::List(l) => l.as_ptr(),
+            Value::ZSet(z) => z.as_ptr(),
+            Value::Set(s) => s.as_ptr(),
+            Value::Lock(b) => &**b as *const _ as *const u8,
+            Value::VSet(b) => &**b as *const _ as *const u8,
         }
     }
 
@@ -871,20 +837,20 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
-            Value::Obj(Obj::Stream(_)) => "stream",
-            Value::Obj(Obj::Hash(_)) => "hash",
-            Value::Obj(Obj::List(_)) => "list",
-            Value::Obj(Obj::ZSet(_)) => "zset",
-            Value::Obj(Obj::Set(_)) => "set",
-            Value::Obj(Obj::Lock(l)) => l.type_name(),
-            Value::Obj(Obj::VSet(_)) => "vectorset",
+            Value::Stream(_) => "stream",
+            Value::Hash(_) => "hash",
+            Value::List(_) => "list",
+            Value::ZSet(_) => "zset",
+            Value::Set(_) => "set",
+            Value::Lock(l) => l.type_name(),
+            Value::VSet(_) => "vectorset",
         }
     }
 
     /// The name OBJECT ENCODING prints, following Redis' rules for the small encodings.
     pub fn encoding(&self) -> &'static str {
         match self {
-            Value::Obj(Obj::Stream(_)) => "stream",
+            Value::Stream(_) => "stream",
             Value::Str(s) => {
                 if s.len() <= 20 && crate::num::parse_i64(s).is_some() {
                     "int"
@@ -894,25 +860,25 @@ impl Value {
                     "raw"
                 }
             }
-            Value::Obj(Obj::Hash(h)) => h.encoding(),
-            Value::Obj(Obj::List(l)) => {
+            Value::Hash(h) => h.encoding(),
+            Value::List(l) => {
                 if l.is_pack() {
                     "listpack"
                 } else {
                     "quicklist"
                 }
             }
-            Value::Obj(Obj::Set(s)) => {
+            Value::Set(s) => {
                 if s.is_intset() {
                     "intset"
                 } else {
                     "hashtable"
                 }
             }
-            Value::Obj(Obj::Lock(_)) => "lock",
+            Value::Lock(_) => "lock",
             // Redis reports a module type's object as "raw".
-            Value::Obj(Obj::VSet(_)) => "raw",
-            Value::Obj(Obj::ZSet(z)) => {
+            Value::VSet(_) => "raw",
+            Value::ZSet(z) => {
                 if z.is_big() {
                     "skiplist"
                 } else {
@@ -992,32 +958,9 @@ impl Entry {
 mod entry_tests {
     use super::*;
 
-    /// Short arguments get an allocation of their own (the argument's is not kept); long
-    /// ones share the argument's; empty and one-byte ones stay as they came. Either way
-    /// the bytes, and a clone's, are the argument's.
-    #[test]
-    fn kept_copies_only_short_arguments() {
-        let max = KEPT_INLINE_MAX;
-        for len in [0, 1, 2, 3, 8, 9, 24, 25, max, max + 1, 4096] {
-            let arg = Bytes::from((0..len).map(|i| i as u8).collect::<Vec<u8>>());
-            let k = kept(&arg);
-            assert_eq!(k, arg, "length {len}");
-            assert_eq!(
-                k.as_ptr() != arg.as_ptr(),
-                (2..=max).contains(&len),
-                "length {len}"
-            );
-            let c = k.clone();
-            drop(k);
-            assert_eq!(c, arg, "length {len}");
-        }
-    }
-
-    /// The packed intset keeps sorted distinct members through inserts and removals at
-    /// every width, and a set converts to a hashtable as Redis' setTypeAdd does.
     #[test]
     fn intset_agrees_with_a_btreeset_and_converts() {
-        assert_eq!(std::mem::size_of::<SetValue>(), 16);
+        assert_eq!(std::mem::size_of::<SetValue>(), 24);
         let mut s = IntSet::default();
         let mut model = std::collections::BTreeSet::new();
         let mut x: u64 = 11;
@@ -1102,7 +1045,10 @@ mod entry_tests {
     fn expiry_and_raw_flag_share_a_word() {
         assert_eq!(std::mem::size_of::<Value>(), 32);
         assert_eq!(std::mem::size_of::<Entry>(), 48);
-        let mut e = Entry::new(Value::Str(Bytes::from_static(b"x")), None, 7);
+        assert_eq!(std::mem::size_of::<HashValue>(), 24);
+        assert_eq!(std::mem::size_of::<ZSet>(), 24);
+        assert_eq!(std::mem::size_of::<crate::storage::qlist::ListValue>(), 24);
+        let mut e = Entry::new(Value::Str(StrVal::from_slice(b"x")), None, 7);
         assert_eq!((e.expire_at(), e.raw()), (None, false));
         for at in [
             Some(1),

@@ -348,7 +348,7 @@ fn entry_size(s: f64, m: &[u8]) -> usize {
 /// length-prefixed member, in (score, member) order. Empty: no buffer at all.
 #[derive(Clone, Default, PartialEq)]
 pub struct Pack {
-    buf: Box<[u8]>,
+    buf: crate::storage::inline::PackBuf,
 }
 
 impl std::fmt::Debug for Pack {
@@ -455,7 +455,7 @@ impl Pack {
     fn rebuild(&mut self, old: Option<(usize, usize)>, new: Option<(f64, &[u8])>) {
         let n = self.len() - old.is_some() as usize + new.is_some() as usize;
         if n == 0 {
-            self.buf = Box::default();
+            self.buf = Default::default();
             return;
         }
         let body_at = if self.buf.is_empty() {
@@ -518,7 +518,7 @@ impl Pack {
         }
         out.extend_from_slice(&self.buf[from..body_end]);
         debug_assert_eq!(out.len(), out.capacity());
-        self.buf = out.into_boxed_slice();
+        self.buf = out.into();
     }
 }
 
@@ -582,15 +582,7 @@ impl Big {
     }
 }
 
-/// What glibc's malloc takes for `n` bytes (its chunk: the size, 8 bytes of header,
-/// rounded up to 16, at least 32); 0 for an empty `Box<[u8]>`, which allocates nothing.
-pub fn malloc_size(n: usize) -> usize {
-    if n == 0 {
-        0
-    } else {
-        ((n + 8 + 15) & !15).max(32)
-    }
-}
+pub use crate::storage::inline::malloc_size;
 
 impl ZSet {
     /// An empty set in the big ("skiplist") encoding.
@@ -742,7 +734,7 @@ impl ZSet {
     /// The bytes the value takes from the allocator (MEMORY USAGE), its own header aside.
     pub fn heap_bytes(&self) -> usize {
         match self {
-            ZSet::Pack(p) => malloc_size(p.buf_len()),
+            ZSet::Pack(p) => p.buf.heap_bytes(),
             ZSet::Big(b) => {
                 malloc_size(std::mem::size_of::<Big>())
                     + malloc_size(b.index.allocation_size())
@@ -877,7 +869,7 @@ mod tests {
     /// inserts, score changes and removals, and converts to an equal big set.
     #[test]
     fn pack_agrees_with_big() {
-        assert_eq!(std::mem::size_of::<ZSet>(), 16);
+        assert_eq!(std::mem::size_of::<ZSet>(), 24);
         let mut p = ZSet::default();
         let mut b = ZSet::new_big();
         let mut x: u64 = 5;

@@ -958,7 +958,7 @@ fn debug_populate(c: &mut Conn, core: &mut Core, a: &[Bytes]) -> Reply {
         };
         core.engine.dbs[db].insert(
             key.clone(),
-            lockcore::storage::value::Value::Str(value),
+            lockcore::storage::value::Value::Str(value.into()),
             None,
             now,
         );
@@ -1031,7 +1031,7 @@ mod tests {
 /// OBJECT ENCODING's name for `e`: a list in one node is a "listpack" only from Redis 7.2.
 fn list_encoding(e: &lockcore::storage::value::Entry, listpack_lists: bool) -> &'static str {
     match &e.value {
-        lockcore::storage::value::Value::Obj(lockcore::storage::value::Obj::List(_)) => {
+        lockcore::storage::value::Value::List(_) => {
             lockcore::storage::qlist::encoding_name(e.encoding(), listpack_lists)
         }
         _ => e.encoding(),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use lockcore::storage::rdb::file;
-use lockcore::storage::value::{Obj, Value};
+use lockcore::storage::value::Value;
 use lockcore::{error, Reply};
 
 use crate::base::consts::REDIS_VERSION;
@@ -104,7 +104,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn is_lock(v: &Value) -> bool {
-    matches!(v, Value::Obj(Obj::Lock(_)))
+    matches!(v, Value::Lock(_))
 }
 
 fn log_skipped(saved: &file::Saved) {
@@ -421,11 +421,11 @@ pub fn debug_reload(shared: &Shared, core: &mut Core, a: &[Bytes]) -> Reply {
     for (db, d) in core.engine.dbs.iter_mut().enumerate() {
         let keys: Vec<Bytes> = d
             .iter()
-            .filter(|(_, e)| matches!(e.value, Value::Obj(Obj::Stream(_))))
+            .filter(|(_, e)| matches!(e.value, Value::Stream(_)))
             .map(|(k, _)| Bytes::copy_from_slice(k))
             .collect();
         for k in keys {
-            if let Some(Value::Obj(Obj::Stream(s))) = d.get_mut(&k).map(|e| &mut e.value) {
+            if let Some(Value::Stream(s)) = d.get_mut(&k).map(|e| &mut e.value) {
                 nodes.push((db, k, std::mem::take(&mut s.nodes)));
             }
         }
@@ -437,9 +437,7 @@ pub fn debug_reload(shared: &Shared, core: &mut Core, a: &[Bytes]) -> Reply {
     };
     let result = load_bytes(shared, core, &bytes, mode);
     for (db, k, n) in nodes {
-        if let Some(Value::Obj(Obj::Stream(s))) =
-            core.engine.dbs[db].get_mut(&k).map(|e| &mut e.value)
-        {
+        if let Some(Value::Stream(s)) = core.engine.dbs[db].get_mut(&k).map(|e| &mut e.value) {
             if result.is_err() || s.nodes.keys().eq(n.keys()) {
                 s.nodes = n;
             }

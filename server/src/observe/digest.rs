@@ -9,7 +9,7 @@
 //! their type name and their DUMP-less debug form.
 //! (DEBUG RELOAD writes and reads the RDB file: server/src/commands/rdb.rs.)
 
-use lockcore::storage::value::{Entry, Obj, Value};
+use lockcore::storage::value::{Entry, Value};
 use lockcore::Engine;
 use sha1::{Digest, Sha1};
 
@@ -32,20 +32,20 @@ fn mix_digest(d: &mut D, data: &[u8]) {
 fn xor_object(d: &mut D, e: &Entry, fmt: lockcore::num::DoubleFmt) {
     let ty: u32 = match &e.value {
         Value::Str(_) => 0,
-        Value::Obj(Obj::List(_)) => 1,
-        Value::Obj(Obj::Set(_)) => 2,
-        Value::Obj(Obj::ZSet(_)) => 3,
-        Value::Obj(Obj::Hash(_)) => 4,
-        Value::Obj(Obj::Stream(_)) => 6,
-        Value::Obj(Obj::Lock(_)) => 100,
-        Value::Obj(Obj::VSet(_)) => 5,
+        Value::List(_) => 1,
+        Value::Set(_) => 2,
+        Value::ZSet(_) => 3,
+        Value::Hash(_) => 4,
+        Value::Stream(_) => 6,
+        Value::Lock(_) => 100,
+        Value::VSet(_) => 5,
     };
     mix_digest(d, &ty.to_be_bytes());
     match &e.value {
         Value::Str(s) => mix_digest(d, s),
-        Value::Obj(Obj::List(l)) => l.iter().for_each(|x| mix_digest(d, x)),
-        Value::Obj(Obj::Set(s)) => s.ordered().iter().for_each(|m| xor_digest(d, m)),
-        Value::Obj(Obj::ZSet(z)) => {
+        Value::List(l) => l.iter().for_each(|x| mix_digest(d, x)),
+        Value::Set(s) => s.ordered().iter().for_each(|m| xor_digest(d, m)),
+        Value::ZSet(z) => {
             for (m, score) in z.range(0, z.len()) {
                 let mut ed = [0u8; 20];
                 mix_digest(&mut ed, &m);
@@ -53,7 +53,7 @@ fn xor_object(d: &mut D, e: &Entry, fmt: lockcore::num::DoubleFmt) {
                 xor_digest(d, &ed);
             }
         }
-        Value::Obj(Obj::Hash(h)) => {
+        Value::Hash(h) => {
             for (f, v, t) in h.iter_ttl() {
                 let mut ed = [0u8; 20];
                 mix_digest(&mut ed, f);
@@ -64,15 +64,15 @@ fn xor_object(d: &mut D, e: &Entry, fmt: lockcore::num::DoubleFmt) {
                 xor_digest(d, &ed);
             }
         }
-        Value::Obj(Obj::Stream(s)) => {
+        Value::Stream(s) => {
             for (&(ms, seq), fields) in &s.entries {
                 mix_digest(d, format!("{ms}.{seq}").as_bytes());
                 fields.iter().for_each(|x| mix_digest(d, x));
             }
         }
-        Value::Obj(Obj::Lock(l)) => mix_digest(d, format!("{l:?}").as_bytes()),
+        Value::Lock(l) => mix_digest(d, format!("{l:?}").as_bytes()),
         // Order-independent: each element's name, stored vector, norm and attribute.
-        Value::Obj(Obj::VSet(v)) => {
+        Value::VSet(v) => {
             for (name, n) in &v.elems {
                 let mut ed = [0u8; 20];
                 mix_digest(&mut ed, name);

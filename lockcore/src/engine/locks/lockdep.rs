@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use crate::engine::spec::{flag::*, CommandSpec, Ctx, Exec, BASE};
 use crate::engine::Engine;
 use crate::reply::Reply;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 use crate::storage::ClientId;
 
 /// The channel each new finding is published on.
@@ -464,12 +464,12 @@ fn alive(eng: &Engine, owner: &str, db: usize, key: &Bytes, kind: &LockKind, now
         return false;
     }
     match (kind, &e.value) {
-        (LockKind::Native, Value::Obj(Obj::Lock(l))) => l.holders.iter().any(|x| {
+        (LockKind::Native, Value::Lock(l)) => l.holders.iter().any(|x| {
             x.owner.as_ref() == owner.as_bytes()
                 && (x.holds > 0 || x.reads > 0)
                 && x.lease_until.is_none_or(|t| t > now)
         }),
-        (LockKind::Redisson, Value::Obj(Obj::Hash(hv))) => {
+        (LockKind::Redisson, Value::Hash(hv)) => {
             let count = |f: &[u8]| {
                 hv.get(f)
                     .and_then(crate::num::parse_i64)
@@ -942,13 +942,13 @@ fn holders_of(eng: &Engine, ld: &Lockdep, db: usize, key: &Bytes, now: i64) -> V
         return Vec::new();
     }
     match &e.value {
-        Value::Obj(Obj::Lock(l)) => l
+        Value::Lock(l) => l
             .holders
             .iter()
             .filter(|h| (h.holds > 0 || h.reads > 0) && h.lease_until.is_none_or(|t| t > now))
             .map(|h| String::from_utf8_lossy(&h.owner).into_owned())
             .collect(),
-        Value::Obj(Obj::Hash(h)) if h.len() <= 64 => {
+        Value::Hash(h) if h.len() <= 64 => {
             let mut out = Vec::new();
             let mut add = |f: &[u8], v: &[u8]| {
                 let holder = std::str::from_utf8(f)
@@ -969,7 +969,7 @@ fn holders_of(eng: &Engine, ld: &Lockdep, db: usize, key: &Bytes, now: i64) -> V
             out
         }
         Value::Str(v) => match ld.setnx_owners.get(&(db, key.clone())) {
-            Some((owner, token)) if token == v => vec![owner.clone()],
+            Some((owner, token)) if token[..] == v[..] => vec![owner.clone()],
             _ => Vec::new(),
         },
         _ => Vec::new(),
@@ -1084,7 +1084,7 @@ fn lock_shaped(eng: &Engine, db: usize, key: &[u8]) -> bool {
     let Some(e) = eng.dbs[db].get(key) else {
         return true;
     };
-    let Value::Obj(Obj::Hash(h)) = &e.value else {
+    let Value::Hash(h) = &e.value else {
         return false;
     };
     if h.len() > 64 {
@@ -1140,7 +1140,7 @@ fn first_hold(ctx: &mut Ctx, key: &Bytes, field: &[u8], absent: bool) -> Result<
         // It held nothing before this script, so removing it restores the state before.
         let orphan = matches!(
             ctx.eng.dbs[db].get(key).map(|e| &e.value),
-            Some(Value::Obj(Obj::Hash(h))) if h.len() == 1 && h.contains(b"mode")
+            Some(Value::Hash(h)) if h.len() == 1 && h.contains(b"mode")
         );
         if orphan {
             ctx.eng.dbs[db].remove(key);

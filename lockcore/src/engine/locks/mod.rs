@@ -22,7 +22,7 @@ use crate::num::parse_i64;
 use crate::reply::Reply;
 use crate::storage::lock::{Holder, Kind, LockValue};
 use crate::storage::notify;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 use crate::storage::ClientId;
 
 /// The longest lease or wait accepted, in ms (100 years): keeps `now + ttl` far from
@@ -140,7 +140,7 @@ impl LockTables {
 /// SESSION holders are dropped (a grant bound to a connection is not data), the lease
 /// timers of the others are set again, and a lock nobody holds is deleted.
 pub(crate) fn restored(eng: &mut Engine, db: usize, key: &Bytes) {
-    let Some(Value::Obj(Obj::Lock(l))) = eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
+    let Some(Value::Lock(l)) = eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
         return;
     };
     l.holders.retain(|h| h.session.is_none());
@@ -154,7 +154,7 @@ pub(crate) fn restored(eng: &mut Engine, db: usize, key: &Bytes) {
         eng.dbs[db].remove(key);
     } else {
         let at = match eng.dbs[db].get(key).map(|e| &e.value) {
-            Some(Value::Obj(Obj::Lock(l))) => l.key_expiry(),
+            Some(Value::Lock(l)) => l.key_expiry(),
             _ => None,
         };
         eng.dbs[db].set_expire(key, at);
@@ -198,7 +198,7 @@ pub fn held_counts(eng: &Engine) -> [u64; 3] {
         if e.expire_at().is_some_and(|t| t <= now) {
             continue;
         }
-        if let Value::Obj(Obj::Lock(l)) = &e.value {
+        if let Value::Lock(l) = &e.value {
             if l.holders.iter().any(|h| h.live(now)) {
                 out[crate::engine::locks::lock_stats::kind_index(l.kind)] += 1;
             }
@@ -520,7 +520,7 @@ fn load(ctx: &mut Ctx, key: &Bytes) -> Result<Option<Kind>, ()> {
     let Some(e) = ctx.write(key) else {
         return Ok(None);
     };
-    let Value::Obj(Obj::Lock(l)) = &mut e.value else {
+    let Value::Lock(l) = &mut e.value else {
         return Err(());
     };
     let kind = l.kind;
@@ -546,7 +546,7 @@ fn after_change(eng: &mut Engine, db: usize, key: &Bytes, event: &str) {
     let Some(e) = eng.dbs[db].get(key) else {
         return;
     };
-    let Value::Obj(Obj::Lock(l)) = &e.value else {
+    let Value::Lock(l) = &e.value else {
         return;
     };
     if l.holders.is_empty() {
@@ -642,9 +642,7 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
     // Reentrant acquisitions by a current holder are granted at once, ahead of waiters
     // (making them wait behind waiters that wait for them would deadlock).
     if kind.is_some() {
-        let Some(Value::Obj(Obj::Lock(l))) =
-            ctx.eng.dbs[db].get_mut(&req.key).map(|e| &mut e.value)
-        else {
+        let Some(Value::Lock(l)) = ctx.eng.dbs[db].get_mut(&req.key).map(|e| &mut e.value) else {
             unreachable!("load saw the lock");
         };
         let avail = match l.kind {
@@ -695,7 +693,7 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
     // A new holder.
     let free = match ctx.eng.dbs[db].get(&req.key).map(|e| &e.value) {
         None => true,
-        Some(Value::Obj(Obj::Lock(l))) => match req.want {
+        Some(Value::Lock(l)) => match req.want {
             Want::Mutex | Want::Write => l.holders.is_empty(),
             Want::Read => !l.has_writer(),
             Want::Sem { count, .. } => {
@@ -730,19 +728,13 @@ fn acquire(ctx: &mut Ctx, req: &Acquire) -> Reply {
         session,
     };
     match ctx.eng.dbs[db].get_mut(&req.key).map(|e| &mut e.value) {
-        Some(Value::Obj(Obj::Lock(l))) => l.holders.push(holder),
+        Some(Value::Lock(l)) => l.holders.push(holder),
         _ => {
             let v = LockValue {
                 kind: req.want.kind(),
                 holders: vec![holder],
             };
-            crate::engine::store(
-                ctx.eng,
-                db,
-                req.key.clone(),
-                Value::Obj(Obj::Lock(Box::new(v))),
-                None,
-            );
+            crate::engine::store(ctx.eng, db, req.key.clone(), Value::Lock(Box::new(v)), None);
         }
     }
     register(ctx, req, lease, session);
@@ -793,7 +785,7 @@ fn release(ctx: &mut Ctx, key: &Bytes, owner: &[u8], want: Want, side: Side, cou
         return error::wrongtype();
     }
     let db = ctx.cl.db;
-    let Some(Value::Obj(Obj::Lock(l))) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
+    let Some(Value::Lock(l)) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
         unreachable!("load saw the lock");
     };
     let Some(pos) = l.holders.iter().position(|h| h.owner == owner) else {
@@ -830,7 +822,7 @@ fn release(ctx: &mut Ctx, key: &Bytes, owner: &[u8], want: Want, side: Side, cou
 fn forget_lease(eng: &mut Engine, db: usize, key: &Bytes, lease: Option<i64>) {
     let Some(t) = lease else { return };
     let shared = match eng.dbs[db].get(key).map(|e| &e.value) {
-        Some(Value::Obj(Obj::Lock(l))) => l.holders.iter().any(|h| h.lease_until == Some(t)),
+        Some(Value::Lock(l)) => l.holders.iter().any(|h| h.lease_until == Some(t)),
         _ => false,
     };
     if !shared {
@@ -881,7 +873,7 @@ fn lock_extend(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
     let db = ctx.cl.db;
     let lease = ctx.now() + ttl;
-    let Some(Value::Obj(Obj::Lock(l))) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
+    let Some(Value::Lock(l)) = ctx.eng.dbs[db].get_mut(key).map(|e| &mut e.value) else {
         unreachable!("load saw the lock");
     };
     let Some(h) = l.holder_mut(&a[2]) else {
@@ -901,7 +893,7 @@ fn read_lock(ctx: &mut Ctx, key: &[u8]) -> Result<Option<LockValue>, Reply> {
     let now = ctx.now();
     match ctx.read(key).map(|e| &e.value) {
         None => Ok(None),
-        Some(Value::Obj(Obj::Lock(l))) => {
+        Some(Value::Lock(l)) => {
             let mut l = (**l).clone();
             l.prune(now);
             Ok((!l.holders.is_empty()).then_some(l))
@@ -1000,7 +992,7 @@ fn lock_list(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         .iter()
         .filter(|(k, e)| {
             e.expire_at().is_none_or(|t| t > now)
-                && matches!(&e.value, Value::Obj(Obj::Lock(l)) if l.holders.iter().any(|h| h.live(now)))
+                && matches!(&e.value, Value::Lock(l) if l.holders.iter().any(|h| h.live(now)))
                 && pattern
                     .as_ref()
                     .is_none_or(|p| crate::glob::matches(p, k, false))
@@ -1051,7 +1043,13 @@ fn fence_set(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     }
     let db = ctx.cl.db;
-    crate::engine::store(ctx.eng, db, key.clone(), Value::Str(value.clone()), None);
+    crate::engine::store(
+        ctx.eng,
+        db,
+        key.clone(),
+        Value::Str(crate::storage::value::StrVal::from(value.clone())),
+        None,
+    );
     ctx.modified(key, notify::STRING, "set");
     Reply::ok()
 }
@@ -1064,7 +1062,7 @@ fn fence_set(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
 fn unindex(eng: &mut Engine, db: usize, key: &Bytes, gone: &[Holder]) {
     for s in gone.iter().filter_map(|h| h.session) {
         let still = match eng.dbs[db].get(key).map(|e| &e.value) {
-            Some(Value::Obj(Obj::Lock(l))) => l.holders.iter().any(|h| h.session == Some(s)),
+            Some(Value::Lock(l)) => l.holders.iter().any(|h| h.session == Some(s)),
             _ => false,
         };
         if still {
@@ -1100,7 +1098,7 @@ pub fn release_session(eng: &mut Engine, id: ClientId) {
                 eng.dbs[db]
                     .iter()
                     .filter(|(_, e)| {
-                        matches!(&e.value, Value::Obj(Obj::Lock(l))
+                        matches!(&e.value, Value::Lock(l)
                             if l.holders.iter().any(|h| h.session == Some(id)))
                     })
                     .map(move |(k, _)| (db, Bytes::copy_from_slice(k)))
@@ -1119,7 +1117,7 @@ fn release_session_key(eng: &mut Engine, id: ClientId, db: usize, key: &Bytes) -
         let Some(e) = eng.lookup(db, key) else {
             return false;
         };
-        let Value::Obj(Obj::Lock(l)) = &mut e.value else {
+        let Value::Lock(l) = &mut e.value else {
             return false;
         };
         let before = l.holders.len();

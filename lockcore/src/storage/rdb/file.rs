@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use super::{put_len, put_string, write_value, Reader};
 use crate::storage::config::EngineConfig;
 use crate::storage::db::Db;
-use crate::storage::value::{Obj, Value};
+use crate::storage::value::Value;
 
 /// The newest Redis version read (Redis 7.4 and 8.0 write 12).
 pub const MAX_REDIS_VERSION: u32 = 12;
@@ -93,7 +93,7 @@ pub fn write(dbs: &[Db], functions: &[Bytes], o: &SaveOptions) -> Saved {
         let mut size = 0;
         let mut expires = 0;
         for (_, e) in db.iter() {
-            if matches!(e.value, Value::Obj(Obj::Lock(_))) {
+            if matches!(e.value, Value::Lock(_)) {
                 skipped_locks += 1;
             } else {
                 size += 1;
@@ -109,7 +109,7 @@ pub fn write(dbs: &[Db], functions: &[Bytes], o: &SaveOptions) -> Saved {
         put_len(&mut out, size);
         put_len(&mut out, expires);
         for (k, e) in db.iter() {
-            if matches!(e.value, Value::Obj(Obj::Lock(_))) {
+            if matches!(e.value, Value::Lock(_)) {
                 continue;
             }
             if let Some(t) = e.expire_at() {
@@ -341,26 +341,32 @@ fn header(p: &[u8]) -> Result<(u32, usize), String> {
 fn is_empty(v: &Value) -> bool {
     match v {
         Value::Str(_) => false,
-        Value::Obj(Obj::List(l)) => l.is_empty(),
-        Value::Obj(Obj::Set(s)) => s.is_empty(),
-        Value::Obj(Obj::Hash(h)) => h.len() == 0,
-        Value::Obj(Obj::ZSet(z)) => z.len() == 0,
-        Value::Obj(Obj::VSet(v)) => v.is_empty(),
-        Value::Obj(Obj::Stream(_)) | Value::Obj(Obj::Lock(_)) => false,
+        Value::List(l) => l.is_empty(),
+        Value::Set(s) => s.is_empty(),
+        Value::Hash(h) => h.len() == 0,
+        Value::ZSet(z) => z.len() == 0,
+        Value::VSet(v) => v.is_empty(),
+        Value::Stream(_) | Value::Lock(_) => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::value::StrVal;
 
     #[test]
     fn writes_and_reads_back() {
         let mut dbs = vec![Db::default(), Db::default()];
-        dbs[1].insert(Bytes::from("s"), Value::Str(Bytes::from("v")), None, 0);
+        dbs[1].insert(
+            Bytes::from("s"),
+            Value::Str(StrVal::from_slice(b"v")),
+            None,
+            0,
+        );
         dbs[1].insert(
             Bytes::from("t"),
-            Value::Str(Bytes::from("x".repeat(100))),
+            Value::Str(StrVal::from("x".repeat(100).into_bytes())),
             Some(i64::MAX / 2),
             0,
         );
