@@ -99,6 +99,16 @@ impl From<Box<[u8]>> for PackBuf {
     }
 }
 
+impl From<PackBuf> for Bytes {
+    /// The buffer's bytes: a heap buffer handed over without a copy.
+    fn from(p: PackBuf) -> Bytes {
+        match p {
+            PackBuf::Heap(b) => Bytes::from(b),
+            p => Bytes::copy_from_slice(&p),
+        }
+    }
+}
+
 impl Deref for PackBuf {
     type Target = [u8];
     #[inline]

@@ -3,6 +3,7 @@
 use bytes::Bytes;
 use indexmap::IndexMap;
 
+use crate::storage::inline::PackBuf;
 pub use crate::storage::inline::StrVal;
 use crate::storage::listpack::PairPack;
 use crate::storage::lock::LockValue;
@@ -440,16 +441,24 @@ pub enum SetValue {
     Table(Box<StrSet>),
 }
 
-/// A set's "hashtable" encoding: the members, each one exactly-sized allocation, in a
-/// vector (insertion order, a removal moving the last member into the gap, as
-/// `IndexSet::swap_remove` does, so SRANDMEMBER and SPOP pick by position), and a hash
-/// index of their positions (4 bytes and a control byte a bucket). An `IndexSet<Bytes>`
-/// took 40 bytes an entry, 9 a bucket and a shared header with each member.
+/// A set's "hashtable" encoding: the members in a vector, each up to 22 bytes in place and
+/// longer ones in an exactly-sized allocation ([`PackBuf`]), in insertion order (a removal
+/// moving the last member into the gap, as `IndexSet::swap_remove` does, so SRANDMEMBER and
+/// SPOP pick by position), and a hash index of their positions (4 bytes and a control byte
+/// a bucket), hashed with one per-process key ([`set_hasher`]). An `IndexSet<Bytes>` took 40
+/// bytes an entry, 9 a bucket and a shared header with each member; a `Box<[u8]>` per
+/// member took 16 bytes and a 32-byte malloc chunk for each short one (issue 40).
 #[derive(Clone, Default)]
 pub struct StrSet {
     index: hashbrown::HashTable<u32>,
-    items: Vec<Box<[u8]>>,
-    hasher: crate::storage::key::KeyHasher,
+    items: Vec<PackBuf>,
+}
+
+/// The hasher of every set's index: random per process, as Redis keys its one SipHash per
+/// process. One per set took 32 bytes of each.
+fn set_hasher() -> &'static crate::storage::key::KeyHasher {
+    static H: std::sync::OnceLock<crate::storage::key::KeyHasher> = std::sync::OnceLock::new();
+    H.get_or_init(Default::default)
 }
 
 impl std::fmt::Debug for StrSet {
@@ -470,7 +479,7 @@ impl StrSet {
     }
 
     fn position(&self, m: &[u8]) -> Option<usize> {
-        let h = self.hasher.hash_one(m);
+        let h = set_hasher().hash_one(m);
         let items = &self.items;
         self.index
             .find(h, |&i| &*items[i as usize] == m)
@@ -487,27 +496,27 @@ impl StrSet {
             return false;
         }
         let at = u32::try_from(self.items.len()).expect("more than 2^32 set members");
-        self.items.push(m.into());
-        let h = self.hasher.hash_one(m);
-        let (items, hasher) = (&self.items, &self.hasher);
+        self.items.push(PackBuf::from_slice(m));
+        let h = set_hasher().hash_one(m);
+        let items = &self.items;
         self.index
-            .insert_unique(h, at, |&i| hasher.hash_one(&*items[i as usize]));
+            .insert_unique(h, at, |&i| set_hasher().hash_one(&*items[i as usize]));
         true
     }
 
     /// Removes the member at `i`, the last member taking its place.
-    pub fn swap_remove_index(&mut self, i: usize) -> Option<Box<[u8]>> {
+    pub fn swap_remove_index(&mut self, i: usize) -> Option<PackBuf> {
         if i >= self.items.len() {
             return None;
         }
-        let h = self.hasher.hash_one(&*self.items[i]);
+        let h = set_hasher().hash_one(&*self.items[i]);
         if let Ok(e) = self.index.find_entry(h, |&j| j as usize == i) {
             e.remove();
         }
         let last = self.items.len() - 1;
         if i != last {
             // The last member moves to `i`: its index entry follows.
-            let h = self.hasher.hash_one(&*self.items[last]);
+            let h = set_hasher().hash_one(&*self.items[last]);
             if let Some(j) = self.index.find_mut(h, |&j| j as usize == last) {
                 *j = i as u32;
             }
@@ -536,12 +545,8 @@ impl StrSet {
         use crate::storage::zset::malloc_size;
         malloc_size(std::mem::size_of::<StrSet>())
             + malloc_size(self.index.allocation_size())
-            + malloc_size(self.items.capacity() * std::mem::size_of::<Box<[u8]>>())
-            + self
-                .items
-                .iter()
-                .map(|m| malloc_size(m.len()))
-                .sum::<usize>()
+            + malloc_size(self.items.capacity() * std::mem::size_of::<PackBuf>())
+            + self.items.iter().map(|m| m.heap_bytes()).sum::<usize>()
     }
 }
 
