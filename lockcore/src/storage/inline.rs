@@ -77,6 +77,15 @@ impl PackBuf {
     pub fn is_inline(&self) -> bool {
         matches!(self, PackBuf::Inline { .. })
     }
+
+    /// The bytes as a vector, a heap buffer's own allocation reused (an edit then grows it
+    /// in place where malloc can).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self {
+            PackBuf::Heap(b) => b.into_vec(),
+            p => p.to_vec(),
+        }
+    }
 }
 
 impl From<Vec<u8>> for PackBuf {

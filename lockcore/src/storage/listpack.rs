@@ -224,7 +224,7 @@ impl PairPack {
                 return (false, count);
             }
         }
-        let mut buf = std::mem::take(&mut self.buf).to_vec();
+        let mut buf = std::mem::take(&mut self.buf).into_vec();
         let new = match s.ok() {
             Some(s) => {
                 let (new_size, old_size) = (str_size(value), s.end - s.value_at);
@@ -251,7 +251,7 @@ impl PairPack {
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match self.find(field) {
             Some(s) => {
-                let mut buf = std::mem::take(&mut self.buf).to_vec();
+                let mut buf = std::mem::take(&mut self.buf).into_vec();
                 buf.drain(s.start..s.end);
                 self.buf = buf.into();
                 true

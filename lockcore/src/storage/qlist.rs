@@ -203,7 +203,7 @@ impl Node {
         let add: usize = items.iter().map(|s| item_size(s)).sum();
         let old = self.buf.len();
         let new = old - (end - at) + add;
-        let mut v = std::mem::take(&mut self.buf).to_vec();
+        let mut v = std::mem::take(&mut self.buf).into_vec();
         if new > old {
             v.reserve_exact(new - old);
             v.resize(new, 0);
@@ -233,6 +233,18 @@ impl Node {
     }
     pub fn push_front(&mut self, s: &[u8]) {
         self.splice(HDR, HDR, &[s], 0, lp_entry_size(s) as isize);
+    }
+    /// Pushes `items` at one end in order (each at the head for `front`) with one resize of
+    /// the buffer: an RPUSH of 200 items reallocated it 200 times.
+    fn push_many(&mut self, front: bool, items: &[&[u8]]) {
+        let lp: usize = items.iter().map(|s| lp_entry_size(s)).sum();
+        if front {
+            let rev: Vec<&[u8]> = items.iter().rev().copied().collect();
+            self.splice(HDR, HDR, &rev, 0, lp as isize);
+        } else {
+            let at = self.buf.len();
+            self.splice(at, at, items, 0, lp as isize);
+        }
     }
     pub fn set(&mut self, i: usize, s: &[u8]) {
         let at = self.offset(i);
@@ -509,15 +521,7 @@ impl ListValue {
     pub fn push(&mut self, fill: i64, front: bool, items: &[&[u8]]) {
         self.grow(fill, items);
         match self {
-            ListValue::Pack(n) => {
-                for s in items {
-                    if front {
-                        n.push_front(s)
-                    } else {
-                        n.push_back(s)
-                    }
-                }
-            }
+            ListValue::Pack(n) => n.push_many(front, items),
             ListValue::Quick(q) => {
                 for s in items {
                     if front {
