@@ -50,6 +50,8 @@ ROWS = [
      lambda i: [("SADD", "sb:%d" % i, *["member-%d" % j for j in range(200)])]),
     ("hash, 200 fields", 2000,
      lambda i: [("HSET", "hb:%d" % i, *sum((["field-%d" % j, "value-%d" % j] for j in range(200)), []))]),
+    ("hash, 1000 fields (hashtable)", 500,
+     lambda i: [("HSET", "hh:%d" % i, *sum((["field-%d" % j, "value-%d" % j] for j in range(1000)), []))]),
     ("stream, 10 entries", 20000,
      lambda i: [("XADD", "x:%d" % i, "*", "f", str(j)) for j in range(10)]),
     ("HyperLogLog, 100 elements", 20000,
