@@ -121,6 +121,18 @@ fn get_string_for_write(ctx: &mut Ctx, key: &[u8]) -> Result<Option<Bytes>, Repl
     string_of(ctx.write(key))
 }
 
+/// The length of the string at `key`, looked up for writing: `Ok(None)` if absent,
+/// WRONGTYPE if not a string.
+fn get_len_for_write(ctx: &mut Ctx, key: &[u8]) -> Result<Option<usize>, Reply> {
+    match ctx.write(key) {
+        None => Ok(None),
+        Some(e) => match &e.value {
+            Value::Str(s) => Ok(Some(s.len())),
+            _ => Err(error::wrongtype()),
+        },
+    }
+}
+
 fn string_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<Bytes>, Reply> {
     match e {
         None => Ok(None),
@@ -650,31 +662,31 @@ fn check_len(ctx: &Ctx, len: usize) -> Result<(), Reply> {
 }
 
 fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
-    let cur = match get_string_for_write(ctx, &a[1]) {
+    let cur_len = match get_len_for_write(ctx, &a[1]) {
         Ok(v) => v,
         Err(e) => return e,
     };
-    let existed = cur.is_some();
-    let new = match cur {
-        None => a[2].clone(),
-        Some(c) => {
-            if let Err(e) = check_len(ctx, c.len() + a[2].len()) {
+    let existed = cur_len.is_some();
+    let value = match cur_len {
+        None => crate::storage::value::StrVal::new(&a[2]),
+        Some(n) => {
+            if let Err(e) = check_len(ctx, n + a[2].len()) {
                 return e;
             }
-            let mut b = BytesMut::with_capacity(c.len() + a[2].len());
-            b.extend_from_slice(&c);
+            // The string's own buffer, grown in place (a run of APPENDs is amortized
+            // linear, as with Redis' sds).
+            let (mut b, _) = match take_string(ctx, &a[1], 0) {
+                Ok(v) => v,
+                Err(e) => return e,
+            };
             b.extend_from_slice(&a[2]);
-            b.freeze()
+            crate::storage::value::StrVal::from_mut(b)
         }
     };
-    let len = new.len() as i64;
+    let len = value.len() as i64;
     let now = ctx.now();
     ctx.note_new_key(&a[1]);
-    ctx.db().replace_value(
-        &a[1],
-        Value::Str(crate::storage::value::StrVal::from(new)),
-        now,
-    );
+    ctx.db().replace_value(&a[1], Value::Str(value), now);
     // APPEND to a missing key stores the argument as SET would (int/embstr/raw by content,
     // Redis' tryObjectEncoding); only appending to an existing string makes it raw.
     if existed {
@@ -944,16 +956,13 @@ pub(crate) fn take_string(
     key: &Bytes,
     min_len: usize,
 ) -> Result<(BytesMut, bool), Reply> {
-    let (cur, mut grown) = match ctx.write(key) {
-        None => (Bytes::new(), true),
+    let (mut b, mut grown) = match ctx.write(key) {
+        None => (BytesMut::new(), true),
         Some(e) => match &mut e.value {
-            Value::Str(s) => (std::mem::take(s).into_bytes(), false),
+            Value::Str(s) => (std::mem::take(s).into_mut(), false),
             _ => return Err(error::wrongtype()),
         },
     };
-    let mut b = cur
-        .try_into_mut()
-        .unwrap_or_else(|b| BytesMut::from(&b[..]));
     if b.len() < min_len {
         b.resize(min_len, 0);
         grown = true;
@@ -967,7 +976,7 @@ pub(crate) fn put_string(ctx: &mut Ctx, key: &Bytes, s: BytesMut) {
     ctx.note_new_key(key);
     ctx.db().replace_value(
         key,
-        Value::Str(crate::storage::value::StrVal::from(s.freeze())),
+        Value::Str(crate::storage::value::StrVal::from_mut(s)),
         now,
     );
     ctx.db().set_raw(key);
