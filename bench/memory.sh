@@ -30,6 +30,10 @@ def uuid(i):
 ROWS = [
     ("string SET key:%012d value-%d", 100000,
      lambda i: [("SET", "key:%012d" % i, "value-%d" % i)]),
+    ("string of 200 bytes", 50000,
+     lambda i: [("SET", "sv:%d" % i, "x" * 200)]),
+    ("string of 1000 bytes", 20000,
+     lambda i: [("SET", "sv:%d" % i, "x" * 1000)]),
     ("hash, 3 short fields", 100000,
      lambda i: [("HSET", "h:%d" % i, "a", "1", "b", "2", "c", "3")]),
     ("Redisson lock hash with PEXPIRE", 100000,
