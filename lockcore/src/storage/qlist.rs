@@ -503,18 +503,18 @@ impl ListValue {
 
     /// Redis' `_quicklistNodeAllowInsert`.
     fn allow_insert(n: &Node, fill: i64, s: &[u8]) -> bool {
+        Self::allows(n.lp_bytes(), n.count(), fill, s)
+    }
+
+    /// [`Self::allow_insert`] for a node of `lp` listpack bytes and `count` items.
+    fn allows(lp: usize, count: usize, fill: i64, s: &[u8]) -> bool {
         let sz = s.len();
         let large = if fill >= 0 {
             sz > SIZE_SAFETY_LIMIT
         } else {
             sz > node_limit(fill).0
         };
-        !large
-            && !exceeds_limit(
-                fill,
-                n.lp_bytes() + sz + SIZE_ESTIMATE_OVERHEAD,
-                n.count() + 1,
-            )
+        !large && !exceeds_limit(fill, lp + sz + SIZE_ESTIMATE_OVERHEAD, count + 1)
     }
 
     /// Pushes `items` at one end, in order (each at the head for `front`).
@@ -523,27 +523,39 @@ impl ListValue {
         match self {
             ListValue::Pack(n) => n.push_many(front, items),
             ListValue::Quick(q) => {
-                for s in items {
-                    if front {
-                        match q.nodes.first_mut() {
-                            Some(n) if Self::allow_insert(n, fill, s) => n.push_front(s),
-                            _ => {
-                                let mut n = Node::default();
-                                n.push_back(s);
-                                q.nodes.insert(0, n);
-                            }
-                        }
+                // The items go into the end node as Redis inserts them, one at a time
+                // while the node allows it, then into a new node; each node's share is
+                // spliced in at once.
+                let mut i = 0;
+                while i < items.len() {
+                    let end = if front {
+                        q.nodes.first()
                     } else {
-                        match q.nodes.last_mut() {
-                            Some(n) if Self::allow_insert(n, fill, s) => n.push_back(s),
-                            _ => {
-                                let mut n = Node::default();
-                                n.push_back(s);
-                                q.nodes.push(n);
-                            }
+                        q.nodes.last()
+                    };
+                    if !end.is_some_and(|n| Self::allow_insert(n, fill, items[i])) {
+                        if front {
+                            q.nodes.insert(0, Node::default());
+                        } else {
+                            q.nodes.push(Node::default());
                         }
                     }
-                    q.len += 1;
+                    let n = if front {
+                        q.nodes.first_mut()
+                    } else {
+                        q.nodes.last_mut()
+                    }
+                    .expect("an end node");
+                    let (mut lp, mut cnt) = (n.lp_bytes() + lp_entry_size(items[i]), n.count() + 1);
+                    let mut j = i + 1;
+                    while j < items.len() && Self::allows(lp, cnt, fill, items[j]) {
+                        lp += lp_entry_size(items[j]);
+                        cnt += 1;
+                        j += 1;
+                    }
+                    n.push_many(front, &items[i..j]);
+                    q.len += j - i;
+                    i = j;
                 }
             }
         }
@@ -736,6 +748,40 @@ mod tests {
 
     fn items(l: &ListValue) -> Vec<Vec<u8>> {
         l.iter().map(|s| s.to_vec()).collect()
+    }
+
+    /// A push of many items leaves the nodes exactly as pushing them one at a time does
+    /// (Redis inserts them one at a time), at either end, under count and size limits.
+    #[test]
+    fn a_batch_push_splits_nodes_as_single_pushes_do() {
+        let shape = |l: &ListValue| match l {
+            ListValue::Pack(n) => vec![n.count()],
+            ListValue::Quick(q) => q.nodes.iter().map(|n| n.count()).collect(),
+        };
+        let mut x: u64 = 7;
+        for fill in [-2i64, -1, 1, 3, 5] {
+            for front in [false, true] {
+                let (mut batch, mut single) = (ListValue::default(), ListValue::default());
+                for round in 0..40 {
+                    let new: Vec<Vec<u8>> = (0..(round % 9) + 1)
+                        .map(|_| {
+                            x = x
+                                .wrapping_mul(6364136223846793005)
+                                .wrapping_add(1442695040888963407);
+                            let len = [1, 5, 40, 300, 5000][(x >> 33) as usize % 5];
+                            vec![b'a' + (x >> 40) as u8 % 26; len]
+                        })
+                        .collect();
+                    let refs: Vec<&[u8]> = new.iter().map(|v| &v[..]).collect();
+                    batch.push(fill, front, &refs);
+                    for r in &refs {
+                        single.push(fill, front, &[r]);
+                    }
+                    assert_eq!(shape(&batch), shape(&single), "fill {fill} front {front}");
+                    assert_eq!(items(&batch), items(&single));
+                }
+            }
+        }
     }
 
     #[test]
