@@ -47,6 +47,15 @@ impl Slot {
     }
 }
 
+/// Where a key a lookup did not find belongs: the slot its probe stopped at and how far
+/// that is from its home. From [`SlotTable::find_or_vacant`], for
+/// [`SlotTable::insert_vacant`] while the table is unchanged.
+#[derive(Debug, Clone, Copy)]
+pub struct Vacant {
+    i: usize,
+    d: usize,
+}
+
 #[derive(Debug, Default)]
 pub struct SlotTable {
     /// A power of two long, or empty before the first insert.
@@ -122,6 +131,20 @@ impl SlotTable {
         }
     }
 
+    /// The index of the slot with hash `h` that `eq` accepts, or where a slot with hash `h`
+    /// would go: an insert after a miss starts there instead of walking the probe again.
+    #[inline]
+    pub fn find_or_vacant(&self, h: u32, eq: impl Fn(&Slot) -> bool) -> Result<usize, Vacant> {
+        match self.search(h, eq) {
+            (Some(i), _) => Ok(i),
+            // An empty table read nothing (`insert_vacant` grows it first).
+            (None, read) => Err(Vacant {
+                i: (self.home(h) + read.saturating_sub(1)) & self.mask(),
+                d: read.saturating_sub(1),
+            }),
+        }
+    }
+
     /// The index of the slot with hash `h` that `eq` accepts.
     #[inline]
     pub fn find_index(&self, h: u32, eq: impl Fn(&Slot) -> bool) -> Option<usize> {
@@ -175,6 +198,18 @@ impl SlotTable {
         self.slots.get(i).filter(|s| !s.is_empty())
     }
 
+    /// Adds `s` where [`Self::find_or_vacant`] found its hash's key missing, the table
+    /// unchanged since (as [`Self::insert`], without walking the probe again).
+    #[inline]
+    pub fn insert_vacant(&mut self, v: Vacant, s: Slot) {
+        if self.len >= self.capacity() {
+            return self.insert(s);
+        }
+        debug_assert_eq!(v.i, (self.home(s.h) + v.d) & self.mask());
+        self.place_from(v.i, v.d, s);
+        self.len += 1;
+    }
+
     /// Adds a slot for a key that is not in the table (the caller has looked).
     pub fn insert(&mut self, s: Slot) {
         debug_assert!(!s.is_empty());
@@ -189,10 +224,15 @@ impl SlotTable {
     /// slot that is empty or whose resident lies closer to its own home than `s` would,
     /// and the resident moves on in its stead, likewise.
     #[inline]
-    fn place(&mut self, mut s: Slot) {
+    fn place(&mut self, s: Slot) {
+        self.place_from(self.home(s.h), 0, s)
+    }
+
+    /// [`Self::place`] from slot `i`, `d` past the home of `s`, every slot before which
+    /// `s` would pass over.
+    #[inline]
+    fn place_from(&mut self, mut i: usize, mut d: usize, mut s: Slot) {
         let mask = self.mask();
-        let mut i = self.home(s.h);
-        let mut d = 0;
         loop {
             let r = self.slots[i];
             if r.is_empty() {
@@ -328,7 +368,14 @@ mod tests {
                 // Hashes near the top of the range too, so probes wrap past the end.
                 let h = h.wrapping_sub(8);
                 if add && !model.contains_key(&at) {
-                    t.insert(Slot { at, h });
+                    // Half the inserts where a lookup's miss left off.
+                    if at % 2 == 0 {
+                        let v = t.find_or_vacant(h, |s| s.at == at);
+                        prop_assert!(v.is_err());
+                        t.insert_vacant(v.unwrap_err(), Slot { at, h });
+                    } else {
+                        t.insert(Slot { at, h });
+                    }
                     model.insert(at, h);
                 } else if !add {
                     let want = model.remove(&at);
