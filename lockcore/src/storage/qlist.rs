@@ -201,9 +201,9 @@ impl Node {
     /// Replaces the bytes `at..end` with `items`, adjusting the header.
     fn splice(&mut self, at: usize, end: usize, items: &[&[u8]], removed: usize, lp_delta: isize) {
         let add: usize = items.iter().map(|s| item_size(s)).sum();
-        let old = self.buf.len();
-        let new = old - (end - at) + add;
         let mut v = std::mem::take(&mut self.buf).into_vec();
+        let old = v.len();
+        let new = old - (end - at) + add;
         if new > old {
             v.reserve_exact(new - old);
             v.resize(new, 0);
@@ -235,15 +235,18 @@ impl Node {
         self.splice(HDR, HDR, &[s], 0, lp_entry_size(s) as isize);
     }
     /// Pushes `items` at one end in order (each at the head for `front`) with one resize of
-    /// the buffer: an RPUSH of 200 items reallocated it 200 times.
-    fn push_many(&mut self, front: bool, items: &[&[u8]]) {
-        let lp: usize = items.iter().map(|s| lp_entry_size(s)).sum();
-        if front {
+    /// the buffer: an RPUSH of 200 items reallocated it 200 times. `lp` is the items'
+    /// listpack bytes, when the caller has them.
+    fn push_many(&mut self, front: bool, items: &[&[u8]], lp: Option<usize>) {
+        let lp = lp.unwrap_or_else(|| items.iter().map(|s| lp_entry_size(s)).sum()) as isize;
+        if front && items.len() > 1 {
             let rev: Vec<&[u8]> = items.iter().rev().copied().collect();
-            self.splice(HDR, HDR, &rev, 0, lp as isize);
+            self.splice(HDR, HDR, &rev, 0, lp);
+        } else if front {
+            self.splice(HDR, HDR, items, 0, lp);
         } else {
             let at = self.buf.len();
-            self.splice(at, at, items, 0, lp as isize);
+            self.splice(at, at, items, 0, lp);
         }
     }
     pub fn set(&mut self, i: usize, s: &[u8]) {
@@ -521,7 +524,7 @@ impl ListValue {
     pub fn push(&mut self, fill: i64, front: bool, items: &[&[u8]]) {
         self.grow(fill, items);
         match self {
-            ListValue::Pack(n) => n.push_many(front, items),
+            ListValue::Pack(n) => n.push_many(front, items, None),
             ListValue::Quick(q) => {
                 // The items go into the end node as Redis inserts them, one at a time
                 // while the node allows it, then into a new node; each node's share is
@@ -546,14 +549,15 @@ impl ListValue {
                         q.nodes.last_mut()
                     }
                     .expect("an end node");
-                    let (mut lp, mut cnt) = (n.lp_bytes() + lp_entry_size(items[i]), n.count() + 1);
+                    let mut add = lp_entry_size(items[i]);
+                    let (lp, mut cnt) = (n.lp_bytes(), n.count() + 1);
                     let mut j = i + 1;
-                    while j < items.len() && Self::allows(lp, cnt, fill, items[j]) {
-                        lp += lp_entry_size(items[j]);
+                    while j < items.len() && Self::allows(lp + add, cnt, fill, items[j]) {
+                        add += lp_entry_size(items[j]);
                         cnt += 1;
                         j += 1;
                     }
-                    n.push_many(front, &items[i..j]);
+                    n.push_many(front, &items[i..j], Some(add));
                     q.len += j - i;
                     i = j;
                 }
