@@ -136,6 +136,12 @@ fn intset_conversion_by_size() {
 /// a hashtable's order: run against redis-server 7.0.15 (intset and hashtable only) and,
 /// with the listpack encoding, redis8-server and valkey9-server.
 const ENCODINGS: &str = r#"
+    # Redis 7.0 has no set-max-listpack-* parameters.
+    CONFIG GET set-max-listpack-entries
+    CONFIG GET set-max-listpack-value
+    CONFIG SET set-max-listpack-value 64
+    CONFIG SET set-max-listpack-entries 128
+    CONFIG GET set-max-intset-entries
     SADD i 3 1 2
     OBJECT ENCODING i
     SADD i b

@@ -376,6 +376,18 @@ const HIDDEN: &[&str] = &[
     "cluster-databases",
 ];
 
+/// Whether the server `p` imitates has the parameter `name` (canonical): Redis 7.0 has no
+/// set listpack, so no `set-max-listpack-*` (CONFIG GET does not list them, CONFIG SET
+/// refuses them as unknown, as redis-server 7.0.15 does).
+pub fn exists_in(name: &str, p: lockcore::personality::Personality) -> bool {
+    match name {
+        "set-max-listpack-entries" | "set-max-listpack-value" => {
+            p.has(lockcore::personality::Since::redis(702))
+        }
+        _ => true,
+    }
+}
+
 pub fn find(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| {
         p.name.eq_ignore_ascii_case(name) || p.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
@@ -823,7 +835,11 @@ impl Config {
     /// (name, value) pairs for every parameter (and alias) matching the glob `pattern`.
     pub fn matching(&self, pattern: &[u8]) -> Vec<(String, String)> {
         let mut out = Vec::new();
+        let personality = self.personality();
         for p in PARAMS {
+            if !exists_in(p.name, personality) {
+                continue;
+            }
             let v = &self.values[p.name];
             let hidden = HIDDEN.contains(&p.name);
             for n in std::iter::once(&p.name).chain(p.aliases.iter()) {
