@@ -328,6 +328,18 @@ const LISTPACK: &str = r#"
     OBJECT ENCODING r2
     SMEMBERS r2
     CONFIG SET set-max-listpack-value 64
+    # RDB_TYPE_SET payloads (RDB 11): 5 3 a 1 loads as an intset that the string turns into
+    # a listpack, so 3 5 a 1; a duplicate is refused; a member past set-max-listpack-value
+    # makes a hashtable.
+    RESTORE r3 0 "\x02\x04\x01\x35\x01\x33\x01\x61\x01\x31\x0b\x00\xfe\xfb\x6d\x7e\x9a\xfd\xec\xfb"
+    OBJECT ENCODING r3
+    SMEMBERS r3
+    DUMP r3
+    RESTORE r4 0 "\x02\x04\x01\x35\x01\x33\x01\x61\x01\x61\x0b\x00\x89\xda\x22\xab\x35\xb5\xd6\xe6"
+    EXISTS r4
+    RESTORE r5 0 "\x02\x03\x01\x35\x40\x41xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\x01\x61\x0b\x00\x74\x9b\x50\x7c\xa5\x34\x61\x52"
+    OBJECT ENCODING r5
+    SCARD r5
 "#;
 
 #[test]
