@@ -1380,6 +1380,60 @@ mod tests {
         assert!(!verify(&bad, 10));
     }
 
+    /// A listpack set is written as RDB_TYPE_SET_LISTPACK in its order and loads back as
+    /// one; the loader's limits decide the encoding as Redis' rdbLoadObject does.
+    #[test]
+    fn sets_round_trip_in_their_encodings() {
+        let lim = SetLimits::REDIS_7_2;
+        let mut s = SetValue::default();
+        for m in ["7", "-3", "b", "100000", "a"] {
+            s.add(m.as_bytes(), &lim);
+        }
+        assert!(s.is_listpack());
+        let p = dump(&Value::Set(s.clone()), -2, 11).unwrap();
+        assert_eq!(p[0], T_SET_LISTPACK);
+        let cfg = crate::storage::config::EngineConfig::default();
+        let Some(Value::Set(back)) = load(&p, 11).and_then(|l| to_value(l, &cfg)) else {
+            panic!("not a set")
+        };
+        assert!(back.is_listpack());
+        assert_eq!(back.ordered(), s.ordered());
+        assert_eq!(back.ordered(), vec!["-3", "7", "b", "100000", "a"]);
+
+        let table = |v: &[&str]| {
+            Loaded::Set(
+                v.iter().map(|m| Bytes::from(m.to_string())).collect(),
+                SetEncoding::Hashtable,
+            )
+        };
+        let enc = |l: Loaded, cfg: &crate::storage::config::EngineConfig| match to_value(l, cfg) {
+            Some(Value::Set(s)) => Some((s.encoding_name(), s.ordered())),
+            _ => None,
+        };
+        // From the table layout: integers first while it is an intset, then in order.
+        assert_eq!(
+            enc(table(&["5", "3", "a", "1"]), &cfg),
+            Some((
+                "listpack",
+                vec!["3".into(), "5".into(), "a".into(), "1".into()]
+            ))
+        );
+        assert_eq!(enc(table(&["5", "3"]), &cfg).unwrap().0, "intset");
+        assert_eq!(enc(table(&["a", "a"]), &cfg), None);
+        assert_eq!(
+            enc(table(&["1", "x", &"y".repeat(65)]), &cfg).unwrap().0,
+            "hashtable"
+        );
+        // Redis 7.0 has no listpack sets.
+        let r70 = crate::storage::config::EngineConfig {
+            personality: crate::personality::Personality::parse("redis-7.0").unwrap(),
+            ..Default::default()
+        };
+        assert_eq!(enc(table(&["5", "3", "a"]), &r70).unwrap().0, "hashtable");
+        let lp = Loaded::Set(vec![Bytes::from("a")], SetEncoding::Listpack);
+        assert_eq!(enc(lp, &r70).unwrap().0, "hashtable");
+    }
+
     #[test]
     fn lzf_compress_round_trips() {
         let mut x = 1u64;
