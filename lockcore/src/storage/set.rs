@@ -278,7 +278,10 @@ impl SmallSet {
     /// The members in the encoding's order (numeric for an intset).
     pub fn members(&self) -> Vec<Bytes> {
         if self.is_listpack() {
-            self.lp_iter().map(Bytes::copy_from_slice).collect()
+            // Counted first: the vector is allocated once (the iterator cannot tell).
+            let mut v = Vec::with_capacity(self.lp_iter().count());
+            v.extend(self.lp_iter().map(Bytes::copy_from_slice));
+            v
         } else {
             self.int_iter().map(int_bytes).collect()
         }
