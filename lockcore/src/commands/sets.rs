@@ -241,7 +241,8 @@ fn srandmember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     )
 }
 
-/// SPOP's count form above the "pop one by one" bound: Redis' `SPOP_MOVE_STRATEGY_MUL`.
+/// SPOP with a count pops member by member while what stays is more than a fifth of what
+/// goes, else moves what stays into a new set (Redis' `SPOP_MOVE_STRATEGY_MUL`).
 const SPOP_MOVE_STRATEGY_MUL: usize = 5;
 
 /// Pops `n` (less than the set's size) members as Redis' `spopWithCountCommand` does: a

@@ -541,7 +541,7 @@ impl SetValue {
     }
 
     /// Converts an intset to a listpack, its members in numeric order.
-    fn to_listpack(&mut self) {
+    fn convert_to_listpack(&mut self) {
         if let SetValue::Small(s) = self {
             if !s.is_listpack() {
                 let mut v = vec![LISTPACK];
@@ -610,7 +610,7 @@ impl SetValue {
                     && m.len() <= lim.max_listpack_value
                     && widest <= lim.max_listpack_value
                 {
-                    self.to_listpack();
+                    self.convert_to_listpack();
                 } else {
                     self.to_table(n + 1);
                 }
