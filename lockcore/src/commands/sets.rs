@@ -1,10 +1,12 @@
 //! Set commands: SADD, SREM, SMEMBERS, SISMEMBER, SMISMEMBER, SCARD, SRANDMEMBER, SPOP,
 //! SSCAN, SMOVE, and the algebra (SINTER, SUNION, SDIFF, their STORE forms, SINTERCARD).
 //!
-//! Redis 7.0 keeps a set of integers as a sorted "intset" (so SMEMBERS is in numeric
-//! order) until it holds a non-integer or more than `set-max-intset-entries` members, then
-//! a "hashtable" forever; [`SetValue`] mirrors that (the intset packed as Redis packs it)
-//! so replies, OBJECT ENCODING and memory match.
+//! Redis keeps a set of integers as a sorted "intset" (so SMEMBERS is in numeric order),
+//! from 7.2 a small set of strings as a "listpack" (insertion order), else a "hashtable";
+//! [`SetValue`] (storage/set.rs) mirrors Redis' conversions so replies, OBJECT ENCODING
+//! and memory match. The commands below follow t_set.c where the encoding shows: which
+//! encoding SADD, SMOVE and the STORE commands start from, and the order in which SPOP and
+//! SRANDMEMBER return a listpack's members.
 
 use bytes::Bytes;
 use rand::Rng;
@@ -14,7 +16,7 @@ use crate::error;
 use crate::num::parse_i64;
 use crate::reply::Reply;
 use crate::storage::notify;
-use crate::storage::value::{SetValue, Value};
+use crate::storage::value::{SetEncoding, SetLimits, SetValue, Value};
 
 const fn cmd(
     name: &'static str,
@@ -61,8 +63,10 @@ const NUMKEYS: Keys = Keys::NumKeys {
     step: 1,
 };
 
-/// Redis 7.0's default `set-max-intset-entries`.
-const MAX_INTSET_ENTRIES: usize = 512;
+/// The encoding limits in force (config and personality).
+fn limits(ctx: &Ctx) -> SetLimits {
+    SetLimits::of(&ctx.eng.config)
+}
 
 fn get_set<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut SetValue>, Reply> {
     set_of(ctx.read(key))
@@ -84,36 +88,35 @@ fn set_of(e: Option<&mut crate::storage::value::Entry>) -> Result<Option<&mut Se
     }
 }
 
+/// SADD: a new set is sized for its arguments, an existing one converted up front if they
+/// would outgrow it (Redis 7.2's `setTypeCreate`, `setTypeMaybeConvert`).
 fn sadd(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let db = ctx.dbi();
     let now = ctx.now();
+    let lim = limits(ctx);
+    let hint = a.len() - 2;
     let s = match ctx.write(&a[1]) {
         None => {
-            ctx.eng.dbs[db].insert(a[1].clone(), Value::Set(SetValue::default()), None, now);
+            let s = SetValue::new_for(&a[2], hint, &lim);
+            ctx.eng.dbs[db].insert(a[1].clone(), Value::Set(s), None, now);
             match &mut ctx.eng.dbs[db].get_mut(&a[1]).unwrap().value {
                 Value::Set(s) => s,
                 _ => unreachable!(),
             }
         }
         Some(e) => match &mut e.value {
-            Value::Set(s) => s,
+            Value::Set(s) => {
+                s.maybe_convert(hint, &lim);
+                s
+            }
             _ => return error::wrongtype(),
         },
     };
-    let added = a[2..]
-        .iter()
-        .filter(|m| add_member(s, (*m).clone()))
-        .count() as i64;
+    let added = a[2..].iter().filter(|m| s.add(m, &lim)).count() as i64;
     if added > 0 {
         ctx.modified(&a[1], notify::SET, "sadd");
     }
     Reply::Int(added)
-}
-
-/// Adds `m`, leaving the intset encoding when `m` is not an integer or the set grows past
-/// `set-max-intset-entries` (Redis' setTypeAdd). Returns whether `m` was new.
-fn add_member(s: &mut SetValue, m: Bytes) -> bool {
-    s.insert(m, MAX_INTSET_ENTRIES)
 }
 
 /// Removes the key if the set became empty, with the "del" event after the command's own.
@@ -218,12 +221,69 @@ fn srandmember(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     if n >= size {
         return Reply::Array(s.ordered().into_iter().map(Reply::Bulk).collect());
     }
+    let mut picks = rand::seq::index::sample(&mut rng, size, n).into_vec();
+    if s.is_listpack() {
+        // Redis walks a listpack once, picking as it goes: its members in their order.
+        picks.sort_unstable();
+        let all = s.ordered();
+        return Reply::Array(
+            picks
+                .into_iter()
+                .map(|i| Reply::Bulk(all[i].clone()))
+                .collect(),
+        );
+    }
     Reply::Array(
-        rand::seq::index::sample(&mut rng, size, n)
+        picks
             .into_iter()
             .map(|i| Reply::Bulk(s.get_index(i).unwrap()))
             .collect(),
     )
+}
+
+/// SPOP with a count pops member by member while what stays is more than a fifth of what
+/// goes, else moves what stays into a new set (Redis' `SPOP_MOVE_STRATEGY_MUL`).
+const SPOP_MOVE_STRATEGY_MUL: usize = 5;
+
+/// Pops `n` (less than the set's size) members as Redis' `spopWithCountCommand` does: a
+/// listpack in one pass, the popped members in its order; when most of the set goes, the
+/// members that stay are picked and moved into a new set (a listpack, or an intset from
+/// an intset), the others returned in the old set's order.
+fn pop_some(s: &mut SetValue, n: usize, lim: &SetLimits, rng: &mut impl Rng) -> Vec<Bytes> {
+    let size = s.len();
+    let remaining = size - n;
+    if remaining * SPOP_MOVE_STRATEGY_MUL > n {
+        if s.is_listpack() {
+            let mut at = rand::seq::index::sample(rng, size, n).into_vec();
+            at.sort_unstable();
+            return s.remove_positions(&at);
+        }
+        return (0..n)
+            .map(|_| {
+                let i = rng.gen_range(0..s.len());
+                s.swap_remove_index(i).unwrap()
+            })
+            .collect();
+    }
+    let mut kept = if s.is_intset() {
+        SetValue::default()
+    } else {
+        SetValue::new_listpack()
+    };
+    if s.is_listpack() {
+        let mut at = rand::seq::index::sample(rng, size, remaining).into_vec();
+        at.sort_unstable();
+        for m in s.remove_positions(&at) {
+            kept.add(&m, lim);
+        }
+    } else {
+        for _ in 0..remaining {
+            let i = rng.gen_range(0..s.len());
+            let m = s.swap_remove_index(i).unwrap();
+            kept.add(&m, lim);
+        }
+    }
+    std::mem::replace(s, kept).ordered()
 }
 
 fn spop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
@@ -237,6 +297,7 @@ fn spop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             _ => return Reply::err(error::NOT_POSITIVE),
         },
     };
+    let lim = limits(ctx);
     let s = match get_set_for_write(ctx, &a[1]) {
         Ok(Some(s)) => s,
         Ok(None) if count.is_some() => return Reply::Set(vec![]),
@@ -244,12 +305,21 @@ fn spop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
         Err(e) => return e,
     };
     let mut rng = rand::thread_rng();
-    let n = count.unwrap_or(1).min(s.len());
-    let mut popped = Vec::with_capacity(n);
-    for _ in 0..n {
-        let i = rng.gen_range(0..s.len());
-        popped.push(s.swap_remove_index(i).unwrap());
-    }
+    let size = s.len();
+    let n = count.unwrap_or(1).min(size);
+    let mut popped = match count {
+        None => {
+            let i = rng.gen_range(0..size);
+            vec![s.swap_remove_index(i).unwrap()]
+        }
+        Some(0) => vec![],
+        // The whole set, as SUNION of the key would reply it.
+        Some(_) if n == size => {
+            let all = std::mem::take(s);
+            union_of(&[&all], &lim).ordered()
+        }
+        Some(_) => pop_some(s, n, &lim, &mut rng),
+    };
     if n > 0 {
         ctx.modified(&a[1], notify::SET, "spop");
         drop_if_empty(ctx, &a[1]);
@@ -260,7 +330,7 @@ fn spop(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     }
 }
 
-/// SSCAN: an intset comes back whole with cursor 0, as in Redis.
+/// SSCAN: an intset or a listpack comes back whole with cursor 0, as in Redis.
 fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     let p = ctx.eng.config.personality;
     if let Err(e) = crate::commands::keys::parse_cursor(&a[2]) {
@@ -316,17 +386,18 @@ fn smove(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     ctx.modified(src, notify::SET, "srem");
     drop_if_empty(ctx, src);
     let db = ctx.dbi();
+    let lim = limits(ctx);
     if ctx.write(dst).is_none() {
         crate::engine::store(
             ctx.eng,
             db,
             dst.clone(),
-            Value::Set(SetValue::default()),
+            Value::Set(SetValue::new_for(m, 1, &lim)),
             None,
         );
     }
     if let Ok(Some(s)) = get_set_for_write(ctx, dst) {
-        if add_member(s, m.clone()) {
+        if s.add(m, &lim) {
             ctx.modified(dst, notify::SET, "sadd");
         }
     }
@@ -397,22 +468,38 @@ fn intersect(sets: &[&SetValue], limit: usize) -> Vec<Bytes> {
     out
 }
 
+/// SINTER, SINTERSTORE. The stored result starts as an intset if the smallest set is one,
+/// else as a listpack, and ends as an intset if every member is an integer and fits
+/// (Redis 7.2's `sinterGenericCommand`; under Redis 7.0 the listpack is a hashtable from
+/// its first member, which comes to the same).
 fn sinter_generic(ctx: &mut Ctx, keys: &[Bytes], dst: Option<&Bytes>) -> Reply {
+    let lim = limits(ctx);
     // An intersection with a missing (empty) key is empty.
-    let members = match with_sets(ctx, keys, |sets| {
-        sets.iter()
-            .copied()
-            .collect::<Option<Vec<_>>>()
-            .map_or(vec![], |sets| intersect(&sets, 0))
+    let (members, smallest) = match with_sets(ctx, keys, |sets| {
+        match sets.iter().copied().collect::<Option<Vec<_>>>() {
+            None => (vec![], SetEncoding::Intset),
+            Some(sets) => {
+                let smallest = sets.iter().min_by_key(|s| s.len()).map(|s| s.encoding());
+                (intersect(&sets, 0), smallest.unwrap_or(SetEncoding::Intset))
+            }
+        }
     }) {
         Ok(m) => m,
         Err(e) => return e,
     };
     match dst {
         Some(dst) => {
-            let mut result = SetValue::default();
+            let mut result = match smallest {
+                SetEncoding::Intset => SetValue::default(),
+                _ => SetValue::new_listpack(),
+            };
+            let mut only_integers = true;
             for m in members {
-                add_member(&mut result, m);
+                only_integers &= parse_i64(&m).is_some();
+                result.add(&m, &lim);
+            }
+            if only_integers {
+                result.maybe_to_intset(&lim);
             }
             store_set(ctx, dst, result, "sinterstore")
         }
@@ -469,27 +556,61 @@ enum SetOp {
     Diff,
 }
 
-fn sunion_diff(ctx: &mut Ctx, keys: &[Bytes], dst: Option<&Bytes>, op: SetOp) -> Reply {
-    let result = match with_sets(ctx, keys, |sets| {
-        let mut result = SetValue::default();
-        match (op, sets.split_first()) {
-            (SetOp::Union, _) => {
-                for s in sets.iter().flatten() {
-                    for m in s.ordered() {
-                        add_member(&mut result, m);
-                    }
-                }
-            }
-            (SetOp::Diff, Some((Some(first), rest))) => {
-                for m in first.ordered() {
-                    if !rest.iter().flatten().any(|s| s.contains(&m)) {
-                        add_member(&mut result, m);
-                    }
-                }
-            }
-            (SetOp::Diff, _) => {}
+/// The union of `sets` as Redis builds it: an intset, each member added in its set's order.
+fn union_of(sets: &[&SetValue], lim: &SetLimits) -> SetValue {
+    let mut result = SetValue::default();
+    for s in sets {
+        for m in s.ordered() {
+            result.add(&m, lim);
         }
-        result
+    }
+    result
+}
+
+/// The difference of `sets` as Redis' `sunionDiffGenericCommand` builds it (the encoding
+/// of the result depends on which of its two algorithms runs). `sameset`: a later key is
+/// the first one, so the result is empty.
+fn diff_of(sets: &[Option<&SetValue>], sameset: bool, lim: &SetLimits) -> SetValue {
+    let mut result = SetValue::default();
+    let Some((Some(first), rest)) = sets.split_first() else {
+        return result;
+    };
+    if sameset {
+        return result;
+    }
+    // Algorithm 1, O(N*M), tests each member of the first set against the others;
+    // algorithm 2, O(total), adds the first set and removes the others' members.
+    let present = sets.iter().flatten().count();
+    let algo_one_work = first.len() * present / 2;
+    let algo_two_work: usize = sets.iter().flatten().map(|s| s.len()).sum();
+    if algo_one_work <= algo_two_work {
+        for m in first.ordered() {
+            if !rest.iter().flatten().any(|s| s.contains(&m)) {
+                result.add(&m, lim);
+            }
+        }
+    } else {
+        for m in first.ordered() {
+            result.add(&m, lim);
+        }
+        for s in rest.iter().flatten() {
+            for m in s.ordered() {
+                result.remove(&m);
+            }
+            if result.is_empty() {
+                break;
+            }
+        }
+    }
+    result
+}
+
+fn sunion_diff(ctx: &mut Ctx, keys: &[Bytes], dst: Option<&Bytes>, op: SetOp) -> Reply {
+    let lim = limits(ctx);
+    let sameset = keys.iter().skip(1).any(|k| *k == keys[0]);
+    let result = match with_sets(ctx, keys, |sets| match op {
+        SetOp::Union => union_of(&sets.iter().flatten().copied().collect::<Vec<_>>(), &lim),
+        SetOp::Diff => diff_of(sets, sameset, &lim),
     }) {
         Ok(r) => r,
         Err(e) => return e,

@@ -13,6 +13,11 @@ pub struct EngineConfig {
     pub list_max_listpack_size: i64,
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
+    /// `set-max-intset-entries`, `set-max-listpack-entries`, `set-max-listpack-value`
+    /// (storage/set.rs' `SetLimits`; the listpack ones only from Redis 7.2).
+    pub set_max_intset_entries: usize,
+    pub set_max_listpack_entries: usize,
+    pub set_max_listpack_value: usize,
     pub hll_sparse_max_bytes: usize,
     /// `maxmemory-policy` is an LFU one: accesses update the LFU counter (crate::storage::lfu).
     pub lfu: bool,
@@ -37,6 +42,9 @@ impl Default for EngineConfig {
             list_max_listpack_size: -2,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
+            set_max_intset_entries: 512,
+            set_max_listpack_entries: 128,
+            set_max_listpack_value: 64,
             hll_sparse_max_bytes: 3000,
             personality: crate::personality::Personality::DEFAULT,
             lfu: false,

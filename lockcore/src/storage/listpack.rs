@@ -1,6 +1,7 @@
 //! A flat encoding for small collections, after Redis' listpack: every string is stored in
 //! one contiguous buffer as a length (LEB128: one byte up to 127) followed by its bytes, in
-//! insertion order. A small hash is its field/value pairs in a row.
+//! insertion order. A small hash is its field/value pairs in a row; a small set of strings
+//! (value.rs' `SmallSet`, Redis 7.2's "listpack" set) its members one after another.
 //!
 //! A string that is one ASCII digit ("0".."9") is stored as that byte alone, with no
 //! length: a byte 0x30..=0x39 where a length would start is the string itself, so lookups
@@ -144,8 +145,7 @@ impl PairPack {
     /// The pairs in insertion order.
     pub fn iter(&self) -> PairIter<'_> {
         PairIter {
-            buf: &self.buf,
-            at: 0,
+            strs: strs(&self.buf),
         }
     }
 
@@ -270,22 +270,79 @@ impl PairPack {
 }
 
 pub struct PairIter<'a> {
-    buf: &'a [u8],
-    at: usize,
+    strs: StrIter<'a>,
 }
 
 impl<'a> Iterator for PairIter<'a> {
     type Item = (&'a [u8], &'a [u8]);
 
     fn next(&mut self) -> Option<Self::Item> {
+        Some((self.strs.next()?, self.strs.next()?))
+    }
+}
+
+// ------------------------------------------------- single strings (a listpack set's members)
+
+/// The strings of a buffer laid out as above, one after another, in order.
+pub struct StrIter<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Iterator for StrIter<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
         if self.at >= self.buf.len() {
             return None;
         }
-        let (fs, fe, next) = read_str(self.buf, self.at);
-        let (vs, ve, end) = read_str(self.buf, next);
-        self.at = end;
-        Some((&self.buf[fs..fe], &self.buf[vs..ve]))
+        let (s, e, next) = read_str(self.buf, self.at);
+        self.at = next;
+        Some(&self.buf[s..e])
     }
+}
+
+/// The strings stored in `buf` (single strings, not pairs), in order.
+pub fn strs(buf: &[u8]) -> StrIter<'_> {
+    StrIter { buf, at: 0 }
+}
+
+/// Where the string `s` is in `buf` (single strings): `Ok((index, start, end))`, its position
+/// and the byte range it takes, or `Err(count)`, the number of strings scanned (all).
+pub fn find_str(buf: &[u8], s: &[u8]) -> Result<(usize, usize, usize), usize> {
+    let (mut at, mut n) = (0, 0);
+    while at < buf.len() {
+        let (fs, fe, next) = read_str(buf, at);
+        if &buf[fs..fe] == s {
+            return Ok((n, at, next));
+        }
+        at = next;
+        n += 1;
+    }
+    Err(n)
+}
+
+/// The byte range the `i`-th string of `buf` takes (single strings).
+pub fn str_range(buf: &[u8], i: usize) -> Option<(usize, usize)> {
+    let mut at = 0;
+    for _ in 0..i {
+        if at >= buf.len() {
+            return None;
+        }
+        at = read_str(buf, at).2;
+    }
+    (at < buf.len()).then(|| (at, read_str(buf, at).2))
+}
+
+/// Appends `s` to a buffer of single strings.
+pub fn push_str(out: &mut Vec<u8>, s: &[u8]) {
+    put_str(out, s)
+}
+
+/// The bytes `s` takes in a buffer.
+pub fn stored_size(s: &[u8]) -> usize {
+    str_size(s)
 }
 
 #[cfg(test)]

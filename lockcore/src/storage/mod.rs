@@ -14,6 +14,7 @@ pub mod lock;
 pub mod notify;
 pub mod qlist;
 pub mod rdb;
+pub mod set;
 pub mod stream;
 pub mod table;
 pub mod value;

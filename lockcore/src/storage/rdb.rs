@@ -13,7 +13,7 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-use crate::storage::value::{HashValue, SetValue, Value, NO_TTL};
+use crate::storage::value::{HashValue, SetEncoding, SetLimits, SetValue, Value, NO_TTL};
 
 pub mod file;
 mod stream;
@@ -569,10 +569,18 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, list_fill: i64, lzf: bool, ver:
                 put_string(out, &n, lzf);
             }
         }
-        Value::Set(SetValue::Ints(s)) => {
-            let ints: Vec<i64> = s.iter().collect();
+        Value::Set(s) if s.is_intset() => {
+            let ints: Vec<i64> = s.ints().into_iter().flatten().collect();
             out.push(T_SET_INTSET);
             put_string(out, &intset(&ints), lzf);
+        }
+        Value::Set(s) if s.is_listpack() => {
+            out.push(T_SET_LISTPACK);
+            let mut lp = Listpack::new();
+            for m in s.ordered() {
+                lp.push(&m);
+            }
+            put_string(out, &lp.finish(), lzf);
         }
         Value::Set(s) => {
             out.push(T_SET);
@@ -654,7 +662,8 @@ pub fn verify(p: &[u8], max: u16) -> bool {
 pub enum Loaded {
     Str(Bytes),
     List(VecDeque<Bytes>),
-    Set(Vec<Bytes>),
+    /// A set's members, and the encoding of its RDB type (a "hashtable" for RDB_TYPE_SET).
+    Set(Vec<Bytes>, SetEncoding),
     Hash(Vec<(Bytes, Bytes)>),
     /// A hash with field TTLs (`NO_TTL` for none); `listpack` if it came as a listpackex
     /// (kept in its order), else from a table layout.
@@ -933,7 +942,10 @@ fn load_value(r: &mut Reader, t: u8) -> Option<Loaded> {
         }
         T_SET => {
             let n = r.len()?;
-            Loaded::Set((0..n).map(|_| r.string()).collect::<Option<_>>()?)
+            Loaded::Set(
+                (0..n).map(|_| r.string()).collect::<Option<_>>()?,
+                SetEncoding::Hashtable,
+            )
         }
         T_HASH => {
             let n = r.len()?;
@@ -958,7 +970,7 @@ fn load_value(r: &mut Reader, t: u8) -> Option<Loaded> {
                 };
                 v.push(int_bytes(x));
             }
-            Loaded::Set(v)
+            Loaded::Set(v, SetEncoding::Intset)
         }
         T_HASH_LISTPACK => {
             let e = listpack_entries(&r.string()?)?;
@@ -1009,7 +1021,7 @@ fn load_value(r: &mut Reader, t: u8) -> Option<Loaded> {
         stream::T_STREAM_LISTPACKS
         | stream::T_STREAM_LISTPACKS_2
         | stream::T_STREAM_LISTPACKS_3 => Loaded::Stream(Box::new(stream::load(r, t)?)),
-        T_SET_LISTPACK => Loaded::Set(listpack_entries(&r.string()?)?),
+        T_SET_LISTPACK => Loaded::Set(listpack_entries(&r.string()?)?, SetEncoding::Listpack),
         T_ZSET => {
             let n = r.len()?;
             let mut v = Vec::new();
@@ -1174,20 +1186,7 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
             cfg.list_max_listpack_size,
             l,
         )),
-        Loaded::Set(v) => {
-            // An intset if every member is an integer and it is small; else a hashtable
-            // in the payload's order.
-            let ints = v.len() <= 512 && v.iter().all(|m| crate::num::parse_i64(m).is_some());
-            let mut s = if ints {
-                SetValue::default()
-            } else {
-                SetValue::Table(Box::default())
-            };
-            for m in v {
-                s.insert(m, usize::MAX);
-            }
-            Value::Set(s)
-        }
+        Loaded::Set(v, enc) => Value::Set(load_set(v, enc, &SetLimits::of(cfg))?),
         Loaded::Hash(pairs) => {
             let mut h = HashValue::default();
             if pairs.len() > hash_max_entries
@@ -1238,6 +1237,70 @@ pub fn to_value(l: Loaded, cfg: &crate::storage::config::EngineConfig) -> Option
         Loaded::Stream(s) => Value::Stream(s),
         Loaded::VSet(v) => Value::VSet(v),
     })
+}
+
+/// A loaded set in the encoding Redis' `rdbLoadObject` gives it. From an intset payload:
+/// an intset, a hashtable past `set-max-intset-entries`. From a listpack payload: a
+/// listpack in its order, a hashtable past `set-max-listpack-entries`. From the table
+/// layout: an intset while the members are integers (a hashtable straight away if there are
+/// more than `set-max-intset-entries`); at the first other member a listpack (the integers
+/// so far in numeric order, then the rest in the payload's order) while it has fewer than
+/// `set-max-listpack-entries` members and none so far is longer than
+/// `set-max-listpack-value`; else a hashtable. `None` for a duplicate member (a corrupt
+/// payload, as Redis' loader decides).
+fn load_set(v: Vec<Bytes>, enc: SetEncoding, lim: &SetLimits) -> Option<SetValue> {
+    let n = v.len();
+    let unlimited = SetLimits {
+        max_intset: usize::MAX,
+        max_listpack_entries: usize::MAX,
+        max_listpack_value: usize::MAX,
+        listpack: true,
+    };
+    let mut s = match enc {
+        SetEncoding::Intset => SetValue::default(),
+        SetEncoding::Listpack => SetValue::new_listpack(),
+        SetEncoding::Hashtable if n > lim.max_intset => {
+            let mut s = SetValue::new_listpack();
+            s.to_table(n);
+            s
+        }
+        SetEncoding::Hashtable => SetValue::default(),
+    };
+    if enc != SetEncoding::Hashtable {
+        for m in &v {
+            if !s.add(m, &unlimited) {
+                return None;
+            }
+        }
+        let over = match enc {
+            SetEncoding::Intset => n > lim.max_intset,
+            _ => n > lim.max_listpack_entries,
+        };
+        if over {
+            s.to_table(n);
+        }
+        return Some(s);
+    }
+    let mut widest = 0;
+    for m in &v {
+        widest = widest.max(m.len());
+        if s.is_intset() && crate::num::parse_i64(m).is_none() {
+            if s.len() < lim.max_listpack_entries && widest <= lim.max_listpack_value {
+                s.add(m, &unlimited);
+                continue;
+            }
+            s.to_table(n);
+        }
+        if s.is_listpack()
+            && (s.len() >= lim.max_listpack_entries || m.len() > lim.max_listpack_value)
+        {
+            s.to_table(n);
+        }
+        if !s.add(m, &unlimited) {
+            return None;
+        }
+    }
+    Some(s)
 }
 
 /// Appends `s` as a plain RDB string (length, then the bytes); FUNCTION DUMP's records.
@@ -1315,6 +1378,60 @@ mod tests {
         let mut bad = p.clone();
         bad[3] ^= 1;
         assert!(!verify(&bad, 10));
+    }
+
+    /// A listpack set is written as RDB_TYPE_SET_LISTPACK in its order and loads back as
+    /// one; the loader's limits decide the encoding as Redis' rdbLoadObject does.
+    #[test]
+    fn sets_round_trip_in_their_encodings() {
+        let lim = SetLimits::REDIS_7_2;
+        let mut s = SetValue::default();
+        for m in ["7", "-3", "b", "100000", "a"] {
+            s.add(m.as_bytes(), &lim);
+        }
+        assert!(s.is_listpack());
+        let p = dump(&Value::Set(s.clone()), -2, 11).unwrap();
+        assert_eq!(p[0], T_SET_LISTPACK);
+        let cfg = crate::storage::config::EngineConfig::default();
+        let Some(Value::Set(back)) = load(&p, 11).and_then(|l| to_value(l, &cfg)) else {
+            panic!("not a set")
+        };
+        assert!(back.is_listpack());
+        assert_eq!(back.ordered(), s.ordered());
+        assert_eq!(back.ordered(), vec!["-3", "7", "b", "100000", "a"]);
+
+        let table = |v: &[&str]| {
+            Loaded::Set(
+                v.iter().map(|m| Bytes::from(m.to_string())).collect(),
+                SetEncoding::Hashtable,
+            )
+        };
+        let enc = |l: Loaded, cfg: &crate::storage::config::EngineConfig| match to_value(l, cfg) {
+            Some(Value::Set(s)) => Some((s.encoding_name(), s.ordered())),
+            _ => None,
+        };
+        // From the table layout: integers first while it is an intset, then in order.
+        assert_eq!(
+            enc(table(&["5", "3", "a", "1"]), &cfg),
+            Some((
+                "listpack",
+                vec!["3".into(), "5".into(), "a".into(), "1".into()]
+            ))
+        );
+        assert_eq!(enc(table(&["5", "3"]), &cfg).unwrap().0, "intset");
+        assert_eq!(enc(table(&["a", "a"]), &cfg), None);
+        assert_eq!(
+            enc(table(&["1", "x", &"y".repeat(65)]), &cfg).unwrap().0,
+            "hashtable"
+        );
+        // Redis 7.0 has no listpack sets.
+        let r70 = crate::storage::config::EngineConfig {
+            personality: crate::personality::Personality::parse("redis-7.0").unwrap(),
+            ..Default::default()
+        };
+        assert_eq!(enc(table(&["5", "3", "a"]), &r70).unwrap().0, "hashtable");
+        let lp = Loaded::Set(vec![Bytes::from("a")], SetEncoding::Listpack);
+        assert_eq!(enc(lp, &r70).unwrap().0, "hashtable");
     }
 
     #[test]

@@ -562,7 +562,10 @@ fn config(
             let mut names = std::collections::HashSet::new();
             for kv in a[2..].chunks(2) {
                 let name = arg_str(&kv[0]);
-                let Some(param) = crate::config::find(&name) else {
+                let personality = next.personality();
+                let Some(param) = crate::config::find(&name)
+                    .filter(|p| crate::config::exists_in(p.name, personality))
+                else {
                     return Reply::err(format!(
                         "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
                     ));

@@ -128,6 +128,7 @@ pub static PARAMS: &[Param] = &[
     },
     p("set-max-intset-entries", "512", Kind::Int(0, BIG)),
     p("set-max-listpack-entries", "128", Kind::Int(0, BIG)),
+    p("set-max-listpack-value", "64", Kind::Int(0, BIG)),
     p("hll-sparse-max-bytes", "3000", Kind::Memory),
     p("stream-node-max-bytes", "4096", Kind::Memory),
     p("stream-node-max-entries", "100", Kind::Int(0, BIG)),
@@ -374,6 +375,18 @@ const HIDDEN: &[&str] = &[
     "personality",
     "cluster-databases",
 ];
+
+/// Whether the server `p` imitates has the parameter `name` (canonical): Redis 7.0 has no
+/// set listpack, so no `set-max-listpack-*` (CONFIG GET does not list them, CONFIG SET
+/// refuses them as unknown, as redis-server 7.0.15 does).
+pub fn exists_in(name: &str, p: lockcore::personality::Personality) -> bool {
+    match name {
+        "set-max-listpack-entries" | "set-max-listpack-value" => {
+            p.has(lockcore::personality::Since::redis(702))
+        }
+        _ => true,
+    }
+}
 
 pub fn find(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| {
@@ -700,6 +713,9 @@ pub mod key {
         REQUIREPASS = "requirepass",
         SAVE = "save",
         SENTINELS = "sentinels",
+        SET_MAX_INTSET_ENTRIES = "set-max-intset-entries",
+        SET_MAX_LISTPACK_ENTRIES = "set-max-listpack-entries",
+        SET_MAX_LISTPACK_VALUE = "set-max-listpack-value",
         SLOWLOG_LOG_SLOWER_THAN = "slowlog-log-slower-than",
         SLOWLOG_MAX_LEN = "slowlog-max-len",
         STREAM_NODE_MAX_BYTES = "stream-node-max-bytes",
@@ -819,7 +835,11 @@ impl Config {
     /// (name, value) pairs for every parameter (and alias) matching the glob `pattern`.
     pub fn matching(&self, pattern: &[u8]) -> Vec<(String, String)> {
         let mut out = Vec::new();
+        let personality = self.personality();
         for p in PARAMS {
+            if !exists_in(p.name, personality) {
+                continue;
+            }
             let v = &self.values[p.name];
             let hidden = HIDDEN.contains(&p.name);
             for n in std::iter::once(&p.name).chain(p.aliases.iter()) {

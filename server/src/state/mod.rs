@@ -549,6 +549,12 @@ impl Shared {
             cfg.get_i64(crate::config::key::ZSET_MAX_LISTPACK_ENTRIES) as usize;
         ec.zset_max_listpack_value =
             cfg.get_i64(crate::config::key::ZSET_MAX_LISTPACK_VALUE) as usize;
+        ec.set_max_intset_entries =
+            cfg.get_i64(crate::config::key::SET_MAX_INTSET_ENTRIES) as usize;
+        ec.set_max_listpack_entries =
+            cfg.get_i64(crate::config::key::SET_MAX_LISTPACK_ENTRIES) as usize;
+        ec.set_max_listpack_value =
+            cfg.get_i64(crate::config::key::SET_MAX_LISTPACK_VALUE) as usize;
         ec.hll_sparse_max_bytes = cfg.get_i64(crate::config::key::HLL_SPARSE_MAX_BYTES) as usize;
         ec.lfu = cfg
             .get(crate::config::key::MAXMEMORY_POLICY)
