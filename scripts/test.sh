@@ -41,6 +41,7 @@ quick_tests=(
   differential_basic differential_keys differential_protocol    # against redis-server
   differential_functions rdb_differential snapshot               # RDB files, snapshots
   personality differential_versions differential_hash_ttl        # the releases Tumbler can be
+  differential_sets                                              # encodings per release
   locks lock_checker scripting multi pubsub blocking             # locks and connections
   notifications cluster client_limits robustness
   cli cli_nodes process metrics_cli                              # the binary as a process
