@@ -488,7 +488,7 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     };
     let (fields, next) = match &*h {
         HashValue::Table(m) => {
-            crate::storage::db::scan_by_hash(m.keys(), &hasher, args.cursor, args.count)
+            crate::storage::db::scan_by_hash(m.fields(), &hasher, args.cursor, args.count)
         }
         HashValue::Pack(p) => (
             p.iter().map(|(k, _)| Bytes::copy_from_slice(k)).collect(),

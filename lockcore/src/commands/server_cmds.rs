@@ -650,7 +650,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             return error::syntax();
         }
     }
-    use crate::storage::value::{HashValue, Value};
+    use crate::storage::value::Value;
     use crate::storage::zset::malloc_size;
     let key_len = a[2].len();
     let slot = ctx.eng.dbs[ctx.cl.db].slot_bytes_per_key();
@@ -671,11 +671,7 @@ fn memory_usage(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
     // overheads roughly like Redis'.
     let body: usize = match &e.value {
         Value::Str(s) => s.heap_bytes(),
-        Value::Hash(HashValue::Pack(p)) => p.heap_bytes(),
-        Value::Hash(h) => h
-            .iter_ttl()
-            .map(|(k, v, t)| k.len() + v.len() + 24 + if t != 0 { 16 } else { 0 })
-            .sum(),
+        Value::Hash(h) => h.heap_bytes(),
         Value::List(l) => l.heap_bytes(),
         Value::ZSet(z) => z.heap_bytes(),
         Value::Set(s) => s.heap_bytes(),

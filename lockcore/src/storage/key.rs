@@ -17,6 +17,13 @@ use std::ops::Deref;
 /// over a 1M keyspace (docs/architecture.md).
 pub type KeyHasher = ahash::RandomState;
 
+/// The hasher of the member indexes of every hashtable set and hash: random per process,
+/// as Redis keys its one SipHash per process. One per value took 32 bytes of each.
+pub fn member_hasher() -> &'static KeyHasher {
+    static H: std::sync::OnceLock<KeyHasher> = std::sync::OnceLock::new();
+    H.get_or_init(Default::default)
+}
+
 const INLINE: usize = 22;
 
 #[derive(Clone, PartialEq, Eq)]

@@ -89,20 +89,13 @@ impl Default for SetValue {
 /// longer ones in an exactly-sized allocation ([`PackBuf`]), in insertion order (a removal
 /// moving the last member into the gap, as `IndexSet::swap_remove` does, so SRANDMEMBER and
 /// SPOP pick by position), and a hash index of their positions (4 bytes and a control byte
-/// a bucket), hashed with one per-process key ([`set_hasher`]). An `IndexSet<Bytes>` took 40
+/// a bucket), hashed with one per-process key ([`member_hasher`](crate::storage::key::member_hasher)). An `IndexSet<Bytes>` took 40
 /// bytes an entry, 9 a bucket and a shared header with each member; a `Box<[u8]>` per
 /// member took 16 bytes and a 32-byte malloc chunk for each short one (issue 40).
 #[derive(Clone, Default)]
 pub struct StrSet {
     index: hashbrown::HashTable<u32>,
     items: Vec<PackBuf>,
-}
-
-/// The hasher of every set's index: random per process, as Redis keys its one SipHash per
-/// process. One per set took 32 bytes of each.
-fn set_hasher() -> &'static crate::storage::key::KeyHasher {
-    static H: std::sync::OnceLock<crate::storage::key::KeyHasher> = std::sync::OnceLock::new();
-    H.get_or_init(Default::default)
 }
 
 impl std::fmt::Debug for StrSet {
@@ -123,7 +116,7 @@ impl StrSet {
     }
 
     fn position(&self, m: &[u8]) -> Option<usize> {
-        let h = set_hasher().hash_one(m);
+        let h = crate::storage::key::member_hasher().hash_one(m);
         let items = &self.items;
         self.index
             .find(h, |&i| &*items[i as usize] == m)
@@ -141,10 +134,11 @@ impl StrSet {
         }
         let at = u32::try_from(self.items.len()).expect("more than 2^32 set members");
         self.items.push(PackBuf::from_slice(m));
-        let h = set_hasher().hash_one(m);
+        let h = crate::storage::key::member_hasher().hash_one(m);
         let items = &self.items;
-        self.index
-            .insert_unique(h, at, |&i| set_hasher().hash_one(&*items[i as usize]));
+        self.index.insert_unique(h, at, |&i| {
+            crate::storage::key::member_hasher().hash_one(&*items[i as usize])
+        });
         true
     }
 
@@ -153,14 +147,14 @@ impl StrSet {
         if i >= self.items.len() {
             return None;
         }
-        let h = set_hasher().hash_one(&*self.items[i]);
+        let h = crate::storage::key::member_hasher().hash_one(&*self.items[i]);
         if let Ok(e) = self.index.find_entry(h, |&j| j as usize == i) {
             e.remove();
         }
         let last = self.items.len() - 1;
         if i != last {
             // The last member moves to `i`: its index entry follows.
-            let h = set_hasher().hash_one(&*self.items[last]);
+            let h = crate::storage::key::member_hasher().hash_one(&*self.items[last]);
             if let Some(j) = self.index.find_mut(h, |&j| j as usize == last) {
                 *j = i as u32;
             }

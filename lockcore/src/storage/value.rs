@@ -1,8 +1,8 @@
 //! Value types stored under a key.
 
 use bytes::Bytes;
-use indexmap::IndexMap;
 
+use crate::storage::inline::PackBuf;
 pub use crate::storage::inline::StrVal;
 use crate::storage::listpack::PairPack;
 use crate::storage::lock::LockValue;
@@ -26,15 +26,25 @@ pub enum HashValue {
 pub const NO_TTL: i64 = 0;
 
 /// A hash as a table: its fields and values, and the fields' TTLs (hash field expiration,
-/// Redis 7.4 / Valkey 9). Read-only access to the map goes through `Deref`; every change
-/// goes through [`HashValue`], which keeps the TTLs and, for a listpackex hash, Redis'
-/// order (fields with a TTL first, earliest deadline first, then those without, in the
-/// order they were added) in step.
-#[derive(Debug, Clone, Default)]
+/// Redis 7.4 / Valkey 9). Reads go through its methods; every change goes through
+/// [`HashValue`], which keeps the TTLs and, for a listpackex hash, Redis' order (fields
+/// with a TTL first, earliest deadline first, then those without, in the order they were
+/// added) in step.
+///
+/// The pairs sit in a vector, in insertion order (a removal moves the last pair into the
+/// gap, as `IndexMap::swap_remove` did, or, in a listpackex hash, shifts the rest), each
+/// field up to 22 bytes in place and longer ones in an exactly-sized allocation
+/// ([`PackBuf`]), each value a [`StrVal`]: 48 bytes a pair. A hash index of their positions
+/// (4 bytes and a control byte a bucket) finds a field, hashed with one per-process key
+/// ([`member_hasher`](crate::storage::key::member_hasher)). An `IndexMap<Bytes, Bytes>` took 72 bytes a pair in its entries and
+/// index, plus a malloc chunk and a shared header for every field and value: a hash of
+/// 1000 short fields took 243 KB where Redis takes 72 KB (issue 40).
+#[derive(Clone, Default)]
 pub struct HashTable {
-    map: IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher>,
+    index: hashbrown::HashTable<u32>,
+    items: Vec<(PackBuf, StrVal)>,
     /// The deadline (Unix ms) of each field that has one.
-    ttls: std::collections::HashMap<Bytes, i64, crate::storage::key::KeyHasher>,
+    ttls: hashbrown::HashMap<Box<[u8]>, i64, crate::storage::key::KeyHasher>,
     /// Redis' "listpackex" encoding: a small hash that got field TTLs. It becomes a
     /// "hashtable" past the listpack limits, and never goes back.
     pub listpackex: bool,
@@ -44,51 +54,236 @@ pub struct HashTable {
     pub meta_min: i64,
 }
 
-impl std::ops::Deref for HashTable {
-    type Target = IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher>;
-    fn deref(&self) -> &Self::Target {
-        &self.map
+#[inline]
+fn field_hash(f: &[u8]) -> u64 {
+    crate::storage::key::member_hasher().hash_one(f)
+}
+
+impl std::fmt::Debug for HashTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HashTable")
+            .field(
+                "items",
+                &self
+                    .iter()
+                    .map(|(k, v)| (String::from_utf8_lossy(k), String::from_utf8_lossy(v)))
+                    .collect::<Vec<_>>(),
+            )
+            .field("ttls", &self.ttls.len())
+            .field("listpackex", &self.listpackex)
+            .field("meta_min", &self.meta_min)
+            .finish()
     }
 }
 
+/// The pairs of a hash table, in order.
+pub type TableIter<'a> = std::iter::Map<
+    std::slice::Iter<'a, (PackBuf, StrVal)>,
+    fn(&'a (PackBuf, StrVal)) -> (&'a [u8], &'a [u8]),
+>;
+
 impl HashTable {
-    fn from_map(map: IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher>) -> HashTable {
+    fn with_capacity(n: usize) -> HashTable {
         HashTable {
-            map,
-            ttls: Default::default(),
-            listpackex: false,
-            meta_min: 0,
+            index: hashbrown::HashTable::with_capacity(n),
+            items: Vec::with_capacity(n),
+            ..Default::default()
         }
     }
 
-    /// Inserts or replaces a field; `ttl` is what it gets (`None`: none). A listpackex
-    /// hash puts it where Redis' listpackex would: a field with no TTL at the end, one
-    /// with a TTL before the first field whose TTL is later or equal, or that has none.
-    fn put(&mut self, field: &Bytes, value: Bytes, ttl: Option<i64>) -> bool {
-        let new = !self.map.contains_key(field.as_ref());
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    #[inline]
+    fn position(&self, f: &[u8]) -> Option<usize> {
+        let items = &self.items;
+        self.index
+            .find(field_hash(f), |&i| &*items[i as usize].0 == f)
+            .map(|&i| i as usize)
+    }
+
+    /// The value of `f`.
+    pub fn get(&self, f: &[u8]) -> Option<&[u8]> {
+        self.position(f).map(|i| &*self.items[i].1)
+    }
+
+    pub fn contains(&self, f: &[u8]) -> bool {
+        self.position(f).is_some()
+    }
+
+    /// The `i`-th pair.
+    pub fn get_index(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        self.items.get(i).map(|(k, v)| (&**k, &**v))
+    }
+
+    /// The pairs in order.
+    pub fn iter(&self) -> TableIter<'_> {
+        fn pair(p: &(PackBuf, StrVal)) -> (&[u8], &[u8]) {
+            (&p.0, &p.1)
+        }
+        self.items.iter().map(pair)
+    }
+
+    /// The fields in order.
+    pub fn fields(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.items.iter().map(|(k, _)| &**k)
+    }
+
+    /// The TTL of `f`.
+    fn ttl(&self, f: &[u8]) -> Option<i64> {
+        if self.ttls.is_empty() {
+            None
+        } else {
+            self.ttls.get(f).copied()
+        }
+    }
+
+    fn set_ttl_entry(&mut self, f: &[u8], ttl: Option<i64>) {
         match ttl {
-            Some(t) => {
-                self.ttls.insert(field.clone(), t);
+            Some(t) => match self.ttls.get_mut(f) {
+                Some(x) => *x = t,
+                None => {
+                    self.ttls.insert(f.into(), t);
+                }
+            },
+            None => {
+                if !self.ttls.is_empty() {
+                    self.ttls.remove(f);
+                }
+            }
+        }
+    }
+
+    /// Sets `f` to `v`, in place if it is there, else at the end; true if it is new.
+    fn insert(&mut self, f: &[u8], v: StrVal) -> bool {
+        let h = field_hash(f);
+        let items = &self.items;
+        let found = self.index.find(h, |&i| &*items[i as usize].0 == f).copied();
+        match found {
+            Some(i) => {
+                self.items[i as usize].1 = v;
+                false
             }
             None => {
-                self.ttls.remove(field.as_ref());
+                let n = self.items.len();
+                let at = u32::try_from(n).expect("more than 2^32 hash fields");
+                if n == self.items.capacity() {
+                    // A quarter more, not twice: at 48 bytes a pair, a doubled vector
+                    // would hold up to 48 spare bytes a field, where Redis' doubling
+                    // costs it 8 (a bucket pointer).
+                    self.items.reserve_exact((n / 4).max(4));
+                }
+                self.items.push((PackBuf::from_slice(f), v));
+                let items = &self.items;
+                self.index
+                    .insert_unique(h, at, |&i| field_hash(&items[i as usize].0));
+                true
             }
         }
-        if !self.listpackex {
-            self.map.insert(field.clone(), value);
-            return new;
+    }
+
+    /// Drops the index entry of the pair at `i`.
+    fn unindex(&mut self, i: usize) {
+        let h = field_hash(&self.items[i].0);
+        if let Ok(e) = self.index.find_entry(h, |&j| j as usize == i) {
+            e.remove();
         }
-        self.map.shift_remove(field.as_ref());
+    }
+
+    /// Removes the pair at `i`, the last pair taking its place.
+    fn swap_remove_index(&mut self, i: usize) -> (PackBuf, StrVal) {
+        self.unindex(i);
+        let last = self.items.len() - 1;
+        if i != last {
+            let h = field_hash(&self.items[last].0);
+            if let Some(j) = self.index.find_mut(h, |&j| j as usize == last) {
+                *j = i as u32;
+            }
+        }
+        self.items.swap_remove(i)
+    }
+
+    /// Removes the pair at `i`, the later ones moving up one place.
+    fn shift_remove_index(&mut self, i: usize) -> (PackBuf, StrVal) {
+        self.unindex(i);
+        if i + 1 != self.items.len() {
+            for j in self.index.iter_mut() {
+                if *j as usize > i {
+                    *j -= 1;
+                }
+            }
+        }
+        self.items.remove(i)
+    }
+
+    /// Puts a field that is not there at position `at`, the later ones moving down one.
+    fn shift_insert(&mut self, at: usize, f: PackBuf, v: StrVal) {
+        if at != self.items.len() {
+            for j in self.index.iter_mut() {
+                if *j as usize >= at {
+                    *j += 1;
+                }
+            }
+        }
+        let h = field_hash(&f);
+        self.items.insert(at, (f, v));
+        let items = &self.items;
+        self.index
+            .insert_unique(h, at as u32, |&i| field_hash(&items[i as usize].0));
+    }
+
+    /// Puts a field that is not there (its TTL already recorded) where Redis' listpackex
+    /// would: with no TTL at the end, with one before the first field whose TTL is later
+    /// or equal, or that has none.
+    fn place(&mut self, f: PackBuf, v: StrVal, ttl: Option<i64>) {
         let at = match ttl {
-            None => self.map.len(),
+            None => self.items.len(),
             Some(t) => self
-                .map
-                .keys()
-                .position(|k| self.ttls.get(k.as_ref()).is_none_or(|&u| u >= t))
-                .unwrap_or(self.map.len()),
+                .items
+                .iter()
+                .position(|(k, _)| self.ttls.get(&**k).is_none_or(|&u| u >= t))
+                .unwrap_or(self.items.len()),
         };
-        self.map.shift_insert(at, field.clone(), value);
+        self.shift_insert(at, f, v);
+    }
+
+    /// Inserts or replaces a field; `ttl` is what it gets (`None`: none). A listpackex
+    /// hash puts it where Redis' listpackex would ([`Self::place`]).
+    fn put(&mut self, field: &[u8], value: StrVal, ttl: Option<i64>) -> bool {
+        self.set_ttl_entry(field, ttl);
+        if !self.listpackex {
+            return self.insert(field, value);
+        }
+        let (f, new) = match self.position(field) {
+            Some(i) => (self.shift_remove_index(i).0, false),
+            None => (PackBuf::from_slice(field), true),
+        };
+        self.place(f, value, ttl);
         new
+    }
+
+    /// The allocator's bytes for the table (MEMORY USAGE).
+    fn heap_bytes(&self) -> usize {
+        use crate::storage::inline::malloc_size;
+        malloc_size(std::mem::size_of::<HashTable>())
+            + malloc_size(self.index.allocation_size())
+            + malloc_size(self.items.capacity() * std::mem::size_of::<(PackBuf, StrVal)>())
+            + self
+                .items
+                .iter()
+                .map(|(k, v)| k.heap_bytes() + v.heap_bytes())
+                .sum::<usize>()
+            + malloc_size(self.ttls.allocation_size())
+            + self
+                .ttls
+                .keys()
+                .map(|k| malloc_size(k.len()))
+                .sum::<usize>()
     }
 }
 
@@ -101,15 +296,16 @@ impl Default for HashValue {
 /// The pairs of a hash, in its encoding's order.
 pub enum HashIter<'a> {
     Pack(crate::storage::listpack::PairIter<'a>),
-    Table(indexmap::map::Iter<'a, Bytes, Bytes>),
+    Table(TableIter<'a>),
 }
 
 impl<'a> Iterator for HashIter<'a> {
     type Item = (&'a [u8], &'a [u8]);
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             HashIter::Pack(i) => i.next(),
-            HashIter::Table(i) => i.next().map(|(k, v)| (k.as_ref(), v.as_ref())),
+            HashIter::Table(i) => i.next(),
         }
     }
 }
@@ -149,22 +345,22 @@ impl HashValue {
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         match self {
             HashValue::Pack(p) => p.get(field),
-            HashValue::Table(m) => m.map.get(field).map(|v| v.as_ref()),
+            HashValue::Table(m) => m.get(field),
         }
     }
 
-    /// The value of `field` as a reply string (a copy out of a packed hash).
+    /// The value of `field` as a reply string (a copy, or a long value's own buffer).
     pub fn get_bytes(&self, field: &[u8]) -> Option<Bytes> {
         match self {
             HashValue::Pack(p) => p.get(field).map(Bytes::copy_from_slice),
-            HashValue::Table(m) => m.map.get(field).cloned(),
+            HashValue::Table(m) => m.position(field).map(|i| m.items[i].1.to_bytes()),
         }
     }
 
     pub fn contains(&self, field: &[u8]) -> bool {
         match self {
             HashValue::Pack(p) => p.contains(field),
-            HashValue::Table(m) => m.map.contains_key(field),
+            HashValue::Table(m) => m.contains(field),
         }
     }
 
@@ -172,7 +368,7 @@ impl HashValue {
     pub fn ttl(&self, field: &[u8]) -> Option<i64> {
         match self {
             HashValue::Pack(_) => None,
-            HashValue::Table(m) => m.ttls.get(field).copied(),
+            HashValue::Table(m) => m.ttl(field),
         }
     }
 
@@ -217,10 +413,9 @@ impl HashValue {
                 if !m.ttls.values().any(|&t| t <= now) {
                     return vec![];
                 }
-                m.map
-                    .keys()
-                    .filter(|k| m.ttls.get(k.as_ref()).is_some_and(|&t| t <= now))
-                    .cloned()
+                m.fields()
+                    .filter(|k| m.ttls.get(*k).is_some_and(|&t| t <= now))
+                    .map(Bytes::copy_from_slice)
                     .collect()
             }
         }
@@ -230,7 +425,7 @@ impl HashValue {
     pub fn live_len(&self, now: i64) -> usize {
         match self {
             HashValue::Pack(p) => p.len(),
-            HashValue::Table(m) => m.map.len() - m.ttls.values().filter(|&&t| t < now).count(),
+            HashValue::Table(m) => m.len() - m.ttls.values().filter(|&&t| t < now).count(),
         }
     }
 
@@ -251,21 +446,13 @@ impl HashValue {
         let HashValue::Table(m) = self else {
             return false;
         };
-        let Some((k, v)) = m.map.get_key_value(field) else {
+        let Some(i) = m.position(field) else {
             return false;
         };
-        let (k, v) = (k.clone(), v.clone());
+        m.set_ttl_entry(field, ttl);
         if m.listpackex {
-            m.put(&k, v, ttl);
-        } else {
-            match ttl {
-                Some(t) => {
-                    m.ttls.insert(k, t);
-                }
-                None => {
-                    m.ttls.remove(field);
-                }
-            }
+            let (f, v) = m.shift_remove_index(i);
+            m.place(f, v, ttl);
         }
         true
     }
@@ -298,23 +485,22 @@ impl HashValue {
                 if m.listpackex && (field.len() > max_value || value.len() > max_value) {
                     m.listpackex = false;
                 }
-                let old = m.ttls.get(field.as_ref()).copied();
                 let new = if m.listpackex {
-                    if let (Some(v), true) =
-                        (m.map.get_mut(field.as_ref()), keep_ttl || old.is_none())
-                    {
-                        *v = value.clone();
-                        false
-                    } else {
-                        m.put(field, value.clone(), None)
+                    let keep = keep_ttl || m.ttl(field).is_none();
+                    match m.position(field) {
+                        Some(i) if keep => {
+                            m.items[i].1 = StrVal::new(value);
+                            false
+                        }
+                        _ => m.put(field, StrVal::new(value), None),
                     }
                 } else {
-                    if !keep_ttl {
+                    if !keep_ttl && !m.ttls.is_empty() {
                         m.ttls.remove(field.as_ref());
                     }
-                    m.map.insert(field.clone(), value.clone()).is_none()
+                    m.insert(field, StrVal::new(value))
                 };
-                if m.listpackex && m.map.len() > max_entries {
+                if m.listpackex && m.len() > max_entries {
                     m.listpackex = false;
                 }
                 new
@@ -338,11 +524,11 @@ impl HashValue {
     pub fn convert(&mut self) {
         match self {
             HashValue::Pack(p) => {
-                let m: IndexMap<Bytes, Bytes, crate::storage::key::KeyHasher> = p
-                    .iter()
-                    .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
-                    .collect();
-                *self = HashValue::Table(Box::new(HashTable::from_map(m)));
+                let mut t = HashTable::with_capacity(p.len());
+                for (k, v) in p.iter() {
+                    t.insert(k, StrVal::from_slice(v));
+                }
+                *self = HashValue::Table(Box::new(t));
             }
             HashValue::Table(t) => t.listpackex = false,
         }
@@ -353,12 +539,16 @@ impl HashValue {
         match self {
             HashValue::Pack(p) => p.remove(field),
             HashValue::Table(m) => {
-                m.ttls.remove(field);
+                let Some(i) = m.position(field) else {
+                    return false;
+                };
+                m.set_ttl_entry(field, None);
                 if m.listpackex {
-                    m.map.shift_remove(field).is_some()
+                    m.shift_remove_index(i);
                 } else {
-                    m.map.swap_remove(field).is_some()
+                    m.swap_remove_index(i);
                 }
+                true
             }
         }
     }
@@ -366,7 +556,7 @@ impl HashValue {
     pub fn iter(&self) -> HashIter<'_> {
         match self {
             HashValue::Pack(p) => HashIter::Pack(p.iter()),
-            HashValue::Table(m) => HashIter::Table(m.map.iter()),
+            HashValue::Table(m) => HashIter::Table(m.iter()),
         }
     }
 
@@ -380,7 +570,7 @@ impl HashValue {
     pub fn get_index(&self, i: usize) -> Option<(&[u8], &[u8])> {
         match self {
             HashValue::Pack(p) => p.get_index(i),
-            HashValue::Table(m) => m.map.get_index(i).map(|(k, v)| (k.as_ref(), v.as_ref())),
+            HashValue::Table(m) => m.get_index(i),
         }
     }
 
@@ -393,10 +583,8 @@ impl HashValue {
         listpackex: bool,
         sorted: bool,
     ) -> Option<HashValue> {
-        let mut t = HashTable {
-            listpackex,
-            ..Default::default()
-        };
+        let mut t = HashTable::with_capacity(items.len());
+        t.listpackex = listpackex;
         t.meta_min = items
             .iter()
             .map(|x| x.2)
@@ -404,17 +592,17 @@ impl HashValue {
             .min()
             .unwrap_or(0);
         for (f, v, ttl) in items {
-            if t.map.contains_key(f.as_ref()) {
+            if t.contains(&f) {
                 return None;
             }
             let ttl = (ttl != NO_TTL).then_some(ttl);
             if listpackex && sorted {
-                t.put(&f, v, ttl);
+                t.put(&f, StrVal::from(v), ttl);
             } else {
                 if let Some(x) = ttl {
-                    t.ttls.insert(f.clone(), x);
+                    t.ttls.insert(f.as_ref().into(), x);
                 }
-                t.map.insert(f, v);
+                t.insert(&f, StrVal::from(v));
             }
         }
         Some(HashValue::Table(Box::new(t)))
@@ -425,10 +613,248 @@ impl HashValue {
         match self {
             HashValue::Pack(p) => p.shrink_to_fit(),
             HashValue::Table(m) => {
-                m.map.shrink_to_fit();
+                m.items.shrink_to_fit();
+                let items = &m.items;
+                m.index.shrink_to_fit(|&i| field_hash(&items[i as usize].0));
                 m.ttls.shrink_to_fit();
             }
         }
+    }
+
+    /// The bytes the value takes from the allocator (MEMORY USAGE).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            HashValue::Pack(p) => p.heap_bytes(),
+            HashValue::Table(t) => t.heap_bytes(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod hash_table_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What a table hash must do, kept the plain way: pairs with their TTLs in order.
+    #[derive(Default)]
+    struct Model {
+        pairs: Vec<(Vec<u8>, Vec<u8>, Option<i64>)>,
+        listpackex: bool,
+    }
+
+    impl Model {
+        fn pos(&self, f: &[u8]) -> Option<usize> {
+            self.pairs.iter().position(|p| p.0 == f)
+        }
+        fn place(&mut self, p: (Vec<u8>, Vec<u8>, Option<i64>)) {
+            let at = match p.2 {
+                None => self.pairs.len(),
+                Some(t) => self
+                    .pairs
+                    .iter()
+                    .position(|q| q.2.is_none_or(|u| u >= t))
+                    .unwrap_or(self.pairs.len()),
+            };
+            self.pairs.insert(at, p);
+        }
+        fn set(&mut self, f: &[u8], v: &[u8], keep_ttl: bool) -> bool {
+            match self.pos(f) {
+                Some(i) if !self.listpackex => {
+                    self.pairs[i].1 = v.to_vec();
+                    if !keep_ttl {
+                        self.pairs[i].2 = None;
+                    }
+                    false
+                }
+                Some(i) if keep_ttl || self.pairs[i].2.is_none() => {
+                    self.pairs[i].1 = v.to_vec();
+                    false
+                }
+                Some(i) => {
+                    self.pairs.remove(i);
+                    self.pairs.push((f.to_vec(), v.to_vec(), None));
+                    false
+                }
+                None => {
+                    self.pairs.push((f.to_vec(), v.to_vec(), None));
+                    true
+                }
+            }
+        }
+        fn remove(&mut self, f: &[u8]) -> bool {
+            match self.pos(f) {
+                Some(i) if self.listpackex => {
+                    self.pairs.remove(i);
+                    true
+                }
+                Some(i) => {
+                    self.pairs.swap_remove(i);
+                    true
+                }
+                None => false,
+            }
+        }
+        fn set_ttl(&mut self, f: &[u8], ttl: Option<i64>) -> bool {
+            let Some(i) = self.pos(f) else {
+                return false;
+            };
+            if self.listpackex {
+                let mut p = self.pairs.remove(i);
+                p.2 = ttl;
+                self.place(p);
+            } else {
+                self.pairs[i].2 = ttl;
+            }
+            true
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Set(u16, u8, bool),
+        Remove(u16),
+        Ttl(u16, Option<u8>),
+        Shrink,
+    }
+
+    /// Fields and values of every storage class: in place (up to 22 bytes), an exact
+    /// allocation, and a value long enough to keep its `Bytes`.
+    fn field(k: u16) -> Vec<u8> {
+        match k % 5 {
+            0 => format!("f{k}").into_bytes(),
+            1 => format!("a-field-longer-than-22-bytes-{k}").into_bytes(),
+            _ => format!("field-{k}").into_bytes(),
+        }
+    }
+
+    fn value(v: u8) -> Vec<u8> {
+        match v % 4 {
+            0 => vec![b'x'; 600 + v as usize],
+            1 => format!("a-value-longer-than-22-bytes-{v}").into_bytes(),
+            _ => format!("v{v}").into_bytes(),
+        }
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            5 => (0..60u16, any::<u8>(), any::<bool>()).prop_map(|(f, v, k)| Op::Set(f, v, k)),
+            2 => (0..60u16).prop_map(Op::Remove),
+            2 => (0..60u16, proptest::option::of(0..20u8)).prop_map(|(f, t)| Op::Ttl(f, t)),
+            1 => Just(Op::Shrink),
+        ]
+    }
+
+    fn check(h: &HashValue, m: &Model) {
+        assert_eq!(h.len(), m.pairs.len());
+        assert_eq!(h.is_listpackex(), m.listpackex);
+        let got: Vec<_> = h
+            .iter_ttl()
+            .map(|(k, v, t)| (k.to_vec(), v.to_vec(), t))
+            .collect();
+        let want: Vec<_> = m
+            .pairs
+            .iter()
+            .map(|(k, v, t)| (k.clone(), v.clone(), t.unwrap_or(NO_TTL)))
+            .collect();
+        assert_eq!(got, want);
+        for (i, (k, v, t)) in m.pairs.iter().enumerate() {
+            assert_eq!(h.get(k), Some(&v[..]));
+            assert_eq!(h.get_bytes(k).as_deref(), Some(&v[..]));
+            assert_eq!(h.ttl(k), *t);
+            assert_eq!(h.get_index(i), Some((&k[..], &v[..])));
+        }
+        assert!(h.get(b"absent").is_none() && !h.contains(b"absent"));
+        let due: Vec<_> = m
+            .pairs
+            .iter()
+            .filter(|p| p.2.is_some_and(|t| t <= 10))
+            .map(|p| Bytes::from(p.0.clone()))
+            .collect();
+        assert_eq!(h.due_fields(10), due);
+        assert_eq!(h.min_ttl(), m.pairs.iter().filter_map(|p| p.2).min());
+    }
+
+    proptest! {
+        /// A table hash keeps IndexMap's order (insertion, a removal moving the last pair
+        /// into the gap) and, as a listpackex, Redis' (TTLs first by deadline, shifts).
+        #[test]
+        fn table_agrees_with_a_model(listpackex in any::<bool>(), ops in proptest::collection::vec(op(), 1..300)) {
+            let mut h = HashValue::default();
+            h.set(&Bytes::from_static(b"seed"), &Bytes::from_static(b"1"), 1 << 20, 1 << 20);
+            if listpackex {
+                h.prepare_ttls();
+            } else {
+                h.convert();
+            }
+            let mut m = Model { listpackex, ..Default::default() };
+            m.set(b"seed", b"1", false);
+            for op in ops {
+                match op {
+                    Op::Set(f, v, keep) => {
+                        let (f, v) = (field(f), value(v));
+                        let new = h.set_with(&Bytes::from(f.clone()), &Bytes::from(v.clone()), 1 << 20, 1 << 20, keep);
+                        prop_assert_eq!(new, m.set(&f, &v, keep));
+                    }
+                    Op::Remove(f) => {
+                        let f = field(f);
+                        prop_assert_eq!(h.remove(&f), m.remove(&f));
+                    }
+                    Op::Ttl(f, t) => {
+                        let f = field(f);
+                        let t = t.map(|t| t as i64 + 1);
+                        prop_assert_eq!(h.set_ttl(&f, t), m.set_ttl(&f, t));
+                    }
+                    Op::Shrink => h.shrink_to_fit(),
+                }
+                check(&h, &m);
+            }
+            // A load in the same order gives the same hash.
+            let items: Vec<_> = h
+                .iter_ttl()
+                .map(|(k, v, t)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v), t))
+                .collect();
+            let loaded = HashValue::with_ttls(items, listpackex, false).unwrap();
+            check(&loaded, &m);
+        }
+    }
+
+    /// MEMORY USAGE counts the allocations: the box, the index, the pairs' vector and the
+    /// fields and values that do not fit in place.
+    #[test]
+    fn heap_bytes_counts_the_allocations() {
+        use crate::storage::inline::malloc_size;
+        let mut h = HashValue::default();
+        for j in 0..1000 {
+            let (f, v) = (format!("field-{j}"), format!("value-{j}"));
+            h.set(&Bytes::from(f), &Bytes::from(v), 128, 64);
+        }
+        let HashValue::Table(t) = &h else { panic!() };
+        let pairs = malloc_size(t.items.capacity() * 48);
+        assert_eq!(std::mem::size_of::<(PackBuf, StrVal)>(), 48);
+        assert!(t.index.allocation_size() >= 1000 * 5);
+        assert_eq!(
+            h.heap_bytes(),
+            malloc_size(std::mem::size_of::<HashTable>())
+                + malloc_size(t.index.allocation_size())
+                + pairs
+        );
+        h.set(
+            &Bytes::from("a-field-longer-than-22-bytes"),
+            &Bytes::from("1"),
+            128,
+            64,
+        );
+        h.set_ttl(b"field-1", Some(5));
+        let HashValue::Table(t) = &h else { panic!() };
+        assert_eq!(
+            h.heap_bytes(),
+            malloc_size(std::mem::size_of::<HashTable>())
+                + malloc_size(t.index.allocation_size())
+                + malloc_size(t.items.capacity() * 48)
+                + malloc_size(28)
+                + malloc_size(t.ttls.allocation_size())
+                + malloc_size(7)
+        );
     }
 }
 
