@@ -7,7 +7,7 @@
 //! it shrinks to half the limit. Redis 7.0 always says "quicklist"; the representation is
 //! the same, only the name differs (`encoding_name`).
 //!
-//! A node is one exactly-sized buffer: a header (item count, u32 LE, and the bytes the
+//! A node is one exactly-sized buffer: a header (item count, u16 LE, and the bytes the
 //! same items take in Redis' listpack, u32 LE, which the limits are checked against), then
 //! each item as its length (LEB128), its bytes and its length again written backwards, so
 //! a node is walked from either end. Why: as a `VecDeque<Bytes>` every item cost a 32-byte
@@ -15,7 +15,31 @@
 
 use bytes::Bytes;
 
-const HDR: usize = 8;
+/// The node header: the item count (u16, [`COUNT_UNKNOWN`] past it) and the listpack bytes
+/// (u32). Six bytes rather than eight so that a list of five one-letter items, 21 bytes,
+/// sits in the value itself (inline.rs).
+const HDR: usize = 6;
+/// The header's count of a node of 65,535 items or more, which is then counted by a walk,
+/// as Redis' listpack header says "unknown" past its u16 (`LP_HDR_NUMELE_UNKNOWN`). The
+/// limits rarely allow it: one push of many empty strings into a listpack is checked by
+/// their bytes alone, as in Redis.
+const COUNT_UNKNOWN: u16 = u16::MAX;
+
+/// The item count of a node's buffer.
+#[inline]
+fn count_of(buf: &[u8]) -> usize {
+    match u16::from_le_bytes(buf[0..2].try_into().unwrap()) {
+        COUNT_UNKNOWN => {
+            let (mut n, mut off) = (0, HDR);
+            while off < buf.len() {
+                off = read_fwd(buf, off).2;
+                n += 1;
+            }
+            n
+        }
+        c => c as usize,
+    }
+}
 /// `lpBytes` of an empty listpack: 6 header bytes and the end marker.
 const LP_EMPTY: u32 = 7;
 const LEVELS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
@@ -148,7 +172,7 @@ pub struct Node {
 impl Default for Node {
     fn default() -> Node {
         let mut b = vec![0u8; HDR];
-        b[4..8].copy_from_slice(&LP_EMPTY.to_le_bytes());
+        b[2..6].copy_from_slice(&LP_EMPTY.to_le_bytes());
         Node { buf: b.into() }
     }
 }
@@ -156,16 +180,17 @@ impl Default for Node {
 impl Node {
     #[inline]
     pub fn count(&self) -> usize {
-        u32::from_le_bytes(self.buf[0..4].try_into().unwrap()) as usize
+        count_of(&self.buf)
     }
     /// `lpBytes` of the same items in Redis.
     #[inline]
     pub fn lp_bytes(&self) -> usize {
-        u32::from_le_bytes(self.buf[4..8].try_into().unwrap()) as usize
+        u32::from_le_bytes(self.buf[2..6].try_into().unwrap()) as usize
     }
     fn set_header(buf: &mut [u8], count: usize, lp: usize) {
-        buf[0..4].copy_from_slice(&(count as u32).to_le_bytes());
-        buf[4..8].copy_from_slice(&(lp as u32).to_le_bytes());
+        let count = u16::try_from(count).unwrap_or(COUNT_UNKNOWN);
+        buf[0..2].copy_from_slice(&count.to_le_bytes());
+        buf[2..6].copy_from_slice(&(lp as u32).to_le_bytes());
     }
     pub fn buf_len(&self) -> usize {
         self.buf.len()
@@ -201,6 +226,7 @@ impl Node {
     /// Replaces the bytes `at..end` with `items`, adjusting the header.
     fn splice(&mut self, at: usize, end: usize, items: &[&[u8]], removed: usize, lp_delta: isize) {
         let add: usize = items.iter().map(|s| item_size(s)).sum();
+        let count = count_of(&self.buf) + items.len() - removed;
         let mut v = std::mem::take(&mut self.buf).into_vec();
         let old = v.len();
         let new = old - (end - at) + add;
@@ -217,9 +243,7 @@ impl Node {
             put_item(&mut v[o..], s);
             o += item_size(s);
         }
-        let count =
-            u32::from_le_bytes(v[0..4].try_into().unwrap()) as usize + items.len() - removed;
-        let lp = u32::from_le_bytes(v[4..8].try_into().unwrap()) as isize + lp_delta;
+        let lp = u32::from_le_bytes(v[2..6].try_into().unwrap()) as isize + lp_delta;
         Node::set_header(&mut v, count, lp as usize);
         self.buf = v.into();
     }
@@ -580,7 +604,7 @@ impl ListValue {
                 } else {
                     q.nodes.len().checked_sub(1)?
                 };
-                let n = &mut q.nodes[k];
+                let n = q.nodes.get_mut(k)?;
                 let v = if front { n.pop_front() } else { n.pop_back() }?;
                 if n.count() == 0 {
                     q.nodes.remove(k);
@@ -752,6 +776,32 @@ mod tests {
 
     fn items(l: &ListValue) -> Vec<Vec<u8>> {
         l.iter().map(|s| s.to_vec()).collect()
+    }
+
+    /// Nodes of more items than the header's u16 holds (one push of 100,000 empty strings
+    /// into a listpack, checked by their bytes as Redis checks it) are counted by a walk,
+    /// through pushes, an insert, LSET and pops, and small ones again by the header.
+    #[test]
+    fn nodes_past_the_header_count_are_walked() {
+        for fill in [-5i64, -2, 100_000] {
+            let mut l = ListValue::default();
+            l.push(fill, false, &vec![&b""[..]; 100_000]);
+            l.push(fill, true, &[&b"a"[..]]);
+            l.insert(fill, 50_000, b"x");
+            l.set(fill, 70_000, b"y");
+            assert_eq!(l.len(), 100_002, "fill {fill}");
+            assert_eq!(l.iter().filter(|s| !s.is_empty()).count(), 3);
+            let counts: usize = l.nodes().iter().map(|n| n.count()).sum();
+            assert_eq!(counts, 100_002);
+            let mut popped = 0;
+            while l.pop(true).is_some() {
+                popped += 1;
+                if popped % 7_919 == 0 {
+                    assert_eq!(l.len(), 100_002 - popped);
+                }
+            }
+            assert_eq!(popped, 100_002);
+        }
     }
 
     /// A push of many items leaves the nodes exactly as pushing them one at a time does
