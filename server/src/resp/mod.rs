@@ -226,10 +226,10 @@ fn arg_bytes(a: &[u8]) -> Bytes {
 /// A script passes its keys and arguments to each `redis.call`, and cloning an argument
 /// that has an allocation of its own allocates again (`Bytes` makes a shared header on the
 /// first clone), so for a lock script this is one allocation and one free instead of
-/// about seven of each. The cost: a value a script stores as it came (a set or sorted-set
-/// member, or a string or list element over `value::KEPT_INLINE_MAX` bytes; keys, small
-/// hashes and shorter strings and elements are copied) keeps the whole allocation alive,
-/// which is why only commands whose arguments fit in `PACK_MAX` bytes are packed.
+/// about seven of each. The cost: a value a script stores as it came (a stream field or
+/// value, or a string or hash value of `inline::SHARE_MIN` bytes or more; keys, members,
+/// elements and shorter strings are copied) keeps the whole allocation alive, which is why
+/// only commands whose arguments fit in `PACK_MAX` bytes are packed.
 /// False (and nothing pushed) for longer ones.
 fn packed_args(buf: &[u8], spans: &[(usize, usize)], argv: &mut Vec<Bytes>) -> bool {
     let total: usize = spans.iter().map(|&(s, e)| e - s).sum();
