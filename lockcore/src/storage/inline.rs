@@ -154,41 +154,34 @@ impl std::fmt::Debug for PackBuf {
     }
 }
 
-/// A string value (see the module doc). 24 bytes.
+/// A string value (see the module doc): a [`PackBuf`] below [`SHARE_MIN`] bytes, else the
+/// `Bytes` it came in, boxed. 24 bytes.
 #[derive(Clone)]
 pub enum StrVal {
-    Inline { len: u8, buf: [u8; INLINE] },
-    Heap(Box<[u8]>),
+    Packed(PackBuf),
     Shared(Box<Bytes>),
 }
 
 impl Default for StrVal {
     fn default() -> Self {
-        StrVal::Inline {
-            len: 0,
-            buf: [0; INLINE],
-        }
+        StrVal::Packed(PackBuf::default())
     }
 }
 
 impl StrVal {
     /// A copy of `b`.
     pub fn from_slice(b: &[u8]) -> StrVal {
-        match b.len() {
-            n if n <= INLINE => {
-                let mut buf = [0; INLINE];
-                buf[..n].copy_from_slice(b);
-                StrVal::Inline { len: n as u8, buf }
-            }
-            n if n < SHARE_MIN => StrVal::Heap(b.into()),
-            _ => StrVal::Shared(Box::new(Bytes::copy_from_slice(b))),
+        if b.len() < SHARE_MIN {
+            StrVal::Packed(PackBuf::from_slice(b))
+        } else {
+            StrVal::Shared(Box::new(Bytes::copy_from_slice(b)))
         }
     }
 
     /// `b` as the keyspace keeps it: copied when short, else `b` itself.
     pub fn new(b: &Bytes) -> StrVal {
         if b.len() < SHARE_MIN {
-            StrVal::from_slice(b)
+            StrVal::Packed(PackBuf::from_slice(b))
         } else {
             StrVal::Shared(Box::new(b.clone()))
         }
@@ -198,27 +191,24 @@ impl StrVal {
     pub fn to_bytes(&self) -> Bytes {
         match self {
             StrVal::Shared(b) => (**b).clone(),
-            _ => Bytes::copy_from_slice(self),
+            StrVal::Packed(p) => Bytes::copy_from_slice(p),
         }
     }
 
-    /// The string as a `Bytes`, without a copy when it is shared.
+    /// The string as a `Bytes`, without a copy when it is shared or on the heap.
     pub fn into_bytes(self) -> Bytes {
         match self {
             StrVal::Shared(b) => *b,
-            s => Bytes::copy_from_slice(&s),
+            StrVal::Packed(p) => Bytes::from(p),
         }
     }
 
     /// The string as a buffer to edit in place (SETBIT, SETRANGE): a heap string's own
     /// allocation, a shared one's when nothing else holds it, else a copy.
     pub fn into_mut(self) -> BytesMut {
-        let b = match self {
-            StrVal::Heap(b) => Bytes::from(b),
-            StrVal::Shared(b) => *b,
-            s => return BytesMut::from(&s[..]),
-        };
-        b.try_into_mut().unwrap_or_else(|b| BytesMut::from(&b[..]))
+        self.into_bytes()
+            .try_into_mut()
+            .unwrap_or_else(|b| BytesMut::from(&b[..]))
     }
 
     /// An edited buffer back as a string, without a copy past the inline size.
@@ -234,8 +224,7 @@ impl StrVal {
     /// shared buffer counts whole, as the string holds it.
     pub fn heap_bytes(&self) -> usize {
         match self {
-            StrVal::Inline { .. } => 0,
-            StrVal::Heap(b) => malloc_size(b.len()),
+            StrVal::Packed(p) => p.heap_bytes(),
             StrVal::Shared(b) => malloc_size(std::mem::size_of::<Bytes>()) + malloc_size(b.len()),
         }
     }
@@ -244,7 +233,7 @@ impl StrVal {
 impl From<Bytes> for StrVal {
     fn from(b: Bytes) -> StrVal {
         if b.len() < SHARE_MIN {
-            StrVal::from_slice(&b)
+            StrVal::Packed(PackBuf::from_slice(&b))
         } else {
             StrVal::Shared(Box::new(b))
         }
@@ -259,10 +248,10 @@ impl From<&[u8]> for StrVal {
 
 impl From<Vec<u8>> for StrVal {
     fn from(v: Vec<u8>) -> StrVal {
-        match v.len() {
-            n if n <= INLINE => StrVal::from_slice(&v),
-            n if n < SHARE_MIN => StrVal::Heap(v.into_boxed_slice()),
-            _ => StrVal::Shared(Box::new(Bytes::from(v))),
+        if v.len() < SHARE_MIN {
+            StrVal::Packed(PackBuf::from(v))
+        } else {
+            StrVal::Shared(Box::new(Bytes::from(v)))
         }
     }
 }
@@ -272,8 +261,7 @@ impl Deref for StrVal {
     #[inline]
     fn deref(&self) -> &[u8] {
         match self {
-            StrVal::Inline { len, buf } => &buf[..*len as usize],
-            StrVal::Heap(b) => b,
+            StrVal::Packed(p) => p,
             StrVal::Shared(b) => b,
         }
     }
@@ -344,8 +332,8 @@ mod tests {
                 assert_eq!(&*s, &v[..]);
                 assert_eq!(s.to_bytes(), b);
                 let form = match &s {
-                    StrVal::Inline { .. } => 0,
-                    StrVal::Heap(_) => 1,
+                    StrVal::Packed(p) if p.is_inline() => 0,
+                    StrVal::Packed(_) => 1,
                     StrVal::Shared(_) => 2,
                 };
                 let want = if n <= INLINE {

@@ -1,5 +1,5 @@
 //! How the keyspace stores a key: up to 22 bytes inline in its `(Key, Entry)` pair (db.rs),
-//! longer keys in one exactly-sized allocation; and how it hashes keys ([`KeyHasher`]).
+//! longer keys in one exactly-sized allocation (a [`PackBuf`], inline.rs); and how it hashes keys ([`KeyHasher`]).
 //!
 //! Why not `Bytes`: a `Bytes` takes 32 bytes of the pair and its bytes live in an
 //! allocation of their own (32 bytes with malloc's header even for `lock:1`), which is 64
@@ -9,6 +9,8 @@
 //! the pair already in cache instead of following a pointer.
 
 use std::ops::Deref;
+
+use crate::storage::inline::PackBuf;
 
 /// The keyspace hasher: aHash keyed with per-process random keys. Redis hashes keys with
 /// SipHash-1-2 under a random key so that clients cannot flood one bucket; aHash keeps that
@@ -24,33 +26,18 @@ pub fn member_hasher() -> &'static KeyHasher {
     H.get_or_init(Default::default)
 }
 
-const INLINE: usize = 22;
-
+/// The key's bytes: up to 22 in place, a longer key in one exactly-sized allocation.
 #[derive(Clone, PartialEq, Eq)]
-pub enum Key {
-    Inline { len: u8, buf: [u8; INLINE] },
-    Heap(Box<[u8]>),
-}
+pub struct Key(PackBuf);
 
 impl Key {
     pub fn new(b: &[u8]) -> Key {
-        if b.len() <= INLINE {
-            let mut buf = [0u8; INLINE];
-            buf[..b.len()].copy_from_slice(b);
-            Key::Inline {
-                len: b.len() as u8,
-                buf,
-            }
-        } else {
-            Key::Heap(b.into())
-        }
+        Key(PackBuf::from_slice(b))
     }
 
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
-        match self {
-            Key::Inline { len, buf } => &buf[..*len as usize],
-            Key::Heap(b) => b,
-        }
+        &self.0
     }
 }
 
@@ -71,6 +58,7 @@ impl std::fmt::Debug for Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::inline::INLINE;
 
     #[test]
     fn short_keys_are_inline_and_every_key_round_trips() {
@@ -79,7 +67,7 @@ mod tests {
             let b: Vec<u8> = (0..n as u8).collect();
             let k = Key::new(&b);
             assert_eq!(&*k, &b[..]);
-            assert_eq!(matches!(k, Key::Inline { .. }), n <= INLINE);
+            assert_eq!(k.0.is_inline(), n <= INLINE);
             assert_eq!(k.clone(), k);
         }
     }
