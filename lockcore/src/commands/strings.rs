@@ -673,8 +673,9 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> Reply {
             if let Err(e) = check_len(ctx, n + a[2].len()) {
                 return e;
             }
-            // The string's own buffer, grown in place (a run of APPENDs is amortized
-            // linear, as with Redis' sds).
+            // The string's own buffer, grown where it is. Past `inline::SHARE_MIN` it
+            // keeps its spare capacity, so a run of APPENDs is amortized linear, as with
+            // Redis' sds; below, each APPEND reallocates at most 4 KiB.
             let (mut b, _) = match take_string(ctx, &a[1], 0) {
                 Ok(v) => v,
                 Err(e) => return e,
