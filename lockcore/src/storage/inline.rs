@@ -359,6 +359,19 @@ mod tests {
             assert_eq!((back.as_ptr(), back[0], back.len()), (q, 2, n));
         }
         assert_eq!(&*StrVal::from_mut(BytesMut::from(&b"abc"[..])), b"abc");
+        // Past SHARE_MIN a string keeps the spare room an edit grew: a run of appends does
+        // not reallocate each time.
+        let mut s = StrVal::from(vec![0u8; SHARE_MIN]);
+        let mut moves = 0;
+        for _ in 0..1000 {
+            let mut m = s.into_mut();
+            let p = m.as_ptr();
+            m.extend_from_slice(b"0123456789");
+            moves += usize::from(m.as_ptr() != p);
+            s = StrVal::from_mut(m);
+        }
+        assert_eq!(s.len(), SHARE_MIN + 10_000);
+        assert!(moves < 10, "{moves} reallocations in 1000 appends");
         // A large argument is kept, not copied: GET replies with the same buffer.
         let big = Bytes::from(vec![7u8; SHARE_MIN]);
         let s = StrVal::new(&big);
