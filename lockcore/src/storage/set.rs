@@ -116,7 +116,10 @@ impl StrSet {
     }
 
     fn position(&self, m: &[u8]) -> Option<usize> {
-        let h = crate::storage::key::member_hasher().hash_one(m);
+        self.position_hashed(m, crate::storage::key::member_hasher().hash_one(m))
+    }
+
+    fn position_hashed(&self, m: &[u8], h: u64) -> Option<usize> {
         let items = &self.items;
         self.index
             .find(h, |&i| &*items[i as usize] == m)
@@ -127,14 +130,14 @@ impl StrSet {
         self.position(m).is_some()
     }
 
-    /// Adds `m`; false if it was there.
+    /// Adds `m`; false if it was there. `m` is hashed once, for the lookup and the index.
     pub fn insert(&mut self, m: &[u8]) -> bool {
-        if self.contains(m) {
+        let h = crate::storage::key::member_hasher().hash_one(m);
+        if self.position_hashed(m, h).is_some() {
             return false;
         }
         let at = u32::try_from(self.items.len()).expect("more than 2^32 set members");
         self.items.push(PackBuf::from_slice(m));
-        let h = crate::storage::key::member_hasher().hash_one(m);
         let items = &self.items;
         self.index.insert_unique(h, at, |&i| {
             crate::storage::key::member_hasher().hash_one(&*items[i as usize])
